@@ -1,0 +1,74 @@
+#include "app/cli/cli_common.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "core/io/npy.h"
+
+namespace fuselens::cli {
+
+int fail(const Status& s) {
+  std::cerr << "fuselens-cli: " << s.message() << "\n";
+  return kExitError;
+}
+
+const CancelToken& interruptToken() {
+  static CancelToken token;
+  static bool installed = [] {
+    std::signal(SIGINT, [](int) { token.cancel(); });
+    return true;
+  }();
+  (void)installed;
+  return token;
+}
+
+Progress terminalProgress() {
+  if (!isatty(STDERR_FILENO)) return {};
+  return [](double fraction, const std::string& stage) {
+    int filled = static_cast<int>(fraction * 20);
+    std::fprintf(stderr, "\r[%-20s] %3d%% %-40.40s", std::string(size_t(filled), '#').c_str(),
+                 static_cast<int>(fraction * 100), stage.c_str());
+    if (fraction >= 1.0) std::fprintf(stderr, "\r%75s\r", "");
+    std::fflush(stderr);
+  };
+}
+
+Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline) {
+  FL_RETURN_IF_ERROR(session.open(model, terminalProgress(), interruptToken()));
+  for (const Diagnostic& d : session.model().diagnostics)
+    if (d.severity != Severity::Note) std::cerr << "warning: " << d.str() << "\n";
+  return session.optimize(pipeline, terminalProgress(), interruptToken());
+}
+
+Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args) {
+  std::map<std::string, TensorData> inputs;
+  const Graph& g = session.original();
+  for (const std::string& arg : args.inputs) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Expected<std::map<std::string, TensorData>>::error("expected name=file.npy", "--input " + arg);
+    std::string name = arg.substr(0, eq);
+    if (!g.findValue(name))
+      return Expected<std::map<std::string, TensorData>>::error("the model has no input named '" + name + "'",
+                                                               "--input " + arg);
+    auto t = readNpy(arg.substr(eq + 1));
+    if (!t) return t.status();
+    inputs[name] = std::move(*t);
+  }
+  if (!args.random && !inputs.empty()) return inputs;
+  auto random = session.randomInputs(args.seed);
+  if (!random) return random.status();
+  for (auto& [name, t] : *random) inputs.emplace(name, std::move(t));  // explicit ones win
+  return inputs;
+}
+
+std::string formatDouble(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace fuselens::cli

@@ -1,0 +1,46 @@
+// Shared plumbing of the fuselens-cli subcommands: loading a model into a
+// Session with a terminal progress line, reading --input name=file.npy
+// arguments, Ctrl-C as cancel, and printing one-sentence errors.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/session/session.h"
+
+namespace fuselens::cli {
+
+// Exit codes: 0 ok, 1 a check failed (compare out of tolerance), 2 bad input or error.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitError = 2;
+
+// Prints "fuselens-cli: <where>: <message>" to stderr and returns kExitError.
+int fail(const Status& s);
+
+// A progress callback drawing one updating line on stderr when it is a terminal.
+Progress terminalProgress();
+// Cancelled by SIGINT (Ctrl-C); the work stops at its next check.
+const CancelToken& interruptToken();
+
+Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline);
+
+struct InputArgs {
+  std::vector<std::string> inputs;  // name=file.npy
+  bool random = false;
+  uint64_t seed = 0;
+};
+// Explicit inputs from .npy files; seeded random tensors for the rest when
+// `random` is set (or when no input was given at all).
+Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args);
+
+std::string formatDouble(double v);  // "2.4e-07", compact for tables
+
+// --input, --random-inputs and --seed on a subcommand.
+void addInputOptions(CLI::App* cmd, InputArgs& in);
+
+}  // namespace fuselens::cli

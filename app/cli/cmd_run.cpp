@@ -1,0 +1,93 @@
+// `fuselens-cli run`: run the model eagerly or compiled and write every graph
+// output as <output name>.npy.
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cli_common.h"
+#include "app/cli/commands.h"
+#include "core/eager/interpreter.h"
+#include "core/io/npy.h"
+
+namespace fuselens::cli {
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::string engine = "eager";
+  std::string passes = defaultPipeline();
+  InputArgs inputs;
+  std::string outputDir = ".";
+  bool json = false;
+};
+
+// Output names may hold '/' or ':' (exporters write "/fc1/Gemm_output_0"):
+// keep file names flat and portable.
+std::string fileNameFor(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  return out.empty() ? "output" : out;
+}
+
+Expected<std::map<std::string, TensorData>> runEngine(Session& s, const RunArgs& a,
+                                                      const std::map<std::string, TensorData>& inputs) {
+  std::map<std::string, TensorData> outputs;
+  if (a.engine == "eager") {
+    EagerOptions opts;
+    opts.keepIntermediates = false;
+    auto r = runEager(s.original(), inputs, opts, terminalProgress(), interruptToken());
+    if (!r) return r.status();
+    for (ValueId v : s.original().outputs()) outputs[s.original().value(v).name] = *r->find(v);
+    return outputs;
+  }
+  FL_RETURN_IF_ERROR(s.compile({}, terminalProgress(), interruptToken()));
+  auto r = s.compiled()->run(inputs, interruptToken());
+  if (!r) return r.status();
+  const Graph& g = s.finalGraph();
+  for (ValueId v : g.outputs()) outputs[g.value(v).name] = *(*r)[v.index];
+  return outputs;
+}
+
+int runRun(const RunArgs& a) {
+  Session session;
+  if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : ""); !s) return fail(s);
+  auto inputs = loadInputs(session, a.inputs);
+  if (!inputs) return fail(inputs.status());
+  auto outputs = runEngine(session, a, *inputs);
+  if (!outputs) return fail(outputs.status());
+  std::error_code ec;
+  std::filesystem::create_directories(a.outputDir, ec);
+  nlohmann::json report = nlohmann::json::array();
+  for (const auto& [name, t] : *outputs) {
+    std::string path = (std::filesystem::path(a.outputDir) / (fileNameFor(name) + ".npy")).string();
+    if (Status s = writeNpy(path, t); !s) return fail(s);
+    report.push_back({{"name", name}, {"file", path}, {"dtype", std::string(dtypeName(t.dtype))}, {"shape", t.shape}});
+    if (!a.json) std::cout << name << ": " << t.type().str() << " -> " << path << "\n";
+  }
+  if (a.json) std::cout << nlohmann::json{{"engine", a.engine}, {"outputs", report}}.dump(2) << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void addInputOptions(CLI::App* cmd, InputArgs& in) {
+  cmd->add_option("--input", in.inputs, "An input tensor: name=file.npy (repeatable)");
+  cmd->add_flag("--random-inputs", in.random, "Seeded random values for inputs not given with --input");
+  cmd->add_option("--seed", in.seed, "Seed of --random-inputs")->capture_default_str();
+}
+
+void addRunCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a model eagerly or compiled; write outputs as .npy");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--engine", args->engine, "eager (reference interpreter) or cpu (compiled with LLVM)")
+      ->check(CLI::IsMember({"eager", "cpu"}))
+      ->capture_default_str();
+  cmd->add_option("--passes", args->passes, "Pipeline for --engine cpu")->capture_default_str();
+  addInputOptions(cmd, args->inputs);
+  cmd->add_option("--output-dir", args->outputDir, "Where <output name>.npy files go")->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print a JSON report");
+  cmd->callback([args, &exitCode] { exitCode = runRun(*args); });
+}
+
+}  // namespace fuselens::cli

@@ -1,0 +1,15 @@
+// The fuselens-cli subcommands. Each registers itself on the app and, when
+// chosen, runs and stores its exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace fuselens::cli {
+
+void addInspectCommand(CLI::App& app, int& exitCode);
+void addCompileCommand(CLI::App& app, int& exitCode);
+void addRunCommand(CLI::App& app, int& exitCode);
+void addCompareCommand(CLI::App& app, int& exitCode);
+void addExplainCommand(CLI::App& app, int& exitCode);
+
+}  // namespace fuselens::cli

@@ -1,0 +1,108 @@
+// Internal to lowering: the context that per-family compute definitions use to
+// build one kernel's loop nests (compute_elementwise.cpp, compute_shape.cpp,
+// compute_matmul.cpp, compute_softmax.cpp; lower.cpp drives them).
+//
+// A compute definition never sees buffers of its operands directly: it asks the
+// builder for `valueAt(v, index)`, which either loads a materialized buffer or
+// inlines the producer's expression (elementwise, broadcast and index-map ops),
+// so fusion falls out of the definitions instead of being special-cased. A
+// definition hands each result element to a Sink, which stores it, possibly
+// after applying the consumer's elementwise epilogue.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/loop_ir.h"
+#include "core/ir/graph.h"
+#include "core/support/status.h"
+
+namespace fuselens {
+
+// An element position in a tensor of `shape`: per-dim indices, a flat
+// row-major index, or both; the missing form is derived on demand. Keeping the
+// flat form is what makes Reshape a free index map.
+struct Index {
+  std::vector<int64_t> shape;
+  std::optional<std::vector<ExprRef>> dims;
+  ExprRef flat;
+
+  static Index ofDims(std::vector<int64_t> shape, std::vector<ExprRef> dims);
+  static Index ofFlat(std::vector<int64_t> shape, ExprRef flat);
+  std::vector<ExprRef> dimExprs() const;  // delinearizes when only flat is known
+  ExprRef flatExpr() const;               // linearizes when only dims are known
+};
+
+// What lowering can do with an op.
+enum class ComputeClass {
+  Elementwise,  // inlined as an expression (with ONNX multidirectional broadcast)
+  IndexMap,     // inlined as an index map (Transpose, Reshape, Identity)
+  Reduction,    // owns a loop nest with reductions (MatMul, Gemm, Softmax)
+  Unsupported,
+};
+ComputeClass computeClassOf(const Node& n);
+
+// "node 'fc1' (MatMul)", the place of a diagnostic about a node.
+std::string nodePlace(const Node& n);
+
+class KernelBuilder {
+ public:
+  using Sink = std::function<std::vector<StmtRef>(const Index& at, ExprRef value)>;
+
+  KernelBuilder(const Graph& body, LoopFunc& fn) : body_(body), fn_(fn) {}
+
+  const Graph& graph() const { return body_; }
+  LoopFunc& func() { return fn_; }
+  std::vector<int64_t> shapeOf(ValueId v) const;  // static shapes were checked before
+
+  // The element of v at idx, as an expression: a load or the inlined producer.
+  ExprRef valueAt(ValueId v, const Index& idx);
+  // Makes v readable from buffer b (graph inputs, constants, materialized results).
+  void bindBuffer(ValueId v, BufferId b) { bound_[v.index] = b; }
+  // While set, valueAt(v, ...) yields `e`: a fused reduction's result seen by its epilogue.
+  void substitute(ValueId v, ExprRef e) { subst_ = {v, std::move(e)}; }
+  void clearSubstitution() { subst_.reset(); }
+
+  Var newLoopVar() { return fn_.addVar("i" + std::to_string(loops_++), DType::I64); }
+  Var newLocal(const std::string& prefix, DType t = DType::F32);
+  // Loops over every dim of `shape` larger than 1 (size-1 dims index 0), with
+  // `inner` building the innermost statements.
+  std::vector<StmtRef> loopNest(const std::vector<int64_t>& shape,
+                                const std::function<std::vector<StmtRef>(const Index&)>& inner);
+
+  // Lowering errors are sticky: the first one wins and lowering returns it.
+  void fail(Status s) {
+    if (error_.isOk()) error_ = std::move(s);
+  }
+  const Status& error() const { return error_; }
+
+ private:
+  const Graph& body_;
+  LoopFunc& fn_;
+  std::map<int32_t, BufferId> bound_;
+  std::optional<std::pair<ValueId, ExprRef>> subst_;
+  std::map<std::string, int> localCounts_;
+  int loops_ = 0;
+  Status error_;
+};
+
+// ---- elementwise family (compute_elementwise.cpp) ----
+// The index into an operand of `inShape` that broadcasts to `out` (ONNX multidirectional).
+Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape);
+bool broadcastsTo(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
+// The op applied to already-indexed operands.
+ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args);
+
+// ---- index-map family (compute_shape.cpp) ----
+// The position in the data input that output position `out` reads.
+Index indexMapSource(KernelBuilder& kb, const Node& n, const Index& out);
+
+// ---- reductions (compute_matmul.cpp, compute_softmax.cpp) ----
+std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
+std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
+std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
+
+}  // namespace fuselens

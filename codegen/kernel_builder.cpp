@@ -1,0 +1,132 @@
+// The shared machinery of lowering: element positions (Index), the op table
+// that says how each op is lowered, and KernelBuilder::valueAt, which is where
+// producers get inlined into their consumers.
+#include <cassert>
+
+#include "codegen/compute.h"
+
+namespace fuselens {
+
+Index Index::ofDims(std::vector<int64_t> shape, std::vector<ExprRef> dims) {
+  assert(shape.size() == dims.size() && "one index per dim");
+  Index i;
+  i.shape = std::move(shape);
+  i.dims = std::move(dims);
+  return i;
+}
+
+Index Index::ofFlat(std::vector<int64_t> shape, ExprRef flat) {
+  Index i;
+  i.shape = std::move(shape);
+  i.flat = std::move(flat);
+  return i;
+}
+
+std::vector<ExprRef> Index::dimExprs() const {
+  if (dims) return *dims;
+  std::vector<ExprRef> out(shape.size());
+  int64_t stride = 1;
+  for (size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] == 1) {
+      out[k] = intConst(0);
+      continue;
+    }
+    ExprRef q = binary(BinOp::Div, flat, intConst(stride));
+    // The outermost dim needs no modulo: flat < numel.
+    out[k] = k == 0 ? q : binary(BinOp::Mod, q, intConst(shape[k]));
+    stride *= shape[k];
+  }
+  return out;
+}
+
+ExprRef Index::flatExpr() const {
+  if (flat) return flat;
+  ExprRef sum = intConst(0);
+  int64_t stride = 1;
+  std::vector<ExprRef> terms(shape.size());
+  for (size_t k = shape.size(); k-- > 0;) {
+    terms[k] = mul((*dims)[k], intConst(stride));
+    stride *= shape[k];
+  }
+  for (const ExprRef& t : terms) sum = add(sum, t);
+  return sum;
+}
+
+ComputeClass computeClassOf(const Node& n) {
+  if (!n.domain.empty() && n.domain != "ai.onnx") return ComputeClass::Unsupported;
+  static const char* const kElementwise[] = {"Add", "Sub", "Mul", "Div",
+                                             "Relu", "Sigmoid", "Tanh", "Exp"};
+  static const char* const kIndexMap[] = {"Transpose", "Reshape", "Identity"};
+  static const char* const kReduction[] = {"MatMul", "Gemm", "Softmax"};
+  for (const char* op : kElementwise)
+    if (n.op == op) return ComputeClass::Elementwise;
+  for (const char* op : kIndexMap)
+    if (n.op == op) return ComputeClass::IndexMap;
+  for (const char* op : kReduction)
+    if (n.op == op) return ComputeClass::Reduction;
+  return ComputeClass::Unsupported;
+}
+
+std::string nodePlace(const Node& n) {
+  std::string name = n.name.empty() ? "#" + std::to_string(n.id.index) : n.name;
+  return "node '" + name + "' (" + n.op + ")";
+}
+
+std::vector<int64_t> KernelBuilder::shapeOf(ValueId v) const {
+  auto s = body_.value(v).type.staticShape();
+  assert(s && "lowering checks static shapes before building");
+  return *s;
+}
+
+Var KernelBuilder::newLocal(const std::string& prefix, DType t) {
+  int n = localCounts_[prefix]++;
+  return fn_.addVar(prefix + std::to_string(n), t);
+}
+
+ExprRef KernelBuilder::valueAt(ValueId v, const Index& idx) {
+  if (subst_ && subst_->first == v) return subst_->second;
+  const Value& val = body_.value(v);
+  // A one-element constant is a literal, whatever its rank.
+  if (val.constant && val.constant->numel() == 1 && val.constant->dtype == DType::F32)
+    return floatConst(val.constant->at(0));
+  if (auto it = bound_.find(v.index); it != bound_.end())
+    return load(fn_.buffer(it->second), idx.flatExpr());
+  if (!val.producer.valid()) {
+    fail(Status::error("internal: value '" + val.name + "' has no buffer in this kernel"));
+    return floatConst(0);
+  }
+  const Node& p = body_.node(val.producer);
+  switch (computeClassOf(p)) {
+    case ComputeClass::Elementwise: {
+      std::vector<ExprRef> args;
+      for (ValueId in : p.inputs) args.push_back(valueAt(in, broadcastIndex(idx, shapeOf(in))));
+      return elementwiseExpr(*this, p, args);
+    }
+    case ComputeClass::IndexMap:
+      return valueAt(p.inputs[0], indexMapSource(*this, p, idx));
+    default:
+      fail(Status::error("internal: the result is read before it is materialized", nodePlace(p)));
+      return floatConst(0);
+  }
+}
+
+std::vector<StmtRef> KernelBuilder::loopNest(
+    const std::vector<int64_t>& shape,
+    const std::function<std::vector<StmtRef>(const Index&)>& inner) {
+  std::vector<ExprRef> dims;
+  std::vector<std::pair<Var, int64_t>> loops;
+  for (int64_t extent : shape) {
+    if (extent == 1) {
+      dims.push_back(intConst(0));
+      continue;
+    }
+    Var v = newLoopVar();
+    dims.push_back(varRef(v));
+    loops.emplace_back(v, extent);
+  }
+  std::vector<StmtRef> body = inner(Index::ofDims(shape, dims));
+  for (size_t k = loops.size(); k-- > 0;) body = {forLoop(loops[k].first, loops[k].second, body)};
+  return body;
+}
+
+}  // namespace fuselens

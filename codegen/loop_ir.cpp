@@ -1,0 +1,205 @@
+// Builders for the loop IR. They fold integer constants and algebraic
+// identities at construction, because lowering composes index maps (broadcast,
+// transpose, reshape) mechanically and would otherwise print `i0 * 1 + 0`.
+#include "codegen/loop_ir.h"
+
+#include <cassert>
+
+namespace fuselens {
+
+int64_t Buffer::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+namespace {
+
+ExprRef make(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
+
+bool isConst(const ExprRef& e) { return e->kind == ExprKind::IntConst || e->kind == ExprKind::FloatConst; }
+bool isFloatConst(const ExprRef& e, double v) { return e->kind == ExprKind::FloatConst && e->f == v; }
+
+// Folds integer arithmetic on two constants; nullptr when it cannot.
+ExprRef foldInts(BinOp op, int64_t a, int64_t b) {
+  switch (op) {
+    case BinOp::Add: return intConst(a + b);
+    case BinOp::Sub: return intConst(a - b);
+    case BinOp::Mul: return intConst(a * b);
+    case BinOp::Div: return b != 0 ? intConst(a / b) : nullptr;
+    case BinOp::Mod: return b != 0 ? intConst(a % b) : nullptr;
+    case BinOp::Max: return intConst(a > b ? a : b);
+    case BinOp::Min: return intConst(a < b ? a : b);
+  }
+  return nullptr;
+}
+
+// Identities that hold for integers and IEEE floats alike (x + 0 is not one for
+// floats because of -0, so it is only applied to integers).
+ExprRef simplify(BinOp op, const ExprRef& a, const ExprRef& b) {
+  bool isInt = a->type == DType::I64;
+  if (isInt && a->kind == ExprKind::IntConst && b->kind == ExprKind::IntConst)
+    return foldInts(op, a->i, b->i);
+  switch (op) {
+    case BinOp::Add:
+      if (isInt && isIntConst(a, 0)) return b;
+      if (isInt && isIntConst(b, 0)) return a;
+      break;
+    case BinOp::Sub:
+      if (isInt && isIntConst(b, 0)) return a;
+      break;
+    case BinOp::Mul:
+      if (isIntConst(a, 1) || isFloatConst(a, 1.0)) return b;
+      if (isIntConst(b, 1) || isFloatConst(b, 1.0)) return a;
+      if (isInt && (isIntConst(a, 0) || isIntConst(b, 0))) return intConst(0);
+      break;
+    case BinOp::Div:
+      if (isIntConst(b, 1) || isFloatConst(b, 1.0)) return a;
+      if (isInt && isIntConst(a, 0)) return intConst(0);
+      break;
+    case BinOp::Mod:
+      if (isIntConst(b, 1) || isIntConst(a, 0)) return intConst(0);
+      break;
+    default: break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool isIntConst(const ExprRef& e, int64_t v) { return e->kind == ExprKind::IntConst && e->i == v; }
+
+ExprRef floatConst(double v, DType t) {
+  Expr e{ExprKind::FloatConst, t};
+  e.f = v;
+  return make(std::move(e));
+}
+
+ExprRef intConst(int64_t v) {
+  Expr e{ExprKind::IntConst, DType::I64};
+  e.i = v;
+  return make(std::move(e));
+}
+
+ExprRef varRef(const Var& v) {
+  Expr e{ExprKind::VarRef, v.type};
+  e.var = v.id;
+  return make(std::move(e));
+}
+
+ExprRef load(const Buffer& b, ExprRef index) {
+  assert(index->type == DType::I64 && "buffer index must be i64");
+  Expr e{ExprKind::Load, b.dtype};
+  e.buffer = b.id;
+  e.ops = {std::move(index)};
+  return make(std::move(e));
+}
+
+ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
+  assert(a->type == b->type && "binary operands must have one type");
+  if (ExprRef s = simplify(op, a, b)) return s;
+  Expr e{ExprKind::Binary, a->type};
+  e.bin = op;
+  e.ops = {std::move(a), std::move(b)};
+  return make(std::move(e));
+}
+
+ExprRef unary(UnOp op, ExprRef a) {
+  if (op == UnOp::Neg && a->kind == ExprKind::FloatConst) return floatConst(-a->f, a->type);
+  Expr e{ExprKind::Unary, a->type};
+  e.un = op;
+  e.ops = {std::move(a)};
+  return make(std::move(e));
+}
+
+ExprRef compare(CmpOp op, ExprRef a, ExprRef b) {
+  assert(a->type == b->type && "compare operands must have one type");
+  Expr e{ExprKind::Compare, DType::Bool};
+  e.cmp = op;
+  e.ops = {std::move(a), std::move(b)};
+  return make(std::move(e));
+}
+
+ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
+  assert(cond->type == DType::Bool && a->type == b->type && "select needs a bool and one type");
+  Expr e{ExprKind::Select, a->type};
+  e.ops = {std::move(cond), std::move(a), std::move(b)};
+  return make(std::move(e));
+}
+
+std::string_view forKindName(ForKind k) {
+  switch (k) {
+    case ForKind::Serial: return "serial";
+    case ForKind::Parallel: return "parallel";
+    case ForKind::Vectorized: return "vectorized";
+    case ForKind::Unrolled: return "unrolled";
+  }
+  return "?";
+}
+
+StmtRef seq(std::vector<StmtRef> stmts) {
+  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Seq});
+  s->body = std::move(stmts);
+  return s;
+}
+
+StmtRef forLoop(const Var& v, int64_t extent, std::vector<StmtRef> body) {
+  auto s = std::make_shared<Stmt>(Stmt{StmtKind::For});
+  s->var = v.id;
+  s->extent = extent;
+  s->body = std::move(body);
+  return s;
+}
+
+StmtRef store(const Buffer& b, ExprRef index, ExprRef value) {
+  assert(value->type == b.dtype && "stored value must have the buffer's type");
+  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Store});
+  s->buffer = b.id;
+  s->index = std::move(index);
+  s->value = std::move(value);
+  return s;
+}
+
+StmtRef let(const Var& v, ExprRef init) {
+  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Let});
+  s->var = v.id;
+  s->value = std::move(init);
+  return s;
+}
+
+StmtRef assign(const Var& v, ExprRef value) {
+  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Assign});
+  s->var = v.id;
+  s->value = std::move(value);
+  return s;
+}
+
+StmtRef allocate(const Buffer& b, std::vector<StmtRef> body) {
+  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Allocate});
+  s->buffer = b.id;
+  s->body = std::move(body);
+  return s;
+}
+
+BufferId LoopFunc::addBuffer(std::string bufName, BufferKind kind, DType dtype,
+                             std::vector<int64_t> shape) {
+  Buffer b;
+  b.id = BufferId(static_cast<int32_t>(buffers.size()));
+  b.name = std::move(bufName);
+  b.kind = kind;
+  b.dtype = dtype;
+  b.shape = std::move(shape);
+  buffers.push_back(std::move(b));
+  return buffers.back().id;
+}
+
+Var LoopFunc::addVar(std::string varName, DType type) {
+  Var v;
+  v.id = VarId(static_cast<int32_t>(vars.size()));
+  v.name = std::move(varName);
+  v.type = type;
+  vars.push_back(std::move(v));
+  return vars.back();
+}
+
+}  // namespace fuselens

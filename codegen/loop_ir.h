@@ -1,0 +1,129 @@
+// The loop IR: what one kernel computes, as loops over flat buffers.
+//
+// A LoopFunc owns its buffers (params: inputs then outputs; temps; embedded
+// constants), its scalar variables (loop counters and local accumulators) and a
+// statement tree. Expressions are immutable trees shared by pointer; statements
+// are mutable so a schedule can change a loop's kind after lowering. Buffers are
+// indexed by one flat i64 expression (row-major), which keeps index maps such as
+// Reshape free and lets the backend emit one GEP per access. Element types reuse
+// core's DType; lowering currently produces f32 data and i64 indices, and the
+// IR itself leaves room for the other types.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/dtype.h"
+#include "core/ir/ids.h"
+#include "core/ir/tensor.h"
+
+namespace fuselens {
+
+struct BufferTag {};
+struct VarTag {};
+using BufferId = Id<BufferTag>;
+using VarId = Id<VarTag>;
+
+enum class BufferKind { Input, Output, Temp, Constant };
+
+struct Buffer {
+  BufferId id;
+  std::string name;
+  BufferKind kind = BufferKind::Temp;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::shared_ptr<const TensorData> data;  // set for Constant buffers
+  int64_t numel() const;
+};
+
+struct Var {
+  VarId id;
+  std::string name;
+  DType type = DType::I64;
+};
+
+// ---- expressions ----
+enum class ExprKind { FloatConst, IntConst, VarRef, Load, Binary, Unary, Compare, Select };
+enum class BinOp { Add, Sub, Mul, Div, Mod, Max, Min };  // Mod: integers only
+enum class UnOp { Neg, Exp, Tanh };
+enum class CmpOp { LT, LE, GT, GE, EQ, NE };
+
+struct Expr;
+using ExprRef = std::shared_ptr<const Expr>;
+
+struct Expr {
+  ExprKind kind;
+  DType type;               // F32 for float math, I64 for indices, Bool for compares
+  double f = 0;             // FloatConst
+  int64_t i = 0;            // IntConst
+  VarId var;                // VarRef
+  BufferId buffer;          // Load
+  BinOp bin = BinOp::Add;   // Binary
+  UnOp un = UnOp::Neg;      // Unary
+  CmpOp cmp = CmpOp::LT;    // Compare
+  std::vector<ExprRef> ops; // Load: {index}; Binary/Compare: {a, b}; Unary: {a}; Select: {c, a, b}
+};
+
+// Builders fold constants and identities (x + 0, x * 1, 0 * x) so index maps stay readable.
+ExprRef floatConst(double v, DType t = DType::F32);
+ExprRef intConst(int64_t v);
+ExprRef varRef(const Var& v);
+ExprRef load(const Buffer& b, ExprRef index);
+ExprRef binary(BinOp op, ExprRef a, ExprRef b);
+ExprRef unary(UnOp op, ExprRef a);
+ExprRef compare(CmpOp op, ExprRef a, ExprRef b);
+ExprRef select(ExprRef cond, ExprRef a, ExprRef b);
+inline ExprRef add(ExprRef a, ExprRef b) { return binary(BinOp::Add, std::move(a), std::move(b)); }
+inline ExprRef sub(ExprRef a, ExprRef b) { return binary(BinOp::Sub, std::move(a), std::move(b)); }
+inline ExprRef mul(ExprRef a, ExprRef b) { return binary(BinOp::Mul, std::move(a), std::move(b)); }
+inline ExprRef div(ExprRef a, ExprRef b) { return binary(BinOp::Div, std::move(a), std::move(b)); }
+bool isIntConst(const ExprRef& e, int64_t v);
+
+// ---- statements ----
+enum class StmtKind { Seq, For, Store, Let, Assign, Allocate };
+enum class ForKind { Serial, Parallel, Vectorized, Unrolled };
+std::string_view forKindName(ForKind k);  // "serial", ...
+
+struct Stmt;
+using StmtRef = std::shared_ptr<Stmt>;
+
+struct Stmt {
+  StmtKind kind;
+  VarId var;                   // For: the counter; Let/Assign: the local
+  int64_t extent = 0;          // For: iterates var over [0, extent)
+  ForKind forKind = ForKind::Serial;
+  BufferId buffer;             // Store target; Allocate'd temp
+  ExprRef index;               // Store
+  ExprRef value;               // Store, Let (initial value), Assign
+  std::vector<StmtRef> body;   // Seq children; For and Allocate bodies
+};
+
+StmtRef seq(std::vector<StmtRef> stmts);
+StmtRef forLoop(const Var& v, int64_t extent, std::vector<StmtRef> body);
+StmtRef store(const Buffer& b, ExprRef index, ExprRef value);
+StmtRef let(const Var& v, ExprRef init);  // declares a mutable local scalar
+StmtRef assign(const Var& v, ExprRef value);
+StmtRef allocate(const Buffer& b, std::vector<StmtRef> body);  // temp live during body
+
+// ---- functions ----
+struct LoopFunc {
+  std::string name;
+  std::vector<Buffer> buffers;  // indexed by BufferId
+  std::vector<Var> vars;        // indexed by VarId
+  std::vector<BufferId> params; // inputs then outputs, the order of the kernel's args
+  size_t numInputs = 0;
+  StmtRef body;
+
+  BufferId addBuffer(std::string name, BufferKind kind, DType dtype, std::vector<int64_t> shape);
+  Var addVar(std::string name, DType type);  // by value: later adds move the table
+  const Buffer& buffer(BufferId id) const { return buffers[id.index]; }
+  const Var& var(VarId id) const { return vars[id.index]; }
+};
+
+// C-like text: `for (int64 i0 = 0; i0 < 64; ++i0) { ... }`.
+std::string printExpr(const LoopFunc& f, const ExprRef& e);
+std::string printLoopFunc(const LoopFunc& f);
+
+}  // namespace fuselens

@@ -1,0 +1,198 @@
+// The loop IR as C-like text, for the code pane, the CLI and golden tests.
+// Buffers print as flat pointers indexed by one row-major expression (exactly
+// what the backend emits); a loop's schedule kind is a trailing comment so the
+// text stays valid C to read.
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "codegen/loop_ir.h"
+
+namespace fuselens {
+namespace {
+
+std::string cTypeName(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    case DType::I64: return "int64";
+    case DType::I32: return "int32";
+    case DType::Bool: return "bool";
+    default: return std::string(dtypeName(t));
+  }
+}
+
+std::string formatFloat(double v, DType t) {
+  if (std::isnan(v)) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, t == DType::F32 ? "%.9g" : "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return t == DType::F32 ? s + "f" : s;
+}
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// C precedence, higher binds tighter.
+int precedence(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::Select: return 1;
+    case ExprKind::Compare: return 2;
+    case ExprKind::Binary:
+      if (e.bin == BinOp::Add || e.bin == BinOp::Sub) return 3;
+      if (e.bin == BinOp::Max || e.bin == BinOp::Min) return 6;
+      return 4;
+    case ExprKind::Unary: return e.un == UnOp::Neg ? 5 : 6;
+    default: return 6;
+  }
+}
+
+const char* binText(BinOp op) {
+  switch (op) {
+    case BinOp::Add: return " + ";
+    case BinOp::Sub: return " - ";
+    case BinOp::Mul: return " * ";
+    case BinOp::Div: return " / ";
+    case BinOp::Mod: return " % ";
+    case BinOp::Max: return "max";
+    case BinOp::Min: return "min";
+  }
+  return "?";
+}
+
+const char* cmpText(CmpOp op) {
+  switch (op) {
+    case CmpOp::LT: return " < ";
+    case CmpOp::LE: return " <= ";
+    case CmpOp::GT: return " > ";
+    case CmpOp::GE: return " >= ";
+    case CmpOp::EQ: return " == ";
+    case CmpOp::NE: return " != ";
+  }
+  return "?";
+}
+
+class ExprPrinter {
+ public:
+  explicit ExprPrinter(const LoopFunc& f) : f_(f) {}
+
+  std::string print(const ExprRef& e) {
+    switch (e->kind) {
+      case ExprKind::FloatConst: return formatFloat(e->f, e->type);
+      case ExprKind::IntConst: return std::to_string(e->i);
+      case ExprKind::VarRef: return f_.var(e->var).name;
+      case ExprKind::Load: return f_.buffer(e->buffer).name + "[" + print(e->ops[0]) + "]";
+      case ExprKind::Unary:
+        if (e->un == UnOp::Neg) return "-" + operand(e->ops[0], 6);
+        return std::string(e->un == UnOp::Exp ? "exp(" : "tanh(") + print(e->ops[0]) + ")";
+      case ExprKind::Binary: {
+        if (e->bin == BinOp::Max || e->bin == BinOp::Min)
+          return std::string(binText(e->bin)) + "(" + print(e->ops[0]) + ", " + print(e->ops[1]) + ")";
+        int p = precedence(*e);
+        // The right operand of a non-associative op needs parentheses at equal precedence.
+        bool assoc = e->bin == BinOp::Add || e->bin == BinOp::Mul;
+        return operand(e->ops[0], p) + binText(e->bin) + operand(e->ops[1], assoc ? p : p + 1);
+      }
+      case ExprKind::Compare:
+        return operand(e->ops[0], 3) + cmpText(e->cmp) + operand(e->ops[1], 3);
+      case ExprKind::Select:
+        return operand(e->ops[0], 2) + " ? " + operand(e->ops[1], 2) + " : " + operand(e->ops[2], 1);
+    }
+    return "?";
+  }
+
+ private:
+  std::string operand(const ExprRef& e, int minPrec) {
+    std::string s = print(e);
+    return precedence(*e) < minPrec ? "(" + s + ")" : s;
+  }
+  const LoopFunc& f_;
+};
+
+class StmtPrinter {
+ public:
+  explicit StmtPrinter(const LoopFunc& f) : f_(f), exprs_(f) {}
+
+  void print(const StmtRef& s, int depth) {
+    std::string pad(2 * depth, ' ');
+    switch (s->kind) {
+      case StmtKind::Seq:
+        for (const auto& c : s->body) print(c, depth);
+        break;
+      case StmtKind::For: {
+        const std::string& v = f_.var(s->var).name;
+        out_ << pad << "for (int64 " << v << " = 0; " << v << " < " << s->extent << "; ++" << v
+             << ") {";
+        if (s->forKind != ForKind::Serial) out_ << "  // " << forKindName(s->forKind);
+        out_ << "\n";
+        for (const auto& c : s->body) print(c, depth + 1);
+        out_ << pad << "}\n";
+        break;
+      }
+      case StmtKind::Store:
+        out_ << pad << f_.buffer(s->buffer).name << "[" << exprs_.print(s->index)
+             << "] = " << exprs_.print(s->value) << ";\n";
+        break;
+      case StmtKind::Let: {
+        const Var& v = f_.var(s->var);
+        out_ << pad << cTypeName(v.type) << " " << v.name << " = " << exprs_.print(s->value) << ";\n";
+        break;
+      }
+      case StmtKind::Assign:
+        out_ << pad << f_.var(s->var).name << " = " << exprs_.print(s->value) << ";\n";
+        break;
+      case StmtKind::Allocate: {
+        const Buffer& b = f_.buffer(s->buffer);
+        out_ << pad << cTypeName(b.dtype) << "* " << b.name << " = alloc(" << b.numel() << " * sizeof("
+             << cTypeName(b.dtype) << "));  // temp " << dtypeName(b.dtype) << shapeText(b.shape)
+             << "\n";
+        for (const auto& c : s->body) print(c, depth);
+        out_ << pad << "free(" << b.name << ");\n";
+        break;
+      }
+    }
+  }
+  std::string text() const { return out_.str(); }
+
+ private:
+  const LoopFunc& f_;
+  ExprPrinter exprs_;
+  std::ostringstream out_;
+};
+
+std::string constantText(const Buffer& b) {
+  std::string s = "  static const " + cTypeName(b.dtype) + " " + b.name + "[" +
+                  std::to_string(b.numel()) + "] = {";
+  int64_t n = b.data ? b.data->numel() : 0;
+  int64_t shown = n > 8 ? 4 : n;
+  for (int64_t i = 0; i < shown; ++i) s += (i ? ", " : "") + formatFloat(b.data->at(i), b.dtype);
+  if (shown < n) s += ", ... /* " + std::to_string(n) + " values */";
+  return s + "};\n";
+}
+
+}  // namespace
+
+std::string printExpr(const LoopFunc& f, const ExprRef& e) { return ExprPrinter(f).print(e); }
+
+std::string printLoopFunc(const LoopFunc& f) {
+  std::string s = "void " + f.name + "(";
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const Buffer& b = f.buffer(f.params[i]);
+    s += i ? ", " : "";
+    s += (b.kind == BufferKind::Input ? "const " : "") + cTypeName(b.dtype) + "* " + b.name +
+         " /*" + shapeText(b.shape) + "*/";
+  }
+  s += ") {\n";
+  for (const Buffer& b : f.buffers)
+    if (b.kind == BufferKind::Constant) s += constantText(b);
+  StmtPrinter p(f);
+  if (f.body) p.print(f.body, 1);
+  return s + p.text() + "}\n";
+}
+
+}  // namespace fuselens

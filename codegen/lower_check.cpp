@@ -1,0 +1,104 @@
+// Checks a kernel body before lowering: every op has a compute definition,
+// every data value has a static shape and a dtype the lowering handles, and
+// elementwise / index-map shapes agree. Errors name the node, so a user knows
+// which op of which group to look at. (Reductions check their own operand
+// shapes while they are lowered.)
+#include "codegen/lower_internal.h"
+
+namespace fuselens {
+namespace {
+
+std::string shapeStr(const std::vector<int64_t>& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+Status checkValue(const Value& v, const std::string& where) {
+  if (!v.type.rankKnown || !v.type.isStatic())
+    return Status::error("value '" + v.name + "' has the dynamic shape " + v.type.str() +
+                             "; code generation needs static shapes for now",
+                         where);
+  if (v.type.dtype != DType::F32)
+    return Status::error("value '" + v.name + "' is " + std::string(dtypeName(v.type.dtype)) +
+                             "; code generation supports f32 tensors only for now",
+                         where);
+  return Status::ok();
+}
+
+Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
+  std::vector<int64_t> out = *g.value(n.outputs[0]).type.staticShape();
+  std::vector<int64_t> in = *g.value(n.inputs[0]).type.staticShape();
+  if (computeClassOf(n) == ComputeClass::Elementwise) {
+    for (ValueId v : n.inputs)
+      if (!broadcastsTo(*g.value(v).type.staticShape(), out))
+        return Status::error("input '" + g.value(v).name + "' of shape " +
+                                 shapeStr(*g.value(v).type.staticShape()) +
+                                 " does not broadcast to the output shape " + shapeStr(out),
+                             where);
+    return Status::ok();
+  }
+  if (n.op == "Identity" && in != out)
+    return Status::error("output shape " + shapeStr(out) + " differs from the input shape " +
+                             shapeStr(in), where);
+  if (n.op == "Reshape" && *g.value(n.inputs[0]).type.numElements() !=
+                               *g.value(n.outputs[0]).type.numElements())
+    return Status::error("cannot reshape " + shapeStr(in) + " to " + shapeStr(out), where);
+  if (n.op == "Transpose") {
+    if (in.size() != out.size())
+      return Status::error("output rank differs from the input rank", where);
+    std::vector<int64_t> perm(in.size());
+    for (size_t k = 0; k < in.size(); ++k) perm[k] = int64_t(in.size() - 1 - k);
+    if (auto p = n.attrs.getInts("perm")) perm = *p;
+    if (perm.size() != in.size())
+      return Status::error("perm has " + std::to_string(perm.size()) + " entries for rank " +
+                               std::to_string(in.size()), where);
+    for (size_t k = 0; k < perm.size(); ++k)
+      if (perm[k] < 0 || perm[k] >= int64_t(in.size()) || in[perm[k]] != out[k])
+        return Status::error("output shape " + shapeStr(out) + " is not " + shapeStr(in) +
+                                 " permuted by perm", where);
+  }
+  return Status::ok();
+}
+
+size_t expectedInputs(const Node& n) {
+  if (n.op == "Gemm") return n.inputs.size() >= 3 ? 3 : 2;
+  bool binaryOp = n.op == "Add" || n.op == "Sub" || n.op == "Mul" || n.op == "Div" ||
+                  n.op == "MatMul" || n.op == "Reshape";
+  return binaryOp ? 2 : 1;
+}
+
+}  // namespace
+
+Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
+  for (ValueId v : body.inputs())
+    if (!body.value(v).type.isStatic() || !body.value(v).type.rankKnown)
+      return checkValue(body.value(v), "kernel input '" + body.value(v).name + "'");
+  for (NodeId id : order) {
+    const Node& n = body.node(id);
+    std::string where = nodePlace(n);
+    if (computeClassOf(n) == ComputeClass::Unsupported)
+      return Status::error("no code generation for op " + n.op, where);
+    if (n.inputs.size() != expectedInputs(n) || n.outputs.size() != 1)
+      return Status::error(n.op + " has " + std::to_string(n.inputs.size()) + " inputs and " +
+                               std::to_string(n.outputs.size()) + " outputs; expected " +
+                               std::to_string(expectedInputs(n)) + " and 1",
+                           where);
+    // Reshape's second input is its target shape (i64), not data.
+    size_t dataInputs = n.op == "Reshape" ? 1 : n.inputs.size();
+    for (size_t i = 0; i < dataInputs; ++i) {
+      if (!n.inputs[i].valid()) {
+        if (n.op == "Gemm" && i == 2) continue;  // C is optional
+        return Status::error("input " + std::to_string(i) + " is missing", where);
+      }
+      FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where));
+    }
+    FL_RETURN_IF_ERROR(checkValue(body.value(n.outputs[0]), where));
+    FL_RETURN_IF_ERROR(checkShapes(body, n, where));
+  }
+  for (ValueId v : body.outputs())
+    FL_RETURN_IF_ERROR(checkValue(body.value(v), "kernel output '" + body.value(v).name + "'"));
+  return Status::ok();
+}
+
+}  // namespace fuselens

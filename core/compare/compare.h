@@ -1,0 +1,30 @@
+// Tensor comparison: the metrics that say how far a compiled tensor is from
+// its eager reference, and whether it is within tolerance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/ir/tensor.h"
+
+namespace fuselens {
+
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-4;
+};
+
+struct TensorMetrics {
+  bool shapeMatch = true;
+  int64_t count = 0;
+  double maxAbs = 0, maxRel = 0, meanAbs = 0, rmse = 0, cosine = 1;
+  int64_t nanMismatch = 0;     // NaN/Inf in one tensor but not in the other at the same index
+  int64_t outOfTolerance = 0;  // elements failing |a-b| <= atol + rtol*|ref|
+  int64_t worstIndex = -1;     // flat index of the largest absolute error
+  bool withinTolerance() const { return shapeMatch && nanMismatch == 0 && outOfTolerance == 0; }
+};
+
+TensorMetrics compareTensors(const TensorData& reference, const TensorData& actual,
+                             const Tolerance& tol);
+
+}  // namespace fuselens

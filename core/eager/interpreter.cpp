@@ -1,0 +1,166 @@
+// The eager reference interpreter: checks the caller's inputs against the
+// graph's input types, then runs nodes in topological order with the
+// registry's kernels (fused groups by recursing into their body), checking
+// cancellation and reporting progress per node. With keepIntermediates off, a
+// tensor is dropped as soon as its last user has run, so peak memory follows
+// the live set rather than the whole graph.
+#include "core/eager/interpreter.h"
+
+#include <algorithm>
+
+#include "core/ops/registry.h"
+
+namespace fuselens {
+namespace {
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// Checks one input against its declared type; symbols must bind consistently.
+Status checkInput(const Value& v, const TensorData& t, std::map<std::string, int64_t>& symbols) {
+  const std::string where = "input '" + v.name + "'";
+  if (t.dtype != v.type.dtype)
+    return Status::error("has element type " + std::string(dtypeName(t.dtype)) +
+                             " but the model expects " + v.type.str(), where);
+  if (t.bytes.size() != size_t(t.numel()) * dtypeSize(t.dtype))
+    return Status::error("holds " + std::to_string(t.bytes.size()) + " bytes, not the " +
+                             std::to_string(t.numel() * dtypeSize(t.dtype)) + " its shape needs",
+                         where);
+  if (!v.type.rankKnown) return Status::ok();
+  bool ok = t.rank() == v.type.rank();
+  for (size_t i = 0; ok && i < t.rank(); ++i) {
+    const Dim& d = v.type.shape[i];
+    if (d.isStatic()) ok = d.value == t.shape[i];
+    else if (!d.symbol.empty()) ok = symbols.emplace(d.symbol, t.shape[i]).first->second == t.shape[i];
+  }
+  if (!ok)
+    return Status::error("has shape " + shapeText(t.shape) + " but the model expects " +
+                             v.type.str() + " (symbols bind to one size across all inputs)",
+                         where);
+  return Status::ok();
+}
+
+// The kernel's output must agree with the type the graph declares for it; a
+// disagreement means inference or a pass got the type wrong.
+Status checkOutput(const Node& n, const Value& v, const TensorData& t) {
+  const TensorType& ty = v.type;
+  bool ok = t.dtype == ty.dtype;
+  if (ty.rankKnown) {
+    ok = ok && t.rank() == ty.rank();
+    for (size_t i = 0; ok && i < t.rank(); ++i)
+      ok = !ty.shape[i].isStatic() || ty.shape[i].value == t.shape[i];
+  }
+  if (ok) return Status::ok();
+  return Status::error("output '" + v.name + "' came out as " + t.type().str() +
+                           " but its declared type is " + ty.str(),
+                       describeNode(n));
+}
+
+Expected<std::vector<TensorData>> runFused(const Node& n, const std::vector<const TensorData*>& in,
+                                           const CancelToken& cancel) {
+  const Graph& body = *n.body;
+  if (body.inputs().size() != in.size() || body.outputs().size() != n.outputs.size())
+    return Status::error("the body's inputs and outputs do not match the node's", describeNode(n));
+  std::map<std::string, TensorData> bodyInputs;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i]) bodyInputs[body.value(body.inputs()[i]).name] = *in[i];
+  EagerOptions opts;
+  opts.keepIntermediates = false;
+  auto r = runEager(body, bodyInputs, opts, {}, cancel);
+  if (!r) return Status::error("inside the group: " + r.diagnostic().str(), describeNode(n));
+  std::vector<TensorData> outs;
+  for (ValueId o : body.outputs()) outs.push_back(std::move(*r->tensors[o.index]));
+  return outs;
+}
+
+Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const TensorData*>& in,
+                                          const CancelToken& cancel) {
+  if (n.op == kFusedOp && n.domain == kFuseLensDomain && n.body) return runFused(n, in, cancel);
+  const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
+  if (!info || !info->eager) {
+    std::string domain = n.domain.empty() ? "ai.onnx" : n.domain;
+    return Status::error("no eager kernel for op " + n.op + " (domain " + domain + ")",
+                         describeNode(n));
+  }
+  return info->eager(n, in);
+}
+
+}  // namespace
+
+Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, TensorData>& inputs,
+                               const EagerOptions& opts, const Progress& progress,
+                               const CancelToken& cancel) {
+  EagerResult result;
+  result.tensors.resize(g.valueCapacity());
+  // Where each value's tensor lives: in `result` or, for constants, in the graph.
+  std::vector<const TensorData*> live(g.valueCapacity(), nullptr);
+  std::map<std::string, int64_t> symbols;
+  for (ValueId id : g.inputs()) {
+    const Value& v = g.value(id);
+    auto it = inputs.find(v.name);
+    if (it == inputs.end())
+      return Status::error("missing input '" + v.name + "' of type " + v.type.str());
+    FL_RETURN_IF_ERROR(checkInput(v, it->second, symbols));
+    live[id.index] = &result.tensors[id.index].emplace(it->second);
+  }
+  for (ValueId id : g.constants()) {
+    const auto& data = g.value(id).constant;
+    live[id.index] = opts.keepIntermediates || g.isGraphOutput(id)
+                         ? &result.tensors[id.index].emplace(*data)
+                         : data.get();
+  }
+
+  auto order = g.topoOrder();
+  if (!order) return Status::error("the graph has a cycle, so it cannot be run");
+  // Remaining users per value, to free tensors early when intermediates are not kept.
+  std::vector<int> pendingUsers(g.valueCapacity(), 0);
+  for (ValueId v : g.valueIds()) pendingUsers[v.index] = int(g.value(v).users.size());
+  auto release = [&](ValueId v) {
+    bool keep = opts.keepIntermediates || g.isGraphOutput(v) || !g.value(v).producer.valid();
+    if (!keep && --pendingUsers[v.index] <= 0) {
+      result.tensors[v.index].reset();
+      live[v.index] = nullptr;
+    }
+  };
+
+  for (size_t step = 0; step < order->size(); ++step) {
+    if (cancel.cancelled()) return Status::error("cancelled");
+    const Node& n = g.node((*order)[step]);
+    report(progress, double(step) / double(order->size()), "eager " + describeNode(n));
+    std::vector<const TensorData*> in;
+    for (ValueId v : n.inputs) {
+      if (v.valid() && !live[v.index])
+        return Status::error("input '" + g.value(v).name + "' has no tensor (no producer ran)",
+                             describeNode(n));
+      in.push_back(v.valid() ? live[v.index] : nullptr);
+    }
+    auto outs = runNode(n, in, cancel);
+    if (!outs) return outs.status();
+    if (outs->size() != n.outputs.size())
+      return Status::error("the kernel returned " + std::to_string(outs->size()) +
+                               " outputs, the node has " + std::to_string(n.outputs.size()),
+                           describeNode(n));
+    for (size_t i = 0; i < outs->size(); ++i) {
+      ValueId o = n.outputs[i];
+      FL_RETURN_IF_ERROR(checkOutput(n, g.value(o), (*outs)[i]));
+      live[o.index] = &result.tensors[o.index].emplace(std::move((*outs)[i]));
+      if (g.value(o).users.empty()) {
+        ++pendingUsers[o.index];  // so release() drops an unused output at once
+        release(o);
+      }
+    }
+    std::vector<ValueId> seen;
+    for (ValueId v : n.inputs)
+      if (v.valid() && std::find(seen.begin(), seen.end(), v) == seen.end()) {
+        seen.push_back(v);
+        release(v);
+      }
+  }
+  report(progress, 1.0, "eager done");
+  return result;
+}
+
+}  // namespace fuselens

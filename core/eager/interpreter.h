@@ -1,0 +1,35 @@
+// The eager reference interpreter: runs a Graph node by node with the
+// registry's plain kernels and keeps every intermediate tensor by ValueId.
+// Fused groups are run by recursing into their body graph, so a graph after
+// any pass can be run and compared with the graph before it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/support/cancel.h"
+#include "core/support/status.h"
+
+namespace fuselens {
+
+struct EagerOptions {
+  bool keepIntermediates = true;  // false: keep only graph inputs and outputs
+};
+
+struct EagerResult {
+  std::vector<std::optional<TensorData>> tensors;  // indexed by ValueId.index
+  const TensorData* find(ValueId v) const {
+    return v.valid() && size_t(v.index) < tensors.size() && tensors[v.index] ? &*tensors[v.index]
+                                                                            : nullptr;
+  }
+};
+
+// Inputs by graph-input name. A missing input or a shape/dtype mismatch is an error.
+Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, TensorData>& inputs,
+                               const EagerOptions& opts = {}, const Progress& progress = {},
+                               const CancelToken& cancel = {});
+
+}  // namespace fuselens

@@ -1,0 +1,485 @@
+// The IR text parser: reads what printer.cpp writes. A small hand-written
+// lexer and recursive-descent parser; every error names line and column.
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "core/ir/printer.h"
+
+namespace fuselens {
+namespace {
+
+enum class Tok { Ident, Ref, Number, String, Punct, End };
+
+struct Token {
+  Tok kind = Tok::End;
+  std::string text;  // for Ref: the name without '%'; for String: unescaped
+  int line = 1, col = 1;
+};
+
+class Lexer {
+ public:
+  explicit Lexer(const std::string& s) : s_(s) {}
+
+  Expected<Token> next() {
+    skipSpace();
+    Token t;
+    t.line = line_;
+    t.col = col_;
+    if (i_ >= s_.size()) return t;
+    char c = s_[i_];
+    if (c == '%') {
+      get();
+      t.kind = Tok::Ref;
+      if (peekc() == '"') {
+        auto str = quoted();
+        if (!str) return str.status();
+        t.text = *str;
+      } else {
+        t.text = ident();
+        if (t.text.empty()) return err(t, "expected a value name after '%'");
+      }
+      return t;
+    }
+    if (c == '"') {
+      auto str = quoted();
+      if (!str) return str.status();
+      t.kind = Tok::String;
+      t.text = *str;
+      return t;
+    }
+    bool negNumber = c == '-' && i_ + 1 < s_.size() && s_[i_ + 1] != '>';
+    if (std::isdigit(static_cast<unsigned char>(c)) || negNumber) {
+      t.kind = Tok::Number;
+      t.text += get();
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
+                                ((s_[i_] == '-' || s_[i_] == '+') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E'))))
+        t.text += get();
+      return t;
+    }
+    if (s_.compare(i_, 3, "...") == 0) {  // an elided constant, dense<...>
+      get(), get(), get();
+      t.kind = Tok::Ident;
+      t.text = "...";
+      return t;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      t.kind = Tok::Ident;
+      t.text = ident();
+      return t;
+    }
+    t.kind = Tok::Punct;
+    if (c == '-' && i_ + 1 < s_.size() && s_[i_ + 1] == '>') {
+      get();
+      get();
+      t.text = "->";
+      return t;
+    }
+    if (std::string("(){}[]<>,:=@*?").find(c) == std::string::npos)
+      return err(t, std::string("unexpected character '") + c + "'");
+    t.text = std::string(1, get());
+    return t;
+  }
+
+  static Status err(const Token& t, const std::string& msg) {
+    return Status::error(msg, "line " + std::to_string(t.line) + ", column " + std::to_string(t.col));
+  }
+
+ private:
+  char peekc() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  char get() {
+    char c = s_[i_++];
+    if (c == '\n') {
+      ++line_;
+      col_ = 1;
+    } else {
+      ++col_;
+    }
+    return c;
+  }
+  void skipSpace() {
+    while (i_ < s_.size()) {
+      if (std::isspace(static_cast<unsigned char>(s_[i_]))) {
+        get();
+      } else if (s_.compare(i_, 2, "//") == 0) {  // comments, for hand-written test IR
+        while (i_ < s_.size() && s_[i_] != '\n') get();
+      } else {
+        break;
+      }
+    }
+  }
+  std::string ident() {
+    std::string out;
+    while (i_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '.'))
+      out += get();
+    return out;
+  }
+  Expected<std::string> quoted() {
+    Token start;
+    start.line = line_;
+    start.col = col_;
+    get();  // opening quote
+    std::string out;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      if (s_[i_] == '\\') get();
+      if (i_ >= s_.size()) break;
+      out += get();
+    }
+    if (i_ >= s_.size()) return err(start, "unterminated string");
+    get();
+    return out;
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+  int line_ = 1, col_ = 1;
+};
+
+void setElement(TensorData& t, int64_t i, double v) {
+  switch (t.dtype) {
+    case DType::F32: t.data<float>()[i] = static_cast<float>(v); break;
+    case DType::F64: t.data<double>()[i] = v; break;
+    case DType::I8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+    case DType::U8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+    case DType::Bool: t.data<uint8_t>()[i] = v != 0; break;
+    case DType::I16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+    case DType::I32: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+    case DType::I64: t.data<int64_t>()[i] = static_cast<int64_t>(v); break;
+    case DType::F16:
+    case DType::BF16: break;  // rejected before this is reached
+  }
+}
+
+class Parser {
+ public:
+  explicit Parser(const std::string& text) : lex_(text) {}
+
+  Expected<Graph> parseTop() {
+    FL_RETURN_IF_ERROR(advance());
+    auto g = parseGraph();
+    if (!g) return g.status();
+    if (tok_.kind != Tok::End) return Lexer::err(tok_, "unexpected text after the graph");
+    return g;
+  }
+
+ private:
+  using Scope = std::map<std::string, ValueId>;
+
+  Status advance() {
+    auto t = lex_.next();
+    if (!t) return t.status();
+    tok_ = *t;
+    return Status::ok();
+  }
+  bool isPunct(const char* p) const { return tok_.kind == Tok::Punct && tok_.text == p; }
+  bool isIdent(const char* p) const { return tok_.kind == Tok::Ident && tok_.text == p; }
+  Status expectPunct(const char* p) {
+    if (!isPunct(p)) return Lexer::err(tok_, std::string("expected '") + p + "'" + found());
+    return advance();
+  }
+  Status expectIdent(const char* p) {
+    if (!isIdent(p)) return Lexer::err(tok_, std::string("expected '") + p + "'" + found());
+    return advance();
+  }
+  std::string found() const {
+    return tok_.kind == Tok::End ? ", found the end of the text" : ", found '" + tok_.text + "'";
+  }
+
+  Expected<Graph> parseGraph() {
+    Graph g;
+    Scope scope;
+    FL_RETURN_IF_ERROR(expectIdent("graph"));
+    FL_RETURN_IF_ERROR(expectPunct("@"));
+    if (tok_.kind != Tok::Ident) return Lexer::err(tok_, "expected the graph's name" + found());
+    g.name = tok_.text;
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct("("));
+    while (!isPunct(")")) {
+      Token at = tok_;
+      auto name = refName();
+      if (!name) return name.status();
+      FL_RETURN_IF_ERROR(expectPunct(":"));
+      auto type = parseType();
+      if (!type) return type.status();
+      if (scope.count(*name)) return Lexer::err(at, "value %" + *name + " is defined twice");
+      scope[*name] = g.addInput(*name, *type);
+      if (!isPunct(")")) FL_RETURN_IF_ERROR(expectPunct(","));
+    }
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct("->"));
+    FL_RETURN_IF_ERROR(expectPunct("("));
+    std::vector<TensorType> resultTypes;
+    while (!isPunct(")")) {
+      auto type = parseType();
+      if (!type) return type.status();
+      resultTypes.push_back(*type);
+      if (!isPunct(")")) FL_RETURN_IF_ERROR(expectPunct(","));
+    }
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct("{"));
+    while (!isIdent("return")) {
+      if (tok_.kind == Tok::End) return Lexer::err(tok_, "expected 'return' before the end of the graph");
+      FL_RETURN_IF_ERROR(parseStatement(g, scope));
+    }
+    FL_RETURN_IF_ERROR(advance());
+    while (tok_.kind == Tok::Ref) {
+      Token at = tok_;
+      auto v = lookup(scope);
+      if (!v) return v.status();
+      g.addOutput(*v);
+      if (g.outputs().size() > resultTypes.size())
+        return Lexer::err(at, "more returned values than the graph's result types");
+      if (g.value(*v).type != resultTypes[g.outputs().size() - 1])
+        return Lexer::err(at, "returned %" + g.value(*v).name + " has type " + g.value(*v).type.str() +
+                                  " but the signature says " + resultTypes[g.outputs().size() - 1].str());
+      if (isPunct(",")) FL_RETURN_IF_ERROR(advance());
+    }
+    if (g.outputs().size() != resultTypes.size())
+      return Lexer::err(tok_, "the graph returns " + std::to_string(g.outputs().size()) +
+                                  " values but its signature has " + std::to_string(resultTypes.size()));
+    FL_RETURN_IF_ERROR(expectPunct("}"));
+    return g;
+  }
+
+  Expected<std::string> refName() {
+    if (tok_.kind != Tok::Ref) return Lexer::err(tok_, "expected a value (%name)" + found());
+    std::string name = tok_.text;
+    FL_RETURN_IF_ERROR(advance());
+    return name;
+  }
+
+  Expected<ValueId> lookup(const Scope& scope) {
+    Token at = tok_;
+    auto name = refName();
+    if (!name) return name.status();
+    auto it = scope.find(*name);
+    if (it == scope.end()) return Lexer::err(at, "value %" + *name + " is used before it is defined");
+    return it->second;
+  }
+
+  Expected<TensorType> parseType() {
+    if (tok_.kind != Tok::Ident) return Lexer::err(tok_, "expected a tensor type such as f32[1,4]" + found());
+    auto dt = parseDType(tok_.text);
+    if (!dt) return Lexer::err(tok_, "unknown element type '" + tok_.text + "'");
+    TensorType t;
+    t.dtype = *dt;
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct("["));
+    if (isPunct("*")) {
+      t.rankKnown = false;
+      FL_RETURN_IF_ERROR(advance());
+      FL_RETURN_IF_ERROR(expectPunct("]"));
+      return t;
+    }
+    while (!isPunct("]")) {
+      if (tok_.kind == Tok::Number) {
+        char* end = nullptr;
+        long long v = std::strtoll(tok_.text.c_str(), &end, 10);
+        if (*end != '\0' || v < 0) return Lexer::err(tok_, "a dimension must be a non-negative integer");
+        t.shape.push_back(Dim::fixed(v));
+      } else if (tok_.kind == Tok::Ident) {
+        t.shape.push_back(Dim::named(tok_.text));
+      } else if (isPunct("?")) {
+        t.shape.push_back(Dim::unknown());
+      } else {
+        return Lexer::err(tok_, "expected a dimension" + found());
+      }
+      FL_RETURN_IF_ERROR(advance());
+      if (!isPunct("]")) FL_RETURN_IF_ERROR(expectPunct(","));
+    }
+    FL_RETURN_IF_ERROR(advance());
+    return t;
+  }
+
+  Status parseStatement(Graph& g, Scope& scope) {
+    std::vector<std::pair<std::string, Token>> results;
+    while (tok_.kind == Tok::Ref) {
+      results.push_back({tok_.text, tok_});
+      FL_RETURN_IF_ERROR(advance());
+      if (isPunct(",")) FL_RETURN_IF_ERROR(advance());
+    }
+    for (const auto& [name, at] : results)
+      if (scope.count(name)) return Lexer::err(at, "value %" + name + " is defined twice");
+    if (!results.empty()) FL_RETURN_IF_ERROR(expectPunct("="));
+    if (tok_.kind != Tok::Ident) return Lexer::err(tok_, "expected an op name" + found());
+    if (tok_.text == "Constant" && results.size() == 1) return parseConstant(g, scope, results[0].first);
+    return parseNode(g, scope, results);
+  }
+
+  Status parseConstant(Graph& g, Scope& scope, const std::string& name) {
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct(":"));
+    auto type = parseType();
+    if (!type) return type.status();
+    auto shape = type->staticShape();
+    if (!shape) return Lexer::err(tok_, "constant %" + name + " needs a static shape");
+    if (type->dtype == DType::F16 || type->dtype == DType::BF16)
+      return Lexer::err(tok_, "constant %" + name + ": 16-bit float constants have no text form yet");
+    FL_RETURN_IF_ERROR(expectIdent("dense"));
+    FL_RETURN_IF_ERROR(expectPunct("<"));
+    if (tok_.kind == Tok::Ident && tok_.text == "...")
+      return Lexer::err(tok_, "constant %" + name + " was printed elided (dense<...>); print with "
+                              "elideConstantsOver=-1 to read it back");
+    Token at = tok_;
+    auto values = numberList();
+    if (!values) return values.status();
+    auto data = std::make_shared<TensorData>(type->dtype, *shape);
+    if (int64_t(values->size()) != data->numel())
+      return Lexer::err(at, "constant %" + name + " has " + std::to_string(values->size()) +
+                                " values but its type " + type->str() + " needs " + std::to_string(data->numel()));
+    for (size_t i = 0; i < values->size(); ++i) setElement(*data, int64_t(i), (*values)[i]);
+    FL_RETURN_IF_ERROR(expectPunct(">"));
+    scope[name] = g.addConstant(name, data);
+    return skipOrigin();
+  }
+
+  Status skipOrigin() {
+    if (!isIdent("origin")) return Status::ok();
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct("("));
+    FL_RETURN_IF_ERROR(advance());
+    return expectPunct(")");
+  }
+
+  Expected<std::vector<double>> numberList() {
+    std::vector<double> out;
+    FL_RETURN_IF_ERROR(expectPunct("["));
+    while (!isPunct("]")) {
+      if (tok_.kind != Tok::Number && !(tok_.kind == Tok::Ident && (tok_.text == "inf" || tok_.text == "nan")))
+        return Lexer::err(tok_, "expected a number" + found());
+      out.push_back(std::strtod(tok_.text.c_str(), nullptr));
+      FL_RETURN_IF_ERROR(advance());
+      if (!isPunct("]")) FL_RETURN_IF_ERROR(expectPunct(","));
+    }
+    FL_RETURN_IF_ERROR(advance());
+    return out;
+  }
+
+  Status parseNode(Graph& g, Scope& scope, const std::vector<std::pair<std::string, Token>>& results) {
+    std::string op = tok_.text, domain;
+    if (auto dot = op.rfind('.'); dot != std::string::npos) {
+      domain = op.substr(0, dot);
+      op = op.substr(dot + 1);
+    }
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct("("));
+    std::vector<ValueId> inputs;
+    while (!isPunct(")")) {
+      if (isIdent("none")) {
+        inputs.push_back(ValueId());
+        FL_RETURN_IF_ERROR(advance());
+      } else {
+        auto v = lookup(scope);
+        if (!v) return v.status();
+        inputs.push_back(*v);
+      }
+      if (!isPunct(")")) FL_RETURN_IF_ERROR(expectPunct(","));
+    }
+    FL_RETURN_IF_ERROR(advance());
+    Attributes attrs;
+    if (isPunct("{")) FL_RETURN_IF_ERROR(parseAttributes(attrs));
+    FL_RETURN_IF_ERROR(expectPunct(":"));
+    std::vector<OutputSpec> outs;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (i) FL_RETURN_IF_ERROR(expectPunct(","));
+      auto type = parseType();
+      if (!type) return type.status();
+      outs.push_back({results[i].first, *type});
+    }
+    std::string name;
+    if (isIdent("loc")) {
+      FL_RETURN_IF_ERROR(advance());
+      FL_RETURN_IF_ERROR(expectPunct("("));
+      if (tok_.kind != Tok::String) return Lexer::err(tok_, "expected a quoted node name" + found());
+      name = tok_.text;
+      FL_RETURN_IF_ERROR(advance());
+      FL_RETURN_IF_ERROR(expectPunct(")"));
+    }
+    std::shared_ptr<const Graph> body;
+    if (isPunct("{")) {
+      FL_RETURN_IF_ERROR(advance());
+      auto b = parseGraph();
+      if (!b) return b.status();
+      body = std::make_shared<const Graph>(std::move(*b));
+      FL_RETURN_IF_ERROR(expectPunct("}"));
+    }
+    NodeId n = g.addNode(op, inputs, outs, attrs, name);
+    g.mutableNode(n).domain = domain;
+    g.mutableNode(n).body = body;
+    for (size_t i = 0; i < results.size(); ++i) scope[results[i].first] = g.node(n).outputs[i];
+    return Status::ok();
+  }
+
+  Status parseAttributes(Attributes& attrs) {
+    FL_RETURN_IF_ERROR(advance());
+    while (!isPunct("}")) {
+      if (tok_.kind != Tok::Ident) return Lexer::err(tok_, "expected an attribute name" + found());
+      std::string key = tok_.text;
+      FL_RETURN_IF_ERROR(advance());
+      FL_RETURN_IF_ERROR(expectPunct("="));
+      auto a = parseAttributeValue(key);
+      if (!a) return a.status();
+      attrs.set(key, *a);
+      if (!isPunct("}")) FL_RETURN_IF_ERROR(expectPunct(","));
+    }
+    return advance();
+  }
+
+  static bool looksFloat(const std::string& s) { return s.find_first_of(".eEn") != std::string::npos; }
+
+  Expected<Attribute> parseAttributeValue(const std::string& key) {
+    if (tok_.kind == Tok::Number) {
+      std::string text = tok_.text;
+      FL_RETURN_IF_ERROR(advance());
+      if (looksFloat(text)) return Attribute(std::strtod(text.c_str(), nullptr));
+      return Attribute(int64_t(std::strtoll(text.c_str(), nullptr, 10)));
+    }
+    if (tok_.kind == Tok::String) {
+      std::string text = tok_.text;
+      FL_RETURN_IF_ERROR(advance());
+      return Attribute(text);
+    }
+    if (isPunct("[")) return parseListAttribute();
+    return Lexer::err(tok_, "attribute '" + key + "' has a value the text format cannot read back" + found());
+  }
+
+  Expected<Attribute> parseListAttribute() {
+    FL_RETURN_IF_ERROR(advance());
+    std::vector<std::string> items;
+    bool strings = false, floats = false;
+    while (!isPunct("]")) {
+      if (tok_.kind == Tok::String) strings = true;
+      else if (tok_.kind == Tok::Number) floats = floats || looksFloat(tok_.text);
+      else return Lexer::err(tok_, "expected a list element" + found());
+      items.push_back(tok_.text);
+      FL_RETURN_IF_ERROR(advance());
+      if (!isPunct("]")) FL_RETURN_IF_ERROR(expectPunct(","));
+    }
+    FL_RETURN_IF_ERROR(advance());
+    if (strings) return Attribute(items);
+    if (floats) {
+      std::vector<double> v;
+      for (auto& s : items) v.push_back(std::strtod(s.c_str(), nullptr));
+      return Attribute(v);
+    }
+    std::vector<int64_t> v;
+    for (auto& s : items) v.push_back(std::strtoll(s.c_str(), nullptr, 10));
+    return Attribute(v);
+  }
+
+  Lexer lex_;
+  Token tok_;
+};
+
+}  // namespace
+
+Expected<Graph> parseGraph(const std::string& text) {
+  Parser p(text);
+  auto g = p.parseTop();
+  if (g) g->markAsOriginal();
+  return g;
+}
+
+}  // namespace fuselens

@@ -1,0 +1,51 @@
+// A dense, row-major tensor with its bytes. Constants in a Graph hold
+// shared_ptr<const TensorData>, so cloning a graph for a snapshot copies no
+// weights; the eager interpreter and the executors pass TensorData around.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/ir/dtype.h"
+#include "core/ir/tensor_type.h"
+
+namespace fuselens {
+
+struct TensorData {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<std::byte> bytes;
+
+  TensorData() = default;
+  TensorData(DType t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) {
+    bytes.resize(static_cast<size_t>(numel()) * dtypeSize(dtype));
+  }
+  template <class T>
+  static TensorData fromVector(DType t, std::vector<int64_t> s, const std::vector<T>& v) {
+    TensorData d(t, std::move(s));
+    std::memcpy(d.bytes.data(), v.data(), d.bytes.size());
+    return d;
+  }
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  size_t rank() const { return shape.size(); }
+  TensorType type() const { return TensorType::of(dtype, shape); }
+  template <class T>
+  T* data() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
+  template <class T>
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
+  // Element i converted to double, whatever the dtype (for compare and printing).
+  double at(int64_t i) const;
+};
+
+}  // namespace fuselens

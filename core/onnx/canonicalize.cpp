@@ -1,0 +1,168 @@
+// Opset canonicalization (see canonicalize.h): a table of {op, below opset,
+// rewrite} rows, each rewriting one older form into the latest opset's form.
+#include "core/onnx/canonicalize.h"
+
+#include <functional>
+
+#include "core/ops/registry.h"
+
+namespace fuselens::onnximport {
+namespace {
+
+struct Rewrite {
+  Graph& g;
+  NodeId n;
+  int64_t opset;
+  std::vector<ValueId> outs;      // what stands for the node's outputs
+  std::vector<NodeId> before;     // new nodes feeding the node
+  std::vector<NodeId> after;      // new nodes reading the node's outputs
+  std::vector<Diagnostic>& diags;
+
+  const Node& node() const { return g.node(n); }
+  Status error(const std::string& message) const {
+    return Status::error(message, describeNode(node()));
+  }
+  void note(const std::string& message) {
+    diags.push_back({Severity::Note, describeNode(node()), message});
+  }
+  ValueId constantI64(const std::string& name, const std::vector<int64_t>& v) {
+    return g.addConstant(name, std::make_shared<TensorData>(TensorData::fromVector(
+                                   DType::I64, {int64_t(v.size())}, v)));
+  }
+};
+
+using RewriteFn = std::function<Status(Rewrite&)>;
+
+struct Rule {
+  const char* op;       // "*" matches every op
+  int64_t belowOpset;   // applies when the model's opset is lower
+  RewriteFn rewrite;
+};
+
+std::string opsetText(int64_t opset) { return "opset-" + std::to_string(opset); }
+
+// Softmax before 13 flattens the input to 2-D at `axis` (default 1) and
+// normalizes each row; 13 normalizes along `axis` alone.
+Status softmaxPre13(Rewrite& r) {
+  const Node& nd = r.node();
+  int64_t axis = nd.attrs.getInt("axis", 1);
+  const TensorType t = r.g.value(nd.inputs.at(0)).type;
+  if (!t.rankKnown)
+    return r.error(opsetText(r.opset) + " Softmax needs a known input rank to convert it to " +
+                   "opset-13 semantics");
+  int64_t rank = int64_t(t.rank());
+  if (axis < -rank || axis >= rank)
+    return r.error("axis " + std::to_string(axis) + " is out of range for " + t.str());
+  if (axis < 0) axis += rank;
+  if (axis == rank - 1 || rank == 0) {  // one trailing dim: the two meanings agree
+    r.g.mutableNode(r.n).attrs.set("axis", int64_t(-1));
+    return Status::ok();
+  }
+  auto shape = t.staticShape();
+  if (!shape)
+    return r.error(opsetText(r.opset) + " Softmax over axis " + std::to_string(axis) + " of " +
+                   t.str() + " flattens the trailing dims, which needs a static shape; " +
+                   "re-export the model with opset 13 or later");
+  int64_t pre = 1, post = 1;
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? pre : post) *= (*shape)[i];
+  const std::string name = nd.name;
+  ValueId x = nd.inputs[0], y = nd.outputs[0];
+  const std::string yName = r.g.value(y).name;
+  TensorType flat = TensorType::of(t.dtype, {pre, post});
+
+  NodeId in2d = r.g.addNode("Reshape", {x, r.constantI64(name + "/shape_2d", {pre, post})},
+                            {{yName + "/in_2d", flat}}, {}, name + "/to_2d");
+  r.g.setInput(r.n, 0, r.g.node(in2d).outputs[0]);
+  r.g.mutableNode(r.n).attrs.set("axis", int64_t(-1));
+  r.g.mutableValue(y).name = yName + "/out_2d";
+  r.g.mutableValue(y).type = flat;
+  NodeId back = r.g.addNode("Reshape", {y, r.constantI64(name + "/shape_nd", *shape)},
+                            {{yName, t}}, {}, name + "/from_2d");
+  r.before.push_back(in2d);
+  r.after.push_back(back);
+  r.outs[0] = r.g.node(back).outputs[0];
+  r.note("converted " + opsetText(r.opset) + " Softmax(axis=" + std::to_string(axis) +
+         ") to Reshape -> Softmax(axis=-1) -> Reshape");
+  return Status::ok();
+}
+
+// Reshape before 5 took the target as an attribute; later it is an input.
+Status reshapeShapeAttr(Rewrite& r) {
+  auto shape = r.node().attrs.getInts("shape");
+  if (!shape) return Status::ok();
+  ValueId c = r.constantI64(r.node().name + "/shape", *shape);
+  Node& nd = r.g.mutableNode(r.n);
+  nd.attrs.erase("shape");
+  nd.inputs.resize(1);
+  nd.inputs.push_back(ValueId());  // an omitted slot, then filled through setInput for use lists
+  r.g.setInput(r.n, 1, c);
+  return Status::ok();
+}
+
+// Binary ops before 7 broadcast only with broadcast=1, aligning B at `axis`
+// of A; numpy rules align at the end. Equal when B already ends A's shape;
+// otherwise a constant B gets trailing 1s.
+Status legacyBroadcast(Rewrite& r) {
+  Node& nd = r.g.mutableNode(r.n);
+  bool broadcast = nd.attrs.getInt("broadcast", 0) != 0;
+  const Attribute* axisAttr = nd.attrs.find("axis");
+  int64_t axis = axisAttr ? nd.attrs.getInt("axis", 0) : 0;
+  nd.attrs.erase("broadcast");
+  nd.attrs.erase("axis");
+  if (!broadcast || !axisAttr) return Status::ok();
+  const Value& a = r.g.value(nd.inputs.at(0));
+  const Value& b = r.g.value(nd.inputs.at(1));
+  if (!a.type.rankKnown || !b.type.rankKnown)
+    return r.error("legacy broadcasting with axis needs known input ranks");
+  int64_t ra = int64_t(a.type.rank()), rb = int64_t(b.type.rank());
+  if (axis < 0) axis += ra;
+  int64_t trailing = ra - axis - rb;
+  if (trailing == 0) return Status::ok();
+  if (trailing < 0 || !b.constant)
+    return r.error(opsetText(r.opset) + " broadcasting at axis " + std::to_string(axis) +
+                   " of a non-constant input cannot be expressed with numpy broadcasting");
+  auto data = std::make_shared<TensorData>(*b.constant);
+  data->shape.insert(data->shape.end(), size_t(trailing), 1);
+  r.g.setInput(r.n, 1, r.g.addConstant(b.name + "/aligned", data));
+  return Status::ok();
+}
+
+RewriteFn eraseAttr(const char* attr) {
+  return [attr](Rewrite& r) {
+    r.g.mutableNode(r.n).attrs.erase(attr);
+    return Status::ok();
+  };
+}
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> table = {
+      {"*", 6, eraseAttr("consumed_inputs")},  // memory hint of opset 1-5, no meaning
+      {"Softmax", 13, softmaxPre13},           // 2-D coercion -> Reshape+Softmax+Reshape
+      {"Reshape", 5, reshapeShapeAttr},        // shape attribute -> constant input
+      {"Add", 7, legacyBroadcast},             // broadcast/axis -> numpy broadcasting
+      {"Sub", 7, legacyBroadcast},
+      {"Mul", 7, legacyBroadcast},
+      {"Div", 7, legacyBroadcast},
+      {"Gemm", 7, eraseAttr("broadcast")},     // C broadcasts unidirectionally since 7
+  };
+  return table;
+}
+
+}  // namespace
+
+Expected<std::vector<ValueId>> canonicalizeNode(Graph& g, NodeId n, int64_t opset,
+                                                std::vector<Diagnostic>& diags) {
+  Rewrite r{g, n, opset, g.node(n).outputs, {}, {}, diags};
+  const std::string op = g.node(n).op;
+  for (const Rule& rule : rules())
+    if ((rule.op == op || std::string(rule.op) == "*") && opset < rule.belowOpset)
+      FL_RETURN_IF_ERROR(rule.rewrite(r));
+  // Types flow producers first: what feeds the node, the node, what reads it.
+  std::vector<NodeId> order = r.before;
+  order.push_back(n);
+  order.insert(order.end(), r.after.begin(), r.after.end());
+  for (NodeId id : order) FL_RETURN_IF_ERROR(inferNodeTypes(g, id));
+  return r.outs;
+}
+
+}  // namespace fuselens::onnximport

@@ -1,0 +1,207 @@
+// MatMul (numpy semantics: 1-D operands are promoted and the promoted dim
+// removed again, batch dims broadcast) and Gemm (alpha*A'*B' + beta*C with
+// transA/transB and an optional C broadcast to [M,N]). Both are
+// OutEWiseFusable. The kernels are triple loops that sum in double: the
+// reference should be the most accurate answer, not the fastest.
+#include <type_traits>
+
+#include "core/ops/op_util.h"
+
+namespace fuselens::ops {
+namespace {
+
+using Outputs = Expected<std::vector<TensorData>>;
+using Types = Expected<std::vector<TensorType>>;
+
+std::string dimsMismatch(const Dim& a, const Dim& b) {
+  return "inner dimensions " + a.str() + " and " + b.str() + " do not match";
+}
+
+// Dims are compatible unless both are static and differ.
+bool mayEqual(const Dim& a, const Dim& b) { return !a.isStatic() || !b.isStatic() || a == b; }
+
+Types inferMatMul(const InferContext& c) {
+  FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 2, 2));
+  const TensorType& a = c.inputTypes[0];
+  const TensorType& b = c.inputTypes[1];
+  if (a.dtype != b.dtype)
+    return nodeError(c.node, "inputs have different element types " +
+                                 std::string(dtypeName(a.dtype)) + " and " +
+                                 std::string(dtypeName(b.dtype)));
+  TensorType out;
+  out.dtype = a.dtype;
+  if (!a.rankKnown || !b.rankKnown) {
+    out.rankKnown = false;
+    return std::vector{out};
+  }
+  if (a.rank() == 0 || b.rank() == 0) return nodeError(c.node, "operands must not be scalars");
+  // Promote 1-D operands: [K] x .. -> [1,K], .. x [K] -> [K,1].
+  std::vector<Dim> sa = a.shape, sb = b.shape;
+  if (sa.size() == 1) sa.insert(sa.begin(), Dim::fixed(1));
+  if (sb.size() == 1) sb.push_back(Dim::fixed(1));
+  const Dim& ka = sa.back();
+  const Dim& kb = sb[sb.size() - 2];
+  if (!mayEqual(ka, kb)) return nodeError(c.node, dimsMismatch(ka, kb));
+  auto batch = broadcastDims(c.node, std::vector<Dim>(sa.begin(), sa.end() - 2),
+                             std::vector<Dim>(sb.begin(), sb.end() - 2));
+  if (!batch) return batch.status();
+  out.shape = *batch;
+  if (a.rank() > 1) out.shape.push_back(sa[sa.size() - 2]);
+  if (b.rank() > 1) out.shape.push_back(sb.back());
+  return std::vector{out};
+}
+
+// C[m,n] = sum_k A[m,k] * B[k,n] for one matrix of a batch.
+template <class T, class Acc>
+void matmulLoop(const T* a, const T* b, T* c, int64_t M, int64_t K, int64_t N) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      Acc sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += Acc(a[m * K + k]) * Acc(b[k * N + n]);
+      c[m * N + n] = static_cast<T>(sum);
+    }
+}
+
+template <class T>
+using AccOf = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+
+template <class T>
+Outputs matmulTyped(const Node& n, const TensorData& a, const TensorData& b) {
+  std::vector<int64_t> sa = a.shape, sb = b.shape;
+  if (sa.size() == 1) sa.insert(sa.begin(), 1);
+  if (sb.size() == 1) sb.push_back(1);
+  int64_t M = sa[sa.size() - 2], K = sa.back(), N = sb.back();
+  if (K != sb[sb.size() - 2])
+    return nodeError(n, dimsMismatch(Dim::fixed(K), Dim::fixed(sb[sb.size() - 2])));
+  std::vector<int64_t> ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  auto batch = broadcastShapes(n, ba, bb);
+  if (!batch) return batch.status();
+  std::vector<int64_t> outShape = *batch;
+  if (a.rank() > 1) outShape.push_back(M);
+  if (b.rank() > 1) outShape.push_back(N);
+  TensorData out(a.dtype, outShape);
+  // Batch strides counted in whole matrices, 0 where that side broadcasts.
+  std::vector<int64_t> stA = broadcastStrides(ba, *batch), stB = broadcastStrides(bb, *batch);
+  std::vector<int64_t> idx(batch->size(), 0);
+  int64_t batches = 1;
+  for (int64_t d : *batch) batches *= d;
+  for (int64_t i = 0; i < batches; ++i) {
+    int64_t ia = 0, ib = 0;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      ia += idx[d] * stA[d];
+      ib += idx[d] * stB[d];
+    }
+    matmulLoop<T, AccOf<T>>(a.data<T>() + ia * M * K, b.data<T>() + ib * K * N,
+                            out.data<T>() + i * M * N, M, K, N);
+    nextIndex(idx, *batch);
+  }
+  return std::vector{std::move(out)};
+}
+
+Outputs matmulKernel(const Node& n, const std::vector<const TensorData*>& in) {
+  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 2, 2));
+  const TensorData& a = *in[0];
+  const TensorData& b = *in[1];
+  if (a.dtype != b.dtype) return nodeError(n, "inputs have different element types");
+  if (a.rank() == 0 || b.rank() == 0) return nodeError(n, "operands must not be scalars");
+  switch (a.dtype) {
+    case DType::F32: return matmulTyped<float>(n, a, b);
+    case DType::F64: return matmulTyped<double>(n, a, b);
+    case DType::I32: return matmulTyped<int32_t>(n, a, b);
+    case DType::I64: return matmulTyped<int64_t>(n, a, b);
+    default:
+      return nodeError(n, "no eager kernel for element type " + std::string(dtypeName(a.dtype)));
+  }
+}
+
+// ---- Gemm ----
+
+Types inferGemm(const InferContext& c) {
+  FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 2, 3));
+  const TensorType& a = c.inputTypes[0];
+  const TensorType& b = c.inputTypes[1];
+  TensorType out;
+  out.dtype = a.dtype;
+  if (a.dtype != b.dtype) return nodeError(c.node, "A and B have different element types");
+  if (!a.rankKnown || !b.rankKnown) {
+    out.rankKnown = false;
+    return std::vector{out};
+  }
+  if (a.rank() != 2 || b.rank() != 2)
+    return nodeError(c.node, "A and B must be 2-D, got " + a.str() + " and " + b.str());
+  bool ta = c.node.attrs.getInt("transA", 0) != 0, tb = c.node.attrs.getInt("transB", 0) != 0;
+  Dim m = a.shape[ta ? 1 : 0], ka = a.shape[ta ? 0 : 1];
+  Dim kb = b.shape[tb ? 1 : 0], n = b.shape[tb ? 0 : 1];
+  if (!mayEqual(ka, kb)) return nodeError(c.node, dimsMismatch(ka, kb));
+  out.shape = {m, n};
+  if (c.inputTypes.size() > 2 && c.node.inputs[2].valid() && c.inputTypes[2].rankKnown) {
+    // C broadcasts one way only: to [M,N], never the other way round.
+    auto cb = broadcastDims(c.node, out.shape, c.inputTypes[2].shape);
+    if (!cb) return cb.status();
+    if (c.inputTypes[2].rank() > 2 || !mayEqual((*cb)[0], m) || !mayEqual((*cb)[1], n))
+      return nodeError(c.node, "C of shape " + c.inputTypes[2].str() +
+                                   " does not broadcast to the output " + dimsStr(out.shape));
+  }
+  return std::vector{out};
+}
+
+template <class T>
+Outputs gemmTyped(const Node& n, const TensorData& a, const TensorData& b, const TensorData* c) {
+  bool ta = n.attrs.getInt("transA", 0) != 0, tb = n.attrs.getInt("transB", 0) != 0;
+  double alpha = n.attrs.getFloat("alpha", 1.0), beta = n.attrs.getFloat("beta", 1.0);
+  int64_t M = a.shape[ta ? 1 : 0], K = a.shape[ta ? 0 : 1];
+  int64_t Kb = b.shape[tb ? 1 : 0], N = b.shape[tb ? 0 : 1];
+  if (K != Kb) return nodeError(n, dimsMismatch(Dim::fixed(K), Dim::fixed(Kb)));
+  std::vector<int64_t> cs;
+  if (c) {
+    auto bc = broadcastShapes(n, {M, N}, c->shape);
+    if (!bc) return bc.status();
+    if (c->rank() > 2 || *bc != std::vector<int64_t>{M, N})
+      return nodeError(n, "C of shape " + shapeStr(c->shape) + " does not broadcast to the output " +
+                              shapeStr({M, N}));
+    cs = broadcastStrides(c->shape, {M, N});
+  }
+  TensorData out(a.dtype, {M, N});
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t j = 0; j < N; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        double x = pa[ta ? k * M + m : m * K + k];
+        double y = pb[tb ? j * K + k : k * N + j];
+        sum += x * y;
+      }
+      double r = alpha * sum;
+      if (c) r += beta * double(c->data<T>()[m * cs[0] + j * cs[1]]);
+      out.data<T>()[m * N + j] = static_cast<T>(r);
+    }
+  return std::vector{std::move(out)};
+}
+
+Outputs gemmKernel(const Node& n, const std::vector<const TensorData*>& in) {
+  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 2, 3));
+  const TensorData& a = *in[0];
+  const TensorData& b = *in[1];
+  const TensorData* c = in.size() > 2 ? in[2] : nullptr;
+  if (a.rank() != 2 || b.rank() != 2)
+    return nodeError(n, "A and B must be 2-D, got " + shapeStr(a.shape) + " and " +
+                            shapeStr(b.shape));
+  if (a.dtype != b.dtype || (c && c->dtype != a.dtype))
+    return nodeError(n, "inputs have different element types");
+  switch (a.dtype) {
+    case DType::F32: return gemmTyped<float>(n, a, b, c);
+    case DType::F64: return gemmTyped<double>(n, a, b, c);
+    default:
+      return nodeError(n, "no eager kernel for element type " + std::string(dtypeName(a.dtype)));
+  }
+}
+
+}  // namespace
+
+void registerMatMulOps(OpRegistry& r) {
+  r.add(OpInfo{"MatMul", "", PatternKind::OutEWiseFusable, inferMatMul, matmulKernel});
+  r.add(OpInfo{"Gemm", "", PatternKind::OutEWiseFusable, inferGemm, gemmKernel});
+}
+
+}  // namespace fuselens::ops

@@ -1,0 +1,140 @@
+// The op registry table, built once from the op-family files, and the
+// graph-level queries over it: pattern kinds, shape inference of a node and
+// of a whole graph, and the "node 'x' (Op)" place used by every diagnostic.
+#include "core/ops/registry.h"
+
+#include <cassert>
+
+#include "core/ops/op_util.h"
+
+namespace fuselens {
+namespace {
+
+// "ai.onnx" and "" name the same (default) domain.
+std::string_view canonicalDomain(std::string_view d) { return d == "ai.onnx" ? "" : d; }
+
+bool isFused(const Node& n) { return n.op == kFusedOp && n.domain == kFuseLensDomain; }
+
+// Inference may know less than an earlier source (value_info, a pass): keep a
+// known dim where the inferred one is unknown, never the other way round.
+TensorType mergeTypes(const TensorType& inferred, const TensorType& existing) {
+  if (!inferred.rankKnown) {
+    if (!existing.rankKnown) return inferred;
+    TensorType t = existing;
+    t.dtype = inferred.dtype;
+    return t;
+  }
+  TensorType t = inferred;
+  if (existing.rankKnown && existing.rank() == inferred.rank())
+    for (size_t i = 0; i < t.rank(); ++i)
+      if (!t.shape[i].isStatic() && t.shape[i].symbol.empty()) t.shape[i] = existing.shape[i];
+  return t;
+}
+
+}  // namespace
+
+std::string_view patternKindName(PatternKind k) {
+  switch (k) {
+    case PatternKind::ElemWise: return "ElemWise";
+    case PatternKind::Broadcast: return "Broadcast";
+    case PatternKind::Injective: return "Injective";
+    case PatternKind::CommReduce: return "CommReduce";
+    case PatternKind::OutEWiseFusable: return "OutEWiseFusable";
+    case PatternKind::Opaque: return "Opaque";
+  }
+  return "Opaque";
+}
+
+const OpRegistry& OpRegistry::instance() {
+  // Built on first use; C++ makes the static initialization thread-safe.
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry;
+    ops::registerElementwiseOps(*r);
+    ops::registerMatMulOps(*r);
+    ops::registerReduceOps(*r);
+    ops::registerShapeOps(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+const OpInfo* OpRegistry::find(std::string_view domain, std::string_view name) const {
+  domain = canonicalDomain(domain);
+  for (const OpInfo& op : ops_)
+    if (op.name == name && op.domain == domain) return &op;
+  return nullptr;
+}
+
+std::vector<const OpInfo*> OpRegistry::all() const {
+  std::vector<const OpInfo*> out;
+  for (const OpInfo& op : ops_) out.push_back(&op);
+  return out;
+}
+
+void OpRegistry::add(OpInfo info) {
+  info.domain = std::string(canonicalDomain(info.domain));
+  assert(!find(info.domain, info.name) && "op registered twice");
+  ops_.push_back(std::move(info));
+}
+
+PatternKind patternKindOf(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (isFused(n)) return PatternKind::Opaque;
+  const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
+  if (!info || !info->eager) return PatternKind::Opaque;
+  if (info->kind != PatternKind::ElemWise || n.outputs.empty()) return info->kind;
+  // An elementwise op reading an input of another shape is a broadcast; when a
+  // rank is unknown we cannot prove it is not, so we say Broadcast.
+  const TensorType& out = g.value(n.outputs[0]).type;
+  for (ValueId in : n.inputs) {
+    if (!in.valid()) continue;
+    const TensorType& t = g.value(in).type;
+    if (!t.rankKnown || !out.rankKnown || t.shape != out.shape) return PatternKind::Broadcast;
+  }
+  return PatternKind::ElemWise;
+}
+
+Status inferNodeTypes(Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  if (isFused(n)) return Status::ok();  // a group's types come from its body, set by the pass
+  const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
+  if (!info || !info->infer) return Status::ok();
+  InferContext ctx{n, {}, {}};
+  for (ValueId in : n.inputs) {
+    if (!in.valid()) {
+      TensorType none;
+      none.rankKnown = false;
+      ctx.inputTypes.push_back(none);
+      ctx.constInputs.push_back(nullptr);
+      continue;
+    }
+    const Value& v = g.value(in);
+    ctx.inputTypes.push_back(v.type);
+    ctx.constInputs.push_back(v.constant.get());
+  }
+  auto types = info->infer(ctx);
+  if (!types) return types.status();
+  if (types->size() > n.outputs.size())
+    return ops::nodeError(n, "shape inference gave " + std::to_string(types->size()) +
+                                 " outputs but the node has " + std::to_string(n.outputs.size()));
+  std::vector<ValueId> outs = n.outputs;
+  for (size_t i = 0; i < types->size(); ++i) {
+    Value& v = g.mutableValue(outs[i]);
+    v.type = mergeTypes((*types)[i], v.type);
+  }
+  return Status::ok();
+}
+
+Status inferGraphTypes(Graph& g) {
+  auto order = g.topoOrder();
+  if (!order) return Status::error("the graph has a cycle, so its types cannot be inferred");
+  for (NodeId id : *order) FL_RETURN_IF_ERROR(inferNodeTypes(g, id));
+  return Status::ok();
+}
+
+std::string describeNode(const Node& n) {
+  std::string who = n.name.empty() ? "#" + std::to_string(n.id.index) : "'" + n.name + "'";
+  return "node " + who + " (" + n.op + ")";
+}
+
+}  // namespace fuselens

@@ -1,0 +1,73 @@
+// The op registry: one row per op with its pattern kind (what fusion may do
+// with it), its shape inference and its eager kernel. One file per op family
+// registers its rows (elementwise.cpp, matmul.cpp, ...). The eager kernels are
+// the reference every compiled run is compared with: they are written plainly
+// and share no code with codegen/.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/support/status.h"
+
+namespace fuselens {
+
+// TVM's pattern kinds, in increasing order of how much they constrain fusion.
+enum class PatternKind {
+  ElemWise = 0,         // out[i] = f(in[i]), same shape
+  Broadcast = 1,        // elementwise with broadcast inputs
+  Injective = 2,        // each output element reads one input element (transpose, reshape)
+  CommReduce = 3,       // commutative reduction (softmax, reduce-sum)
+  OutEWiseFusable = 4,  // complex op that takes an elementwise epilogue (MatMul, Gemm, Conv)
+  Opaque = 8,           // never fused
+};
+std::string_view patternKindName(PatternKind k);  // "ElemWise", ...
+
+// Input types, plus the data of inputs that are constants (nullptr otherwise), so
+// shape inference can read e.g. Reshape's target shape.
+struct InferContext {
+  const Node& node;
+  std::vector<TensorType> inputTypes;
+  std::vector<const TensorData*> constInputs;
+};
+using InferFn = std::function<Expected<std::vector<TensorType>>(const InferContext&)>;
+
+// Computes a node's outputs from its input tensors (omitted optional inputs are nullptr).
+using EagerFn = std::function<Expected<std::vector<TensorData>>(
+    const Node& node, const std::vector<const TensorData*>& inputs)>;
+
+struct OpInfo {
+  std::string name;
+  std::string domain;  // "" for the ONNX default domain
+  PatternKind kind = PatternKind::Opaque;
+  InferFn infer;
+  EagerFn eager;
+};
+
+class OpRegistry {
+ public:
+  static const OpRegistry& instance();
+  const OpInfo* find(std::string_view domain, std::string_view name) const;
+  std::vector<const OpInfo*> all() const;
+  void add(OpInfo info);  // used by the op-family files while the registry is built
+
+ private:
+  std::vector<OpInfo> ops_;
+};
+
+// Pattern kind of a node in its graph: unknown ops and ops without a kernel are
+// Opaque; an ElemWise op whose inputs broadcast is Broadcast.
+PatternKind patternKindOf(const Graph& g, NodeId n);
+
+// Runs shape inference on one node and stores the output types.
+Status inferNodeTypes(Graph& g, NodeId n);
+// All nodes in topological order; unknown ops keep the types they have.
+Status inferGraphTypes(Graph& g);
+
+// "node 'fc1' (MatMul)" — the `where` of diagnostics about a node.
+std::string describeNode(const Node& n);
+
+}  // namespace fuselens

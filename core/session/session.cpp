@@ -1,0 +1,136 @@
+// Session: import -> optimize -> compile -> compare, each step invalidating the
+// results of the ones after it.
+#include "core/session/session.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/eager/interpreter.h"
+#include "core/io/npy.h"
+
+namespace fuselens {
+namespace {
+
+// Ops that only reinterpret a buffer: the executor aliases them, no launch.
+bool isViewOp(const Node& n) {
+  static const std::set<std::string> views = {"Reshape", "Identity", "Flatten", "Squeeze",
+                                              "Unsqueeze", "Dropout"};
+  return n.domain.empty() && views.count(n.op);
+}
+
+}  // namespace
+
+GraphStats graphStats(const Graph& g) {
+  GraphStats s;
+  for (NodeId id : g.nodeIds()) {
+    const Node& n = g.node(id);
+    ++s.nodes;
+    ++s.opHistogram[n.domain.empty() ? n.op : n.domain + "." + n.op];
+    if (n.op == kFusedOp && n.domain == kFuseLensDomain) ++s.fusedGroups;
+    if (!isViewOp(n)) ++s.kernels;
+  }
+  return s;
+}
+
+bool CompareReport::allWithin() const {
+  return std::all_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.metrics.withinTolerance(); });
+}
+
+const CompareRow* CompareReport::firstDivergent() const {
+  for (const auto& r : rows)
+    if (!r.metrics.withinTolerance()) return &r;
+  return nullptr;
+}
+
+Status Session::open(const std::string& modelPath, const Progress& progress, const CancelToken& cancel) {
+  report(progress, 0.0, "import " + modelPath);
+  auto imported = importOnnxFile(modelPath);
+  if (!imported) return imported.status();
+  if (cancel.cancelled()) return Status::error("cancelled", "import");
+  model_ = std::make_unique<ImportedModel>(std::move(*imported));
+  path_ = modelPath;
+  pipeline_.clear();
+  snapshots_.clear();
+  decisions_.clear();
+  compiled_.reset();
+  report_.reset();
+  report(progress, 1.0, "imported");
+  return Status::ok();
+}
+
+const Graph& Session::finalGraph() const {
+  return snapshots_.empty() ? model_->graph : snapshots_.back().graph;
+}
+
+Status Session::optimize(const std::string& pipeline, const Progress& progress, const CancelToken& cancel) {
+  if (!model_) return Status::error("no model is open");
+  auto specs = parsePipeline(pipeline);
+  if (!specs) return specs.status();
+  auto result = runPipeline(model_->graph, *specs, progress, cancel);
+  if (!result) return result.status();
+  pipeline_ = pipeline;
+  snapshots_ = std::move(result->snapshots);
+  decisions_ = std::move(result->decisions);
+  compiled_.reset();
+  report_.reset();
+  return Status::ok();
+}
+
+Status Session::compile(const CompileOptions& opts, const Progress& progress, const CancelToken& cancel) {
+  if (!model_) return Status::error("no model is open");
+  auto module = compileGraph(finalGraph(), opts, progress, cancel);
+  if (!module) return module.status();
+  compiled_ = std::move(*module);
+  return Status::ok();
+}
+
+Expected<std::map<std::string, TensorData>> Session::randomInputs(uint64_t seed) const {
+  if (!model_) return Expected<std::map<std::string, TensorData>>::error("no model is open");
+  std::map<std::string, TensorData> inputs;
+  const Graph& g = model_->graph;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value& v = g.value(g.inputs()[i]);
+    auto t = randomTensor(v.type, seed + i);
+    if (!t) return Status::error(t.message(), "input '" + v.name + "'");
+    inputs[v.name] = std::move(*t);
+  }
+  return inputs;
+}
+
+Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs, const Tolerance& tol,
+                                         const Progress& progress, const CancelToken& cancel) {
+  if (!model_) return Expected<CompareReport>::error("no model is open");
+  if (!compiled_) FL_RETURN_IF_ERROR(compile({}, progress, cancel));
+  report(progress, 0.1, "eager reference run");
+  auto eager = runEager(model_->graph, inputs, {}, {}, cancel);
+  if (!eager) return eager.status();
+  report(progress, 0.5, "compiled run");
+  auto compiled = compiled_->run(inputs, cancel);
+  if (!compiled) return compiled.status();
+
+  const Graph& g = finalGraph();
+  CompareReport rep;
+  rep.tolerance = tol;
+  std::vector<ValueId> order;  // graph inputs, then outputs of nodes in topological order
+  for (ValueId v : g.inputs()) order.push_back(v);
+  for (NodeId n : *g.topoOrder())
+    for (ValueId v : g.node(n).outputs) order.push_back(v);
+  for (ValueId v : order) {
+    if (size_t(v.index) >= compiled->size() || !(*compiled)[v.index]) continue;
+    const Value& val = g.value(v);
+    const TensorData* ref = eager->find(val.origin);
+    if (!ref) continue;
+    CompareRow row;
+    row.value = v;
+    row.name = val.name;
+    row.producer = val.producer.valid() ? g.node(val.producer).name : "graph input";
+    row.isGraphOutput = g.isGraphOutput(v);
+    row.metrics = compareTensors(*ref, *(*compiled)[v.index], tol);
+    rep.rows.push_back(std::move(row));
+  }
+  report(progress, 1.0, "compared");
+  report_ = rep;
+  return rep;
+}
+
+}  // namespace fuselens

@@ -1,0 +1,87 @@
+// Session: the one API both faces drive. It owns the imported model, the
+// pipeline's snapshots, the compiled module, and the last comparison of the
+// compiled run with the eager reference. Every long call takes a Progress
+// callback and a CancelToken; none of them touches Qt.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/compiler.h"
+#include "core/compare/compare.h"
+#include "core/onnx/import.h"
+#include "passes/pass_manager.h"
+
+namespace fuselens {
+
+struct CompareRow {
+  ValueId value;           // in the final (optimized) graph
+  std::string name;        // the value's name
+  std::string producer;    // the kernel or op that produced it ("graph input" for inputs)
+  bool isGraphOutput = false;
+  TensorMetrics metrics;
+};
+
+struct CompareReport {
+  Tolerance tolerance;
+  std::vector<CompareRow> rows;  // in topological order of the producers
+  bool allWithin() const;
+  // The first row out of tolerance, in topological order; nullptr when none.
+  const CompareRow* firstDivergent() const;
+};
+
+struct GraphStats {
+  size_t nodes = 0;
+  size_t fusedGroups = 0;
+  size_t kernels = 0;  // launches a compiled run makes: groups plus unfused compute ops
+  std::map<std::string, size_t> opHistogram;
+};
+GraphStats graphStats(const Graph& g);
+
+class Session {
+ public:
+  Status open(const std::string& modelPath, const Progress& progress = {},
+              const CancelToken& cancel = {});
+  bool isOpen() const { return model_ != nullptr; }
+  const std::string& modelPath() const { return path_; }
+  const ImportedModel& model() const { return *model_; }
+  const Graph& original() const { return model_->graph; }
+
+  // Runs the pipeline on the original graph; replaces snapshots and drops any
+  // compiled module and report.
+  Status optimize(const std::string& pipeline, const Progress& progress = {},
+                  const CancelToken& cancel = {});
+  const std::string& pipeline() const { return pipeline_; }
+  const std::vector<Snapshot>& snapshots() const { return snapshots_; }
+  const std::vector<FusionDecision>& decisions() const { return decisions_; }
+  // The last snapshot's graph, or the original before optimize().
+  const Graph& finalGraph() const;
+
+  Status compile(const CompileOptions& opts = {}, const Progress& progress = {},
+                 const CancelToken& cancel = {});
+  const CompiledModule* compiled() const { return compiled_.get(); }
+
+  // Seeded random tensors for every graph input (static shapes only).
+  Expected<std::map<std::string, TensorData>> randomInputs(uint64_t seed) const;
+
+  // Compiles if needed, runs compiled and eager on the same inputs, and compares
+  // every kernel-boundary tensor with its origin in the eager run.
+  Expected<CompareReport> compare(const std::map<std::string, TensorData>& inputs,
+                                  const Tolerance& tol, const Progress& progress = {},
+                                  const CancelToken& cancel = {});
+  const std::optional<CompareReport>& lastReport() const { return report_; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<ImportedModel> model_;
+  std::string pipeline_;
+  std::vector<Snapshot> snapshots_;
+  std::vector<FusionDecision> decisions_;
+  std::unique_ptr<CompiledModule> compiled_;
+  std::optional<CompareReport> report_;
+};
+
+}  // namespace fuselens

@@ -1,0 +1,95 @@
+#include "passes/outline_group.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace fuselens {
+namespace {
+
+bool isScalarConstant(const Graph& g, ValueId v) {
+  const Value& val = g.value(v);
+  return val.constant && val.constant->numel() == 1;
+}
+
+}  // namespace
+
+NodeId outlineGroup(Graph& g, const std::vector<NodeId>& membersIn, int groupId,
+                    const std::string& kind) {
+  std::set<NodeId> members(membersIn.begin(), membersIn.end());
+  std::vector<NodeId> order;
+  for (NodeId n : *g.topoOrder())
+    if (members.count(n)) order.push_back(n);
+
+  auto body = std::make_shared<Graph>();
+  body->name = "group" + std::to_string(groupId);
+  std::map<ValueId, ValueId> inner;  // outer value -> body value
+  std::vector<ValueId> groupInputs;
+  auto bodyValue = [&](ValueId outer) -> ValueId {
+    if (!outer.valid()) return outer;
+    if (auto it = inner.find(outer); it != inner.end()) return it->second;
+    const Value& v = g.value(outer);
+    ValueId b = isScalarConstant(g, outer) ? body->addConstant(v.name, v.constant)
+                                           : body->addInput(v.name, v.type);
+    if (!isScalarConstant(g, outer)) groupInputs.push_back(outer);
+    body->mutableValue(b).origin = v.origin;
+    inner[outer] = b;
+    return b;
+  };
+
+  std::vector<NodeId> origins;
+  for (NodeId id : order) {
+    const Node& n = g.node(id);
+    std::vector<ValueId> ins;
+    for (ValueId in : n.inputs) ins.push_back(bodyValue(in));
+    std::vector<OutputSpec> outs;
+    for (ValueId o : n.outputs) outs.push_back({g.value(o).name, g.value(o).type});
+    NodeId bn = body->addNode(n.op, ins, outs, n.attrs, n.name);
+    Node& copy = body->mutableNode(bn);
+    copy.domain = n.domain;
+    copy.origins = n.origins;
+    copy.body = n.body;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      inner[n.outputs[i]] = copy.outputs[i];
+      body->mutableValue(copy.outputs[i]).origin = g.value(n.outputs[i]).origin;
+    }
+    origins.insert(origins.end(), n.origins.begin(), n.origins.end());
+  }
+
+  std::vector<ValueId> groupOutputs;
+  for (NodeId id : order)
+    for (ValueId o : g.node(id).outputs) {
+      const auto& users = g.value(o).users;
+      bool usedOutside = std::any_of(users.begin(), users.end(),
+                                     [&](NodeId u) { return !members.count(u); });
+      if (usedOutside || g.isGraphOutput(o)) groupOutputs.push_back(o);
+    }
+  std::vector<ValueId> bodyOutputs;
+  for (ValueId o : groupOutputs) bodyOutputs.push_back(inner[o]);
+  body->setOutputs(bodyOutputs);
+
+  std::vector<OutputSpec> outs;
+  for (ValueId o : groupOutputs) outs.push_back({g.value(o).name, g.value(o).type});
+  Attributes attrs;
+  attrs.set("group", int64_t(groupId));
+  attrs.set("kind", kind);
+  NodeId fused = g.addNode(kFusedOp, groupInputs, outs, attrs, "group" + std::to_string(groupId));
+  Node& fn = g.mutableNode(fused);
+  fn.domain = kFuseLensDomain;
+  std::sort(origins.begin(), origins.end());
+  fn.origins = origins;
+  fn.body = body;
+  for (size_t i = 0; i < groupOutputs.size(); ++i) {
+    ValueId newOut = fn.outputs[i];
+    g.mutableValue(newOut).origin = g.value(groupOutputs[i]).origin;
+    g.replaceAllUses(groupOutputs[i], newOut);
+  }
+  // Members' uses are now internal only; remove consumers before producers.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    for (ValueId o : g.node(*it).outputs) g.mutableValue(o).users.clear();
+    g.removeNode(*it);
+  }
+  return fused;
+}
+
+}  // namespace fuselens

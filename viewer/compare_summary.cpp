@@ -1,0 +1,57 @@
+// Formats a CompareReport as the status bar's one line.
+#include "viewer/compare_summary.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/session/session.h"
+
+namespace fuselens::viewer {
+namespace {
+
+std::string shortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", v);
+  return buf;
+}
+
+std::string valueName(const std::string& name) {
+  return !name.empty() && name[0] == '%' ? name : "%" + name;
+}
+
+// "group 0" when a fused group produced the value, else the producer's name.
+std::string producerOf(const CompareRow& row, const Graph& g) {
+  if (g.hasValue(row.value)) {
+    const NodeId p = g.value(row.value).producer;
+    if (p.valid() && g.hasNode(p)) {
+      const Node& n = g.node(p);
+      if (n.op == kFusedOp && n.domain == kFuseLensDomain)
+        return "group " + std::to_string(n.attrs.getInt("group", -1));
+    }
+  }
+  return row.producer;
+}
+
+}  // namespace
+
+std::string compareSummary(const CompareReport& report, const Graph& graph) {
+  const size_t total = report.rows.size();
+  if (total == 0) return "compare: no tensors compared";
+  size_t bad = 0;
+  double maxAbs = 0;
+  const CompareRow* first = nullptr;
+  for (const CompareRow& row : report.rows) {
+    maxAbs = std::max(maxAbs, row.metrics.maxAbs);
+    if (row.metrics.withinTolerance()) continue;
+    ++bad;
+    if (!first) first = &row;
+  }
+  const std::string tensors = std::to_string(total) + (total == 1 ? " tensor" : " tensors");
+  if (bad == 0)
+    return "compare: " + tensors + ", all within tolerance (max abs " + shortNumber(maxAbs) + ")";
+  std::string where = producerOf(*first, graph);
+  return "compare: " + std::to_string(bad) + " of " + tensors + " out of tolerance, first at " +
+         valueName(first->name) + (where.empty() ? "" : " (" + where + ")");
+}
+
+}  // namespace fuselens::viewer

@@ -1,0 +1,20 @@
+// The one-line summary of a compare report that the status bar shows:
+//   compare: 4 tensors, all within tolerance (max abs 2.4e-07)
+//   compare: 1 of 4 tensors out of tolerance, first at %3 (group 0)
+// Qt-free so it can be tested without widgets.
+#pragma once
+
+#include <string>
+
+namespace fuselens {
+class Graph;
+struct CompareReport;
+}  // namespace fuselens
+
+namespace fuselens::viewer {
+
+// `graph` is the graph the report's value ids refer to (the final snapshot);
+// it names the fused group that produced the first divergent tensor.
+std::string compareSummary(const CompareReport& report, const Graph& graph);
+
+}  // namespace fuselens::viewer
