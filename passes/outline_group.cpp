@@ -18,7 +18,8 @@ NodeId outlineGroup(Graph& g, const std::vector<NodeId>& membersIn, int groupId,
                     const std::string& kind) {
   std::set<NodeId> members(membersIn.begin(), membersIn.end());
   std::vector<NodeId> order;
-  for (NodeId n : *g.topoOrder())
+  const std::vector<NodeId> all = g.topoOrder().value();  // a named copy: the optional is a temporary
+  for (NodeId n : all)
     if (members.count(n)) order.push_back(n);
 
   auto body = std::make_shared<Graph>();
@@ -88,6 +89,11 @@ NodeId outlineGroup(Graph& g, const std::vector<NodeId>& membersIn, int groupId,
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     for (ValueId o : g.node(*it).outputs) g.mutableValue(o).users.clear();
     g.removeNode(*it);
+  }
+  // Scalar constants were copied into the body; drop the outer ones nothing reads now.
+  for (const auto& [outer, copy] : inner) {
+    if (!g.hasValue(outer) || !g.value(outer).constant || !isScalarConstant(g, outer)) continue;
+    if (g.value(outer).users.empty() && !g.isGraphOutput(outer)) g.removeValue(outer);
   }
   return fused;
 }

@@ -113,7 +113,8 @@ Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>
   rep.tolerance = tol;
   std::vector<ValueId> order;  // graph inputs, then outputs of nodes in topological order
   for (ValueId v : g.inputs()) order.push_back(v);
-  for (NodeId n : *g.topoOrder())
+  const std::vector<NodeId> nodes = g.topoOrder().value();  // verified acyclic after every pass
+  for (NodeId n : nodes)
     for (ValueId v : g.node(n).outputs) order.push_back(v);
   for (ValueId v : order) {
     if (size_t(v.index) >= compiled->size() || !(*compiled)[v.index]) continue;
