@@ -5,7 +5,6 @@
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
 #include <QtMath>
-
 #include <array>
 
 namespace fuselens::viewer {
@@ -13,6 +12,12 @@ namespace {
 
 constexpr double kTextLod = 0.3;  // below this zoom, boxes only
 const QColor kSelected(30, 111, 217);
+
+QColor blend(const QColor& under, const QColor& over, double alpha) {
+  auto mix = [&](int a, int b) { return static_cast<int>(a * (1 - alpha) + b * alpha); };
+  return QColor(mix(under.red(), over.red()), mix(under.green(), over.green()),
+                mix(under.blue(), over.blue()));
+}
 
 double lod(const QPainter* p, const QStyleOptionGraphicsItem* option) {
   return option->levelOfDetailFromTransform(p->worldTransform());
@@ -123,7 +128,7 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
 ClusterItem::ClusterItem(LayoutCluster cluster, const QFont& font)
     : cluster_(std::move(cluster)), font_(font) {
   setPos(cluster_.box.x, cluster_.box.y);
-  setZValue(0);
+  setZValue(1.5);  // above edges (its label chip hides them), below nodes
   setToolTip(QString::fromStdString(cluster_.label));
 }
 
@@ -143,9 +148,17 @@ void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWi
   QFont bold = font_;
   bold.setBold(true);
   p->setFont(bold);
+  // The label sits on an opaque chip of the cluster's tint, so edges entering
+  // the group pass under it instead of through the text.
+  const QString text = QString::fromStdString(cluster_.label);
+  QRectF chip = p->boundingRect(toRect(cluster_.box).adjusted(6, 3, -6, 0),
+                                Qt::AlignLeft | Qt::AlignTop, text);
+  chip.adjust(-3, 0, 3, 0);
+  p->setPen(Qt::NoPen);
+  p->setBrush(blend(kBackground, c, fill.alphaF()));
+  p->drawRoundedRect(chip, 3, 3);
   p->setPen(c.darker(170));
-  p->drawText(toRect(cluster_.box).adjusted(8, 4, -8, 0), Qt::AlignLeft | Qt::AlignTop,
-              QString::fromStdString(cluster_.label));
+  p->drawText(chip, Qt::AlignCenter, text);
 }
 
 }  // namespace fuselens::viewer

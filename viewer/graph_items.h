@@ -16,6 +16,8 @@ namespace fuselens::viewer {
 
 // One color per fused group, cycling through a fixed palette.
 QColor groupColor(int group);
+// The graph view's background, which cluster labels blend with.
+inline const QColor kBackground(250, 250, 250);
 
 class NodeItem : public QGraphicsItem {
  public:

@@ -99,7 +99,8 @@ class Builder {
     out_.height = bb.UR.y - bb.LL.y;
     for (size_t i = 0; i < out_.nodes.size(); ++i) {
       LayoutPoint c = flip(ND_coord(agNodes_[i]));
-      double w = ND_width(agNodes_[i]) * kPointsPerInch, h = ND_height(agNodes_[i]) * kPointsPerInch;
+      double w = ND_width(agNodes_[i]) * kPointsPerInch,
+             h = ND_height(agNodes_[i]) * kPointsPerInch;
       out_.nodes[i].box = {c.x - w / 2, c.y - h / 2, w, h};
     }
     for (size_t i = 0; i < out_.edges.size(); ++i) readSpline(agEdges_[i], flip, out_.edges[i]);
@@ -145,7 +146,8 @@ class Builder {
                                 NodeId top) {
     int group = static_cast<int>(node.attrs.getInt("group", -1));
     std::string kind = node.attrs.getString("kind", "");
-    std::string name = "cluster_" + std::to_string(group) + "_" + std::to_string(out_.clusters.size());
+    std::string name =
+        "cluster_" + std::to_string(group) + "_" + std::to_string(out_.clusters.size());
     Agraph_t* sub = agsubg(parent, const_cast<char*>(name.c_str()), 1);
     LayoutCluster c;
     c.group = group;
@@ -154,7 +156,7 @@ class Builder {
     c.node = node.id;
     // dot reserves room for the label; the view draws its own text there.
     set(sub, "label", c.label);
-    set(sub, "fontsize", std::to_string(opts_.lineHeight * 0.8));
+    set(sub, "fontsize", std::to_string(opts_.lineHeight));  // roomy: the view draws bold
     set(sub, "labeljust", "l");
     set(sub, "margin", "12");
     out_.clusters.push_back(std::move(c));
@@ -226,7 +228,8 @@ class Builder {
     for (int b = 0; b < spl->size; ++b) {
       const bezier& bz = spl->list[b];
       // Later pieces continue the first; skip their repeated start point.
-      for (int i = edge.points.empty() ? 0 : 1; i < bz.size; ++i) edge.points.push_back(flip(bz.list[i]));
+      for (int i = edge.points.empty() ? 0 : 1; i < bz.size; ++i)
+        edge.points.push_back(flip(bz.list[i]));
       if (bz.eflag) {
         edge.hasArrow = true;
         edge.arrowTip = flip(bz.ep);

@@ -25,7 +25,7 @@ namespace fuselens::viewer {
 
 struct LayoutOptions {
   // Text metrics of the font the view draws with, so boxes fit their labels.
-  double charWidth = 7.0;   // average advance of one character
+  double charWidth = 7.0;  // average advance of one character
   double lineHeight = 15.0;
   int maxConstantLines = 3;  // per node; more become "+N constants"
   size_t maxNodes = 1500;    // dot is too slow past this: the layout fails instead

@@ -11,7 +11,6 @@
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QtMath>
-
 #include <algorithm>
 
 #include "viewer/graph_items.h"
@@ -20,8 +19,8 @@
 namespace fuselens::viewer {
 namespace {
 
-constexpr double kMinFitScale = 0.4;  // below this labels are unreadable: show the top instead
-constexpr double kMaxFitScale = 1.3;  // small graphs should not look blown up
+constexpr double kMinFitScale = 0.65;  // below this labels are unreadable: show the top instead
+constexpr double kMaxFitScale = 1.0;   // small graphs should not look blown up
 constexpr double kMinScale = 0.03, kMaxScale = 8.0;
 
 LayoutOptions optionsFor(const QFont& font) {
@@ -45,7 +44,7 @@ GraphView::GraphView(QWidget* parent)
   setTransformationAnchor(AnchorUnderMouse);
   setResizeAnchor(AnchorViewCenter);
   setViewportUpdateMode(BoundingRectViewportUpdate);
-  setBackgroundBrush(QColor(250, 250, 250));
+  setBackgroundBrush(kBackground);
   font_ = font();
   font_.setPointSizeF(9);
   connect(watcher_, &QFutureWatcher<LayoutResult>::finished, this, &GraphView::onLayoutDone);

@@ -21,7 +21,6 @@
 #include <QToolBar>
 #include <QToolButton>
 #include <QtConcurrent/QtConcurrentRun>
-
 #include <algorithm>
 
 #include "core/ir/printer.h"
@@ -75,7 +74,7 @@ void MainWindow::buildLayout() {
   splitter->setStretchFactor(0, 0);
   splitter->setStretchFactor(1, 1);
   splitter->setStretchFactor(2, 0);
-  splitter->setSizes({300, 700, 400});
+  splitter->setSizes({250, 650, 500});
   setCentralWidget(splitter);
 
   connect(passList_, &PassList::snapshotSelected, this, &MainWindow::showSnapshot);
@@ -261,10 +260,17 @@ void MainWindow::onJobDone() {
   const JobResult r = watcher_->result();
   setIdle();
   switch (job) {
-    case Job::Open: finishOpen(r); break;
-    case Job::Optimize: finishOptimize(r); break;
-    case Job::Compare: finishCompare(r); break;
-    case Job::None: break;
+    case Job::Open:
+      finishOpen(r);
+      break;
+    case Job::Optimize:
+      finishOptimize(r);
+      break;
+    case Job::Compare:
+      finishCompare(r);
+      break;
+    case Job::None:
+      break;
   }
   if (!isBusy()) emit jobsFinished();
 }
@@ -310,8 +316,9 @@ void MainWindow::finishOptimize(const JobResult& r) {
 
 void MainWindow::finishCompare(const JobResult& r) {
   if (!r.status) {
-    compareLabel_->setText(cancel_.cancelled() ? tr("compare: cancelled")
-                                               : tr("compare: failed (%1)").arg(qs(r.status.message())));
+    compareLabel_->setText(cancel_.cancelled()
+                               ? tr("compare: cancelled")
+                               : tr("compare: failed (%1)").arg(qs(r.status.message())));
     if (!cancel_.cancelled()) showError(qs(r.status.message()));
     return;
   }

@@ -26,13 +26,15 @@ int PassListModel::rowCount(const QModelIndex& parent) const {
 }
 
 QString PassListModel::rowText(const Snapshot& s, int row) {
-  const QString sep = QStringLiteral("  \u00b7  ");
-  if (row == 0) return QString::fromStdString(s.label) + sep + QStringLiteral("%1 nodes").arg(s.graph.nodeCount());
+  if (row == 0)
+    return QString::fromStdString(s.label) + QStringLiteral("\n%1 nodes").arg(s.graph.nodeCount());
   const PassRecord& r = s.record;
   QString text = QString::fromStdString(r.pass.empty() ? s.label : r.pass);
   if (!r.changed) text += QStringLiteral(" (unchanged)");
-  text += sep + QStringLiteral("%1 \u2192 %2 nodes").arg(r.nodesBefore).arg(r.nodesAfter);
-  text += sep + QStringLiteral("%1 ms").arg(r.millis, 0, 'f', r.millis < 10 ? 2 : 1);
+  text += QStringLiteral("\n%1 \u2192 %2 nodes  \u00b7  %3 ms")
+              .arg(r.nodesBefore)
+              .arg(r.nodesAfter)
+              .arg(r.millis, 0, 'f', r.millis < 10 ? 2 : 1);
   return text;
 }
 
@@ -72,7 +74,8 @@ PassList::PassList(QWidget* parent)
   setModel(model_);
   setSelectionMode(SingleSelection);
   setEditTriggers(NoEditTriggers);
-  setUniformItemSizes(true);
+  setUniformItemSizes(true);  // every row has two lines
+  setSpacing(2);
   forward_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
   back_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
   forward_->setToolTip(tr("Show the snapshot after the next pass (Alt+Down)"));

@@ -26,7 +26,7 @@ class PassListModel : public QAbstractListModel {
   int rowCount(const QModelIndex& parent = QModelIndex()) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
 
-  // "import  ·  3 nodes", "dce (unchanged)  ·  3 → 3 nodes  ·  0.01 ms"
+  // Two lines: "import" / "3 nodes"; "dce (unchanged)" / "3 → 3 nodes  ·  0.01 ms"
   static QString rowText(const Snapshot& s, int row);
 
  private:

@@ -1,0 +1,129 @@
+// fuselens-cli as a user runs it: every subcommand has --help; compare on the
+// MatMul+bias+ReLU sample reports one fused group within tolerance; explain on
+// the MLP lists accepted and rejected fusions with reasons; bad input gives
+// one sentence and a non-zero exit; run writes .npy outputs.
+#include <QtTest>
+
+#include "core/io/npy.h"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  QString out, err;
+};
+
+Result cli(const QStringList& args) {
+  QProcess p;
+  p.setWorkingDirectory(FUSELENS_SOURCE_DIR);
+  p.start(FUSELENS_CLI_PATH, args);
+  Result r;
+  if (!p.waitForFinished(300000)) return r;
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+const QString kSample = "samples/matmul_bias_relu.onnx";
+const QString kMlp = "samples/mlp.onnx";
+
+}  // namespace
+
+class CliTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void helpOnEverySubcommand_data() {
+    QTest::addColumn<QString>("sub");
+    for (const char* s : {"inspect", "compile", "run", "compare", "explain"}) QTest::newRow(s) << s;
+  }
+  void helpOnEverySubcommand() {
+    QFETCH(QString, sub);
+    Result r = cli({sub, "--help"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains("Usage") || r.out.contains("usage"), qPrintable(r.out));
+  }
+
+  void compareSampleOneGroupWithinTolerance() {
+    Result r = cli({"compare", kSample, "--random-inputs", "--seed", "3"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("1 fused group,"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("PASS:"), qPrintable(r.out));
+  }
+
+  void compareJsonReport() {
+    Result r = cli({"compare", kMlp, "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QVERIFY(o["all_within_tolerance"].toBool());
+    QVERIFY(o["tensors"].toArray().size() >= 2);
+    QVERIFY(o["fused_groups"].toInt() >= 2);
+  }
+
+  void compareOutOfToleranceExitsNonZero() {
+    // A tolerance no float computation meets: the exit code must say so.
+    Result r = cli({"compare", kMlp, "--atol", "0", "--rtol", "0"});
+    if (r.out.contains("PASS:")) QSKIP("compiled and eager agree bit for bit on this machine");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.out.contains("first tensor out of tolerance"), qPrintable(r.out));
+  }
+
+  void explainMlpListsAcceptedAndRejected() {
+    Result r = cli({"explain", kMlp});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("FUSED") && r.out.contains("SPLIT"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("rejected: "), qPrintable(r.out));
+    QVERIFY2(r.out.contains("accepted: "), qPrintable(r.out));
+    Result j = cli({"explain", kMlp, "--json"});
+    QJsonArray ds = QJsonDocument::fromJson(j.out.toUtf8()).object()["decisions"].toArray();
+    QVERIFY(!ds.isEmpty());
+    for (const auto& d : ds) QVERIFY(!d.toObject()["reason"].toString().isEmpty());
+  }
+
+  void badInputsGiveOneSentence_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("missing-file") << QStringList{"inspect", "no/such/model.onnx"} << "no/such/model.onnx";
+    QTest::newRow("not-onnx") << QStringList{"inspect", "README.md"} << "README.md";
+    QTest::newRow("bad-pipeline") << QStringList{"compile", kSample, "--passes", "dce,bogus"} << "unknown pass 'bogus'";
+    QTest::newRow("unknown-input") << QStringList{"run", kSample, "--input", "nope=x.npy"} << "no input named 'nope'";
+    QTest::newRow("missing-npy") << QStringList{"run", kSample, "--input", "x=/nonexistent.npy"} << "nonexistent.npy";
+  }
+  void badInputsGiveOneSentence() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    Result r = cli(args);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    QCOMPARE(r.err.trimmed().count('\n'), 0);  // one line
+  }
+
+  void runWritesNpyOutputsForBothEngines() {
+    QTemporaryDir dir;
+    for (const char* engine : {"eager", "cpu"}) {
+      QString out = dir.filePath(engine);
+      Result r = cli({"run", kSample, "--engine", engine, "--random-inputs", "--output-dir", out});
+      QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    }
+    auto a = fuselens::readNpy(dir.filePath("eager/y.npy").toStdString());
+    auto b = fuselens::readNpy(dir.filePath("cpu/y.npy").toStdString());
+    QVERIFY2(a.isOk(), a.message().c_str());
+    QVERIFY2(b.isOk(), b.message().c_str());
+    QCOMPARE(a->shape, (std::vector<int64_t>{1, 64}));
+    for (int64_t i = 0; i < a->numel(); ++i) QVERIFY(std::abs(a->at(i) - b->at(i)) < 1e-4);
+  }
+
+  void compileEmitsEveryForm() {
+    for (const char* form : {"ir", "loops", "llvm"}) {
+      Result r = cli({"compile", kSample, "--emit", form});
+      QVERIFY2(r.code == 0, qPrintable(r.err));
+      QVERIFY2(!r.out.isEmpty(), form);
+    }
+    Result all = cli({"compile", kMlp, "--print-ir-after-all"});
+    QVERIFY(all.out.contains("IR after import"));
+    QVERIFY(all.out.contains("IR after fuse-ops"));
+  }
+};
+
+QTEST_APPLESS_MAIN(CliTest)
+#include "cli_test.moc"
