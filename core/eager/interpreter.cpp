@@ -24,7 +24,8 @@ Status checkInput(const Value& v, const TensorData& t, std::map<std::string, int
   const std::string where = "input '" + v.name + "'";
   if (t.dtype != v.type.dtype)
     return Status::error("has element type " + std::string(dtypeName(t.dtype)) +
-                             " but the model expects " + v.type.str(), where);
+                             " but the model expects " + v.type.str(),
+                         where);
   if (t.bytes.size() != size_t(t.numel()) * dtypeSize(t.dtype))
     return Status::error("holds " + std::to_string(t.bytes.size()) + " bytes, not the " +
                              std::to_string(t.numel() * dtypeSize(t.dtype)) + " its shape needs",
@@ -33,8 +34,10 @@ Status checkInput(const Value& v, const TensorData& t, std::map<std::string, int
   bool ok = t.rank() == v.type.rank();
   for (size_t i = 0; ok && i < t.rank(); ++i) {
     const Dim& d = v.type.shape[i];
-    if (d.isStatic()) ok = d.value == t.shape[i];
-    else if (!d.symbol.empty()) ok = symbols.emplace(d.symbol, t.shape[i]).first->second == t.shape[i];
+    if (d.isStatic())
+      ok = d.value == t.shape[i];
+    else if (!d.symbol.empty())
+      ok = symbols.emplace(d.symbol, t.shape[i]).first->second == t.shape[i];
   }
   if (!ok)
     return Status::error("has shape " + shapeText(t.shape) + " but the model expects " +
@@ -72,7 +75,13 @@ Expected<std::vector<TensorData>> runFused(const Node& n, const std::vector<cons
   auto r = runEager(body, bodyInputs, opts, {}, cancel);
   if (!r) return Status::error("inside the group: " + r.diagnostic().str(), describeNode(n));
   std::vector<TensorData> outs;
-  for (ValueId o : body.outputs()) outs.push_back(std::move(*r->tensors[o.index]));
+  const auto& bodyOuts = body.outputs();
+  for (size_t i = 0; i < bodyOuts.size(); ++i) {
+    // Move each tensor out, unless a later output slot names the same value.
+    auto& t = *r->tensors[bodyOuts[i].index];
+    bool again = std::find(bodyOuts.begin() + i + 1, bodyOuts.end(), bodyOuts[i]) != bodyOuts.end();
+    outs.push_back(again ? t : std::move(t));
+  }
   return outs;
 }
 

@@ -1,20 +1,18 @@
 // .npy files (NumPy format 1.0-3.0): little-endian, C order, numeric dtypes.
 // Files come from users, so the header is parsed defensively: the shape must
 // account for exactly the bytes that follow it before anything is allocated.
-// Writes go to a temporary file that is renamed into place. randomTensor gives
+// Writes go through writeFileAtomically (temporary file, then rename). randomTensor gives
 // seeded inputs (splitmix64) for a quick look at a model.
 #include "core/io/npy.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <bit>
 #include <cctype>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+
+#include "core/support/atomic_file.h"
 
 namespace fuselens {
 namespace {
@@ -152,9 +150,8 @@ Expected<TensorData> readNpy(const std::string& path) {
     return E::error(".npy format version " + std::to_string(major) + " is not supported", path);
   }
   if (headerLen > kMaxHeader || prefix + headerLen > fileSize)
-    return E::error("the .npy header length " + std::to_string(headerLen) +
-                        " does not fit in the file",
-                    path);
+    return E::error(
+        "the .npy header length " + std::to_string(headerLen) + " does not fit in the file", path);
   std::string header(headerLen, '\0');
   if (!f.read(header.data(), std::streamsize(headerLen)))
     return E::error("truncated .npy header", path);
@@ -165,8 +162,7 @@ Expected<TensorData> readNpy(const std::string& path) {
   if (!descr || !fortran || !shapeText || descr->size() < 2)
     return E::error("the .npy header lacks descr, fortran_order or shape", path);
   if (*fortran != "False")
-    return E::error("Fortran-order arrays are not supported; save with np.ascontiguousarray",
-                    path);
+    return E::error("Fortran-order arrays are not supported; save with np.ascontiguousarray", path);
   auto dtype = dtypeOfDescr(descr->substr(1, descr->size() - 2), path);
   if (!dtype) return dtype.status();
   auto shape = parseShape(*shapeText);
@@ -201,8 +197,8 @@ Status writeNpy(const std::string& path, const TensorData& t) {
   if (t.rank() > 1) shape.resize(shape.size() - 2);
   if (t.rank() == 1) shape.pop_back();  // "(5,)": a one-tuple keeps its comma
   shape += ")";
-  std::string header = "{'descr': '" + std::string(descr) +
-                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad with spaces to a 64-byte boundary, newline last, as numpy does.
   bool v2 = header.size() + 11 > 65535;
   size_t prefix = v2 ? 12 : 10;
@@ -216,27 +212,8 @@ Status writeNpy(const std::string& path, const TensorData& t) {
   uint32_t len = uint32_t(header.size());
   for (size_t i = 0; i < (v2 ? 4u : 2u); ++i) out += char((len >> (8 * i)) & 0xff);
   out += header;
-
-  static std::atomic<int> counter{0};
-  std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return Status::error("cannot create a temporary file beside it", path);
-    f.write(out.data(), std::streamsize(out.size()));
-    f.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      return Status::error("writing failed (disk full?)", path);
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return Status::error("cannot move the written file into place: " + ec.message(), path);
-  }
-  return Status::ok();
+  out.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+  return writeFileAtomically(path, out);
 }
 
 Expected<TensorData> randomTensor(const TensorType& type, uint64_t seed) {

@@ -13,9 +13,9 @@ struct Rewrite {
   Graph& g;
   NodeId n;
   int64_t opset;
-  std::vector<ValueId> outs;      // what stands for the node's outputs
-  std::vector<NodeId> before;     // new nodes feeding the node
-  std::vector<NodeId> after;      // new nodes reading the node's outputs
+  std::vector<ValueId> outs;   // what stands for the node's outputs
+  std::vector<NodeId> before;  // new nodes feeding the node
+  std::vector<NodeId> after;   // new nodes reading the node's outputs
   std::vector<Diagnostic>& diags;
 
   const Node& node() const { return g.node(n); }
@@ -25,17 +25,25 @@ struct Rewrite {
   void note(const std::string& message) {
     diags.push_back({Severity::Note, describeNode(node()), message});
   }
+  // Rules read inputs before the registry has checked them: refuse missing ones.
+  Status needInputs(size_t count) const {
+    const auto& ins = node().inputs;
+    for (size_t i = 0; i < count; ++i)
+      if (i >= ins.size() || !ins[i].valid())
+        return error("expects at least " + std::to_string(count) + " inputs");
+    return Status::ok();
+  }
   ValueId constantI64(const std::string& name, const std::vector<int64_t>& v) {
-    return g.addConstant(name, std::make_shared<TensorData>(TensorData::fromVector(
-                                   DType::I64, {int64_t(v.size())}, v)));
+    return g.addConstant(name, std::make_shared<TensorData>(
+                                   TensorData::fromVector(DType::I64, {int64_t(v.size())}, v)));
   }
 };
 
 using RewriteFn = std::function<Status(Rewrite&)>;
 
 struct Rule {
-  const char* op;       // "*" matches every op
-  int64_t belowOpset;   // applies when the model's opset is lower
+  const char* op;      // "*" matches every op
+  int64_t belowOpset;  // applies when the model's opset is lower
   RewriteFn rewrite;
 };
 
@@ -44,6 +52,7 @@ std::string opsetText(int64_t opset) { return "opset-" + std::to_string(opset); 
 // Softmax before 13 flattens the input to 2-D at `axis` (default 1) and
 // normalizes each row; 13 normalizes along `axis` alone.
 Status softmaxPre13(Rewrite& r) {
+  FL_RETURN_IF_ERROR(r.needInputs(1));
   const Node& nd = r.node();
   int64_t axis = nd.attrs.getInt("axis", 1);
   const TensorType t = r.g.value(nd.inputs.at(0)).type;
@@ -76,8 +85,8 @@ Status softmaxPre13(Rewrite& r) {
   r.g.mutableNode(r.n).attrs.set("axis", int64_t(-1));
   r.g.mutableValue(y).name = yName + "/out_2d";
   r.g.mutableValue(y).type = flat;
-  NodeId back = r.g.addNode("Reshape", {y, r.constantI64(name + "/shape_nd", *shape)},
-                            {{yName, t}}, {}, name + "/from_2d");
+  NodeId back = r.g.addNode("Reshape", {y, r.constantI64(name + "/shape_nd", *shape)}, {{yName, t}},
+                            {}, name + "/from_2d");
   r.before.push_back(in2d);
   r.after.push_back(back);
   r.outs[0] = r.g.node(back).outputs[0];
@@ -90,6 +99,7 @@ Status softmaxPre13(Rewrite& r) {
 Status reshapeShapeAttr(Rewrite& r) {
   auto shape = r.node().attrs.getInts("shape");
   if (!shape) return Status::ok();
+  if (r.node().inputs.size() != 1) return r.error("with a shape attribute expects 1 input");
   ValueId c = r.constantI64(r.node().name + "/shape", *shape);
   Node& nd = r.g.mutableNode(r.n);
   nd.attrs.erase("shape");
@@ -110,6 +120,7 @@ Status legacyBroadcast(Rewrite& r) {
   nd.attrs.erase("broadcast");
   nd.attrs.erase("axis");
   if (!broadcast || !axisAttr) return Status::ok();
+  FL_RETURN_IF_ERROR(r.needInputs(2));
   const Value& a = r.g.value(nd.inputs.at(0));
   const Value& b = r.g.value(nd.inputs.at(1));
   if (!a.type.rankKnown || !b.type.rankKnown)
@@ -143,7 +154,7 @@ const std::vector<Rule>& rules() {
       {"Sub", 7, legacyBroadcast},
       {"Mul", 7, legacyBroadcast},
       {"Div", 7, legacyBroadcast},
-      {"Gemm", 7, eraseAttr("broadcast")},     // C broadcasts unidirectionally since 7
+      {"Gemm", 7, eraseAttr("broadcast")},  // C broadcasts unidirectionally since 7
   };
   return table;
 }

@@ -102,9 +102,9 @@ Expected<TensorData> tensorFromProto(const TP& t, const std::string& what,
                                      const std::string& baseDir) {
   auto dt = dtypeOfOnnx(t.data_type());
   if (!dt)
-    return Status::error("has element type " + onnxTypeName(t.data_type()) +
-                             ", which FuseLens does not support",
-                         what);
+    return Status::error(
+        "has element type " + onnxTypeName(t.data_type()) + ", which FuseLens does not support",
+        what);
   auto size = sizeOf(t, *dt, what);
   if (!size) return size.status();
   auto [n, bytes] = *size;
@@ -139,9 +139,9 @@ Expected<TensorData> tensorFromProto(const TP& t, const std::string& what,
     default: stored = t.int32_data_size(); break;  // f16/bf16 bits, small ints, bool
   }
   if (stored != n)
-    return Status::error("holds " + std::to_string(stored) + " values but its shape needs " +
-                             std::to_string(n),
-                         what);
+    return Status::error(
+        "holds " + std::to_string(stored) + " values but its shape needs " + std::to_string(n),
+        what);
   TensorData out(*dt, std::vector<int64_t>(t.dims().begin(), t.dims().end()));
   switch (*dt) {
     case DType::F32: copyTyped<float>(out, t.float_data(), n); break;
@@ -164,9 +164,9 @@ Expected<TensorType> typeFromProto(const onnx::TypeProto& t, const std::string& 
   const auto& tt = t.tensor_type();
   auto dt = dtypeOfOnnx(tt.elem_type());
   if (!dt)
-    return Status::error("has element type " + onnxTypeName(tt.elem_type()) +
-                             ", which FuseLens does not support",
-                         what);
+    return Status::error(
+        "has element type " + onnxTypeName(tt.elem_type()) + ", which FuseLens does not support",
+        what);
   TensorType out;
   out.dtype = *dt;
   if (!tt.has_shape()) {
@@ -174,9 +174,12 @@ Expected<TensorType> typeFromProto(const onnx::TypeProto& t, const std::string& 
     return out;
   }
   for (const auto& d : tt.shape().dim()) {
-    if (d.has_dim_value() && d.dim_value() >= 0) out.shape.push_back(Dim::fixed(d.dim_value()));
-    else if (d.has_dim_param() && !d.dim_param().empty()) out.shape.push_back(Dim::named(d.dim_param()));
-    else out.shape.push_back(Dim::unknown());
+    if (d.has_dim_value() && d.dim_value() >= 0)
+      out.shape.push_back(Dim::fixed(d.dim_value()));
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      out.shape.push_back(Dim::named(d.dim_param()));
+    else
+      out.shape.push_back(Dim::unknown());
   }
   return out;
 }

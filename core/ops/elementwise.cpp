@@ -3,8 +3,6 @@
 // reference for every fused elementwise group, so they are one obvious loop
 // over the output index each, with no tricks to share with codegen/.
 #include <cmath>
-#include <cstring>
-#include <type_traits>
 
 #include "core/ops/op_util.h"
 
@@ -143,9 +141,9 @@ void registerElementwiseOps(OpRegistry& r) {
   addOp(r, "Div", E, inferBinary, binaryKernel([](auto x, auto y) { return x / y; }, true));
   addOp(r, "Relu", E, inferUnary,
         unaryKernel([](auto x) { return x > decltype(x)(0) ? x : decltype(x)(0); }, true));
-  addOp(r, "Sigmoid", E, inferUnary,
-        unaryKernel([](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); },
-                    false));
+  addOp(
+      r, "Sigmoid", E, inferUnary,
+      unaryKernel([](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }, false));
   addOp(r, "Tanh", E, inferUnary, unaryKernel([](auto x) { return std::tanh(x); }, false));
   addOp(r, "Exp", E, inferUnary, unaryKernel([](auto x) { return std::exp(x); }, false));
   addOp(r, "Identity", E, inferUnary, identityKernel);

@@ -157,8 +157,8 @@ Outputs gemmTyped(const Node& n, const TensorData& a, const TensorData& b, const
     auto bc = broadcastShapes(n, {M, N}, c->shape);
     if (!bc) return bc.status();
     if (c->rank() > 2 || *bc != std::vector<int64_t>{M, N})
-      return nodeError(n, "C of shape " + shapeStr(c->shape) + " does not broadcast to the output " +
-                              shapeStr({M, N}));
+      return nodeError(n, "C of shape " + shapeStr(c->shape) +
+                              " does not broadcast to the output " + shapeStr({M, N}));
     cs = broadcastStrides(c->shape, {M, N});
   }
   TensorData out(a.dtype, {M, N});
@@ -185,8 +185,8 @@ Outputs gemmKernel(const Node& n, const std::vector<const TensorData*>& in) {
   const TensorData& b = *in[1];
   const TensorData* c = in.size() > 2 ? in[2] : nullptr;
   if (a.rank() != 2 || b.rank() != 2)
-    return nodeError(n, "A and B must be 2-D, got " + shapeStr(a.shape) + " and " +
-                            shapeStr(b.shape));
+    return nodeError(n,
+                     "A and B must be 2-D, got " + shapeStr(a.shape) + " and " + shapeStr(b.shape));
   if (a.dtype != b.dtype || (c && c->dtype != a.dtype))
     return nodeError(n, "inputs have different element types");
   switch (a.dtype) {

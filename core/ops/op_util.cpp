@@ -8,8 +8,8 @@ namespace fuselens::ops {
 
 Status checkInputCount(const Node& n, size_t count, size_t min, size_t max) {
   if (count < min || count > max) {
-    std::string want = min == max ? std::to_string(min)
-                                  : std::to_string(min) + " to " + std::to_string(max);
+    std::string want =
+        min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max);
     return nodeError(n, "expects " + want + " inputs, got " + std::to_string(count));
   }
   for (size_t i = 0; i < min; ++i)

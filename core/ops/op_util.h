@@ -51,12 +51,4 @@ bool nextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& shape);
 // Maps axis in [-rank, rank) to [0, rank); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
-// The output type a kernel must match: static shape of an inferred TensorType.
-inline TensorType typeOf(DType t, const std::vector<Dim>& dims) {
-  TensorType tt;
-  tt.dtype = t;
-  tt.shape = dims;
-  return tt;
-}
-
 }  // namespace fuselens::ops

@@ -16,7 +16,8 @@ Types inferSoftmax(const InferContext& c) {
   FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 1, 1));
   const TensorType& t = c.inputTypes[0];
   if (!isFloat(t.dtype))
-    return nodeError(c.node, "needs a floating-point input, got " + std::string(dtypeName(t.dtype)));
+    return nodeError(c.node,
+                     "needs a floating-point input, got " + std::string(dtypeName(t.dtype)));
   int64_t axis = c.node.attrs.getInt("axis", -1);
   if (t.rankKnown && !normalizeAxis(axis, int64_t(t.rank())))
     return nodeError(c.node, "axis " + std::to_string(axis) + " is out of range for " + t.str());
@@ -52,8 +53,8 @@ Outputs softmaxKernel(const Node& n, const std::vector<const TensorData*>& in) {
   int64_t axisAttr = n.attrs.getInt("axis", -1);
   auto axis = normalizeAxis(axisAttr, int64_t(x.rank()));
   if (!axis)
-    return nodeError(n, "axis " + std::to_string(axisAttr) + " is out of range for shape " +
-                            shapeStr(x.shape));
+    return nodeError(
+        n, "axis " + std::to_string(axisAttr) + " is out of range for shape " + shapeStr(x.shape));
   switch (x.dtype) {
     case DType::F32: return std::vector{softmaxLoop<float>(x, *axis)};
     case DType::F64: return std::vector{softmaxLoop<double>(x, *axis)};

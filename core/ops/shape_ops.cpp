@@ -19,15 +19,19 @@ struct DimProduct {
   int64_t staticProduct = 1;
   std::vector<std::string> symbols;
   bool unknown = false;
+  bool overflow = false;  // a hostile target shape: no tensor has that many elements
 };
 
 DimProduct productOf(const std::vector<Dim>& dims, int skip) {
   DimProduct p;
   for (int i = 0; i < int(dims.size()); ++i) {
     if (i == skip) continue;
-    if (dims[i].isStatic()) p.staticProduct *= dims[i].value;
-    else if (dims[i].symbol.empty()) p.unknown = true;
-    else p.symbols.push_back(dims[i].symbol);
+    if (dims[i].isStatic())
+      p.overflow |= __builtin_mul_overflow(p.staticProduct, dims[i].value, &p.staticProduct);
+    else if (dims[i].symbol.empty())
+      p.unknown = true;
+    else
+      p.symbols.push_back(dims[i].symbol);
   }
   std::sort(p.symbols.begin(), p.symbols.end());
   return p;
@@ -62,6 +66,8 @@ Expected<std::vector<Dim>> reshapeDims(const Node& n, const std::vector<Dim>& in
   if (allowzero && hasZero && neg >= 0)
     return nodeError(n, "with allowzero=1 the target shape cannot hold both 0 and -1");
   DimProduct pin = productOf(in, -1), pout = productOf(out, neg);
+  if (pin.overflow || pout.overflow)
+    return nodeError(n, "the shape " + shapeStr(target) + " is too large");
   bool comparable = !pin.unknown && !pout.unknown && pin.symbols == pout.symbols;
   std::string fail = "cannot reshape " + dimsStr(in) + " into " + shapeStr(target);
   if (comparable && neg >= 0) {
@@ -137,8 +143,9 @@ Expected<std::vector<int64_t>> permOf(const Node& n, size_t rank) {
     ok = ok && p >= 0 && p < int64_t(rank) && !seen[p];
     if (ok) seen[p] = true;
   }
-  if (!ok) return nodeError(n, "perm " + shapeStr(perm) + " is not a permutation of " +
-                                   std::to_string(rank) + " axes");
+  if (!ok)
+    return nodeError(
+        n, "perm " + shapeStr(perm) + " is not a permutation of " + std::to_string(rank) + " axes");
   return perm;
 }
 

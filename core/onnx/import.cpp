@@ -1,0 +1,301 @@
+// ONNX import: ModelProto -> Graph. In order: parse, read opsets, add graph
+// inputs (minus initializers, the IR<4 style) and initializers, add nodes in
+// dependency order (Constant nodes become constants; each node canonicalized
+// to the latest opset's form and its types inferred), then graph outputs,
+// a final shape inference and markAsOriginal. Model files are untrusted: every
+// failure is one sentence naming the file or the node, never a crash.
+#include "core/onnx/import.h"
+
+#include <filesystem>
+#include <fstream>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+#include "core/onnx/canonicalize.h"
+#include "core/onnx/tensor_proto.h"
+#include "core/ops/registry.h"
+
+namespace fuselens {
+namespace {
+
+namespace fs = std::filesystem;
+using onnximport::tensorFromProto;
+using onnximport::typeFromProto;
+
+constexpr int64_t kLatestOpset = 21;
+
+struct Importer {
+  ImportedModel& model;
+  std::string where;    // the file, for diagnostics
+  std::string baseDir;  // for external data
+  std::unordered_map<std::string, ValueId> values;
+  std::unordered_map<std::string, const onnx::TypeProto*> declared;  // value_info + outputs
+  std::set<std::string> nodeNames;
+  std::map<std::string, int> opCounts;
+
+  Graph& g() { return model.graph; }
+  void warn(const std::string& place, const std::string& message) {
+    model.diagnostics.push_back({Severity::Warning, place, message});
+  }
+  int64_t opsetOf(const std::string& domain) {
+    auto it = model.opsets.find(domain);
+    return it == model.opsets.end() ? kLatestOpset : it->second;
+  }
+  Status define(const std::string& name, ValueId v, const std::string& place) {
+    if (!values.emplace(name, v).second)
+      return Status::error("value '" + name + "' is defined more than once", place);
+    return Status::ok();
+  }
+  // The declared type of a value, or unknown rank when none (or not a tensor we support).
+  TensorType declaredType(const std::string& name) {
+    auto it = declared.find(name);
+    if (it != declared.end())
+      if (auto t = typeFromProto(*it->second, "value '" + name + "'")) return *t;
+    TensorType t;
+    t.rankKnown = false;
+    return t;
+  }
+};
+
+std::string canonicalDomain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
+std::string nodeWhere(const onnx::NodeProto& n, const std::string& name) {
+  return "node '" + name + "' (" + n.op_type() + ")";
+}
+
+// Reads an attribute the IR keeps; nullopt (with a warning) for kinds it does not.
+Expected<std::optional<Attribute>> attributeOf(Importer& im, const onnx::AttributeProto& a,
+                                               const std::string& place) {
+  using A = onnx::AttributeProto;
+  int type = a.type();
+  if (type == A::UNDEFINED) {  // some old exporters leave the type unset: go by the field
+    type = a.ints_size()      ? A::INTS
+           : a.floats_size()  ? A::FLOATS
+           : a.strings_size() ? A::STRINGS
+           : a.has_t()        ? A::TENSOR
+           : a.has_s()        ? A::STRING
+           : a.has_f()        ? A::FLOAT
+                              : A::INT;
+  }
+  switch (type) {
+    case A::INT: return std::optional<Attribute>(int64_t(a.i()));
+    case A::FLOAT: return std::optional<Attribute>(double(a.f()));
+    case A::STRING: return std::optional<Attribute>(a.s());
+    case A::INTS:
+      return std::optional<Attribute>(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case A::FLOATS:
+      return std::optional<Attribute>(std::vector<double>(a.floats().begin(), a.floats().end()));
+    case A::STRINGS:
+      return std::optional<Attribute>(
+          std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    case A::TENSOR: {
+      auto t = tensorFromProto(a.t(), place + " attribute '" + a.name() + "'", im.baseDir);
+      if (!t) return t.status();
+      return std::optional<Attribute>(std::make_shared<const TensorData>(std::move(*t)));
+    }
+    default:
+      im.warn(place, "attribute '" + a.name() + "' (" +
+                         A::AttributeType_Name(A::AttributeType(type)) +
+                         ") is not imported; the node cannot run");
+      return std::optional<Attribute>();
+  }
+}
+
+// A Constant node's value as a tensor (value, value_float(s), value_int(s)).
+Expected<TensorData> constantValue(Importer& im, const onnx::NodeProto& n,
+                                   const std::string& place) {
+  for (const auto& a : n.attribute()) {
+    const std::string& k = a.name();
+    if (k == "value") return tensorFromProto(a.t(), place, im.baseDir);
+    if (k == "value_float")
+      return TensorData::fromVector(DType::F32, {}, std::vector<float>{a.f()});
+    if (k == "value_int")
+      return TensorData::fromVector(DType::I64, {}, std::vector<int64_t>{a.i()});
+    if (k == "value_floats") {
+      std::vector<float> v(a.floats().begin(), a.floats().end());
+      return TensorData::fromVector(DType::F32, {int64_t(v.size())}, v);
+    }
+    if (k == "value_ints") {
+      std::vector<int64_t> v(a.ints().begin(), a.ints().end());
+      return TensorData::fromVector(DType::I64, {int64_t(v.size())}, v);
+    }
+  }
+  return Status::error(
+      "only numeric constants (value, value_float(s), value_int(s)) are "
+      "supported",
+      place);
+}
+
+// Node indices with producers first (ONNX requires sorted nodes; some files
+// are not). Errors name an input no node, graph input or initializer makes.
+Expected<std::vector<int>> nodeOrder(const onnx::GraphProto& gp, const Importer& im) {
+  int count = gp.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < count; ++i)
+    for (const auto& o : gp.node(i).output())
+      if (!o.empty()) producer.emplace(o, i);
+  std::vector<int> pending(count, 0);
+  std::vector<std::vector<int>> users(count);
+  for (int i = 0; i < count; ++i)
+    for (const auto& in : gp.node(i).input()) {
+      if (in.empty() || im.values.count(in)) continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        return Status::error("input '" + in +
+                                 "' is not produced by any node, graph input or "
+                                 "initializer",
+                             nodeWhere(gp.node(i), gp.node(i).name()));
+      users[it->second].push_back(i);
+      ++pending[i];
+    }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < count; ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--pending[u] == 0) ready.push(u);
+  }
+  if (int(order.size()) != count) return Status::error("the graph has a cycle", im.where);
+  return order;
+}
+
+std::string uniqueNodeName(Importer& im, const onnx::NodeProto& n) {
+  std::string name = n.name();
+  while (name.empty() || im.nodeNames.count(name))
+    name = n.op_type() + "_" + std::to_string(im.opCounts[n.op_type()]++);
+  im.nodeNames.insert(name);
+  return name;
+}
+
+Status importNode(Importer& im, const onnx::NodeProto& n) {
+  const std::string domain = canonicalDomain(n.domain());
+  const std::string name = uniqueNodeName(im, n);
+  const std::string place = nodeWhere(n, name);
+  if (domain.empty() && n.op_type() == "Constant") {
+    if (n.output_size() != 1) return Status::error("a Constant has exactly one output", place);
+    auto t = constantValue(im, n, place);
+    if (!t) return t.status();
+    ValueId v = im.g().addConstant(n.output(0), std::make_shared<const TensorData>(std::move(*t)));
+    return im.define(n.output(0), v, place);
+  }
+  std::vector<ValueId> inputs;
+  for (const auto& in : n.input()) inputs.push_back(in.empty() ? ValueId() : im.values.at(in));
+  Attributes attrs;
+  for (const auto& a : n.attribute()) {
+    auto attr = attributeOf(im, a, place);
+    if (!attr) return attr.status();
+    if (*attr) attrs.set(a.name(), std::move(**attr));
+  }
+  std::vector<OutputSpec> outputs;
+  for (int i = 0; i < n.output_size(); ++i) {
+    // An omitted optional output still gets a value, with a name of its own.
+    std::string out = n.output(i).empty() ? name + "/unused_" + std::to_string(i) : n.output(i);
+    outputs.push_back({out, im.declaredType(n.output(i))});
+  }
+  NodeId id = im.g().addNode(n.op_type(), inputs, outputs, std::move(attrs), name);
+  im.g().mutableNode(id).domain = domain;
+
+  std::vector<ValueId> outs = im.g().node(id).outputs;
+  if (!OpRegistry::instance().find(domain, n.op_type())) {
+    im.warn(place, "op " + n.op_type() + " is not supported; it imports as an opaque node and " +
+                       "fails only when run");
+  } else {
+    auto canon = onnximport::canonicalizeNode(im.g(), id, im.opsetOf(domain), im.model.diagnostics);
+    if (!canon) return canon.status();
+    outs = *canon;
+  }
+  for (int i = 0; i < n.output_size(); ++i)
+    if (!n.output(i).empty()) FL_RETURN_IF_ERROR(im.define(n.output(i), outs[i], place));
+  return Status::ok();
+}
+
+Status importGraph(Importer& im, const onnx::GraphProto& gp) {
+  for (const auto& vi : gp.value_info()) im.declared[vi.name()] = &vi.type();
+  for (const auto& o : gp.output()) im.declared[o.name()] = &o.type();
+
+  std::vector<std::pair<std::string, TensorData>> inits;
+  std::set<std::string> initNames;
+  for (const auto& t : gp.initializer()) {
+    auto data = tensorFromProto(t, "initializer '" + t.name() + "'", im.baseDir);
+    if (!data) return data.status();
+    inits.emplace_back(t.name(), std::move(*data));
+    initNames.insert(t.name());
+  }
+  for (const auto& in : gp.input()) {
+    if (initNames.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
+    auto type = typeFromProto(in.type(), "graph input '" + in.name() + "'");
+    if (!type) return type.status();
+    FL_RETURN_IF_ERROR(im.define(in.name(), im.g().addInput(in.name(), *type), im.where));
+  }
+  for (auto& [name, data] : inits) {
+    ValueId v = im.g().addConstant(name, std::make_shared<const TensorData>(std::move(data)));
+    FL_RETURN_IF_ERROR(im.define(name, v, im.where));
+  }
+
+  auto order = nodeOrder(gp, im);
+  if (!order) return order.status();
+  for (int i : *order) FL_RETURN_IF_ERROR(importNode(im, gp.node(i)));
+
+  for (const auto& o : gp.output()) {
+    auto it = im.values.find(o.name());
+    if (it == im.values.end())
+      return Status::error("graph output '" + o.name() + "' is not produced by any node", im.where);
+    im.g().addOutput(it->second);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<ImportedModel> importOnnxFile(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::error("file not found", path);
+  if (fs::is_directory(path, ec)) return Status::error("is a folder, not an ONNX model", path);
+  // Protobuf cannot parse a message over 2 GB; such models keep weights as external data.
+  if (fs::file_size(path, ec) > (uintmax_t(1) << 31) - 1)
+    return Status::error("the file is over 2 GB; large models must store weights as external data",
+                         path);
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (!f && !f.eof()) return Status::error("cannot read the file", path);
+  std::string dir = fs::path(path).parent_path().string();
+  return importOnnxBytes(bytes, path, dir.empty() ? "." : dir);
+}
+
+Expected<ImportedModel> importOnnxBytes(const std::string& bytes, const std::string& where,
+                                        const std::string& baseDir) {
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(bytes))
+    return Status::error("not a valid ONNX model (protobuf parse failed)", where);
+  if (!proto.has_graph()) return Status::error("not a valid ONNX model (it has no graph)", where);
+
+  ImportedModel model;
+  model.irVersion = proto.ir_version();
+  model.producer = proto.producer_name();
+  if (!proto.producer_version().empty()) model.producer += " " + proto.producer_version();
+  for (const auto& op : proto.opset_import())
+    model.opsets[canonicalDomain(op.domain())] = op.version();
+  if (!model.opsets.count(""))
+    model.diagnostics.push_back({Severity::Warning, where,
+                                 "the model names no default-domain " +
+                                     std::string("opset; reading it as opset ") +
+                                     std::to_string(kLatestOpset)});
+  else if (model.opsets[""] > kLatestOpset)
+    model.diagnostics.push_back({Severity::Warning, where,
+                                 "opset " + std::to_string(model.opsets[""]) +
+                                     " is newer than FuseLens " + "knows; ops keep their opset-" +
+                                     std::to_string(kLatestOpset) + " meaning"});
+
+  Importer im{model, where, baseDir, {}, {}, {}, {}};
+  FL_RETURN_IF_ERROR(importGraph(im, proto.graph()));
+  FL_RETURN_IF_ERROR(inferGraphTypes(model.graph));
+  model.graph.markAsOriginal();
+  return model;
+}
+
+}  // namespace fuselens
