@@ -63,8 +63,14 @@ class KernelBuilder {
   // Makes v readable from buffer b (graph inputs, constants, materialized results).
   void bindBuffer(ValueId v, BufferId b) { bound_[v.index] = b; }
   // While set, valueAt(v, ...) yields `e`: a fused reduction's result seen by its epilogue.
-  void substitute(ValueId v, ExprRef e) { subst_ = {v, std::move(e)}; }
-  void clearSubstitution() { subst_.reset(); }
+  void substitute(ValueId v, ExprRef e) {
+    subst_ = {v, std::move(e)};
+    memo_.clear();
+  }
+  void clearSubstitution() {
+    subst_.reset();
+    memo_.clear();
+  }
 
   Var newLoopVar() { return fn_.addVar("i" + std::to_string(loops_++), DType::I64); }
   Var newLocal(const std::string& prefix, DType t = DType::F32);
@@ -80,10 +86,16 @@ class KernelBuilder {
   const Status& error() const { return error_; }
 
  private:
+  ExprRef inlineProducer(const Node& producer, const Index& idx);
+
   const Graph& body_;
   LoopFunc& fn_;
   std::map<int32_t, BufferId> bound_;
   std::optional<std::pair<ValueId, ExprRef>> subst_;
+  // valueAt results by (value, index expressions), so a value used twice at one
+  // position is one shared subtree, not two: inlining a diamond stays linear.
+  // The keys hold the index expressions so their addresses are never reused.
+  std::map<std::pair<int32_t, std::vector<ExprRef>>, ExprRef> memo_;
   std::map<std::string, int> localCounts_;
   int loops_ = 0;
   Status error_;
@@ -103,6 +115,7 @@ Index indexMapSource(KernelBuilder& kb, const Node& n, const Index& out);
 // ---- reductions (compute_matmul.cpp, compute_softmax.cpp) ----
 std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
 std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
-std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
+std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
+                                  const KernelBuilder::Sink& sink);
 
 }  // namespace fuselens

@@ -30,9 +30,9 @@ Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape) {
 ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args) {
   bool binaryOp = n.op == "Add" || n.op == "Sub" || n.op == "Mul" || n.op == "Div";
   if (args.size() != (binaryOp ? 2u : 1u)) {
-    kb.fail(Status::error(n.op + " takes " + (binaryOp ? "2" : "1") + " inputs, got " +
-                              std::to_string(args.size()),
-                          nodePlace(n)));
+    kb.fail(Status::error(
+        n.op + " takes " + (binaryOp ? "2" : "1") + " inputs, got " + std::to_string(args.size()),
+        nodePlace(n)));
     return floatConst(0);
   }
   const ExprRef& x = args[0];

@@ -42,15 +42,16 @@ std::vector<ExprRef> batchDims(const std::vector<int64_t>& opBatch,
 bool checkOutput(KernelBuilder& kb, const Node& n, const std::vector<int64_t>& expected) {
   std::vector<int64_t> declared = kb.shapeOf(n.outputs[0]);
   if (declared == expected) return true;
-  kb.fail(Status::error("output shape " + shapeStr(declared) + " differs from the computed " +
-                            shapeStr(expected),
-                        nodePlace(n)));
+  kb.fail(Status::error(
+      "output shape " + shapeStr(declared) + " differs from the computed " + shapeStr(expected),
+      nodePlace(n)));
   return false;
 }
 
 }  // namespace
 
-std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink) {
+std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
+                                 const KernelBuilder::Sink& sink) {
   std::vector<int64_t> a = kb.shapeOf(n.inputs[0]), b = kb.shapeOf(n.inputs[1]);
   if (a.empty() || b.empty()) {
     kb.fail(Status::error("MatMul operands must have rank 1 or more", nodePlace(n)));
@@ -63,9 +64,9 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n, const KernelB
   std::vector<int64_t> aBatch(a2.begin(), a2.end() - 2), bBatch(b2.begin(), b2.end() - 2);
   auto batch = broadcastShapes(aBatch, bBatch);
   if (b2[b2.size() - 2] != k || !batch) {
-    kb.fail(Status::error("operand shapes " + shapeStr(a) + " and " + shapeStr(b) +
-                              " do not multiply",
-                          nodePlace(n)));
+    kb.fail(
+        Status::error("operand shapes " + shapeStr(a) + " and " + shapeStr(b) + " do not multiply",
+                      nodePlace(n)));
     return {};
   }
   std::vector<int64_t> out = *batch;
@@ -128,8 +129,10 @@ std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBui
     Var acc = kb.newLocal("acc");
     Var kv = kb.newLoopVar();
     ExprRef kk = varRef(kv);
-    Index ai = Index::ofDims(a, ta ? std::vector<ExprRef>{kk, d[0]} : std::vector<ExprRef>{d[0], kk});
-    Index bi = Index::ofDims(b, tb ? std::vector<ExprRef>{d[1], kk} : std::vector<ExprRef>{kk, d[1]});
+    Index ai =
+        Index::ofDims(a, ta ? std::vector<ExprRef>{kk, d[0]} : std::vector<ExprRef>{d[0], kk});
+    Index bi =
+        Index::ofDims(b, tb ? std::vector<ExprRef>{d[1], kk} : std::vector<ExprRef>{kk, d[1]});
     ExprRef prod = mul(kb.valueAt(n.inputs[0], ai), kb.valueAt(n.inputs[1], bi));
     std::vector<StmtRef> body = {let(acc, floatConst(0)),
                                  forLoop(kv, k, {assign(acc, add(varRef(acc), prod))})};

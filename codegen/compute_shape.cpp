@@ -36,9 +36,8 @@ Index indexMapSource(KernelBuilder& kb, const Node& n, const Index& out) {
   // Transpose: output dim k is input dim perm[k].
   auto perm = transposePerm(n, inShape.size());
   if (!perm) {
-    kb.fail(Status::error("perm must be a permutation of 0.." + std::to_string(inShape.size()) +
-                              "-1",
-                          nodePlace(n)));
+    kb.fail(Status::error(
+        "perm must be a permutation of 0.." + std::to_string(inShape.size()) + "-1", nodePlace(n)));
     return Index::ofFlat(inShape, intConst(0));
   }
   std::vector<ExprRef> outDims = out.dimExprs();

@@ -10,14 +10,15 @@
 
 namespace fuselens {
 
-std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink) {
+std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
+                                  const KernelBuilder::Sink& sink) {
   std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
   int64_t rank = static_cast<int64_t>(shape.size());
   int64_t axis = n.attrs.getInt("axis", -1);
   if (axis < -rank || axis >= rank) {
-    kb.fail(Status::error("axis " + std::to_string(axis) + " is out of range for rank " +
-                              std::to_string(rank),
-                          nodePlace(n)));
+    kb.fail(Status::error(
+        "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank),
+        nodePlace(n)));
     return {};
   }
   if (axis < 0) axis += rank;

@@ -54,7 +54,7 @@ ExprRef Index::flatExpr() const {
 
 ComputeClass computeClassOf(const Node& n) {
   if (!n.domain.empty() && n.domain != "ai.onnx") return ComputeClass::Unsupported;
-  static const char* const kElementwise[] = {"Add", "Sub", "Mul", "Div",
+  static const char* const kElementwise[] = {"Add",  "Sub",     "Mul",  "Div",
                                              "Relu", "Sigmoid", "Tanh", "Exp"};
   static const char* const kIndexMap[] = {"Transpose", "Reshape", "Identity"};
   static const char* const kReduction[] = {"MatMul", "Gemm", "Softmax"};
@@ -95,7 +95,14 @@ ExprRef KernelBuilder::valueAt(ValueId v, const Index& idx) {
     fail(Status::error("internal: value '" + val.name + "' has no buffer in this kernel"));
     return floatConst(0);
   }
-  const Node& p = body_.node(val.producer);
+  auto key = std::make_pair(v.index, idx.flat ? std::vector<ExprRef>{idx.flat} : *idx.dims);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  ExprRef e = inlineProducer(body_.node(val.producer), idx);
+  memo_.emplace(std::move(key), e);
+  return e;
+}
+
+ExprRef KernelBuilder::inlineProducer(const Node& p, const Index& idx) {
   switch (computeClassOf(p)) {
     case ComputeClass::Elementwise: {
       std::vector<ExprRef> args;

@@ -17,19 +17,40 @@ namespace {
 
 ExprRef make(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
 
-bool isConst(const ExprRef& e) { return e->kind == ExprKind::IntConst || e->kind == ExprKind::FloatConst; }
-bool isFloatConst(const ExprRef& e, double v) { return e->kind == ExprKind::FloatConst && e->f == v; }
+Expr blank(ExprKind kind, DType type) {
+  Expr e;
+  e.kind = kind;
+  e.type = type;
+  return e;
+}
+
+StmtRef newStmt(StmtKind kind) {
+  auto s = std::make_shared<Stmt>();
+  s->kind = kind;
+  return s;
+}
+
+bool isFloatConst(const ExprRef& e, double v) {
+  return e->kind == ExprKind::FloatConst && e->f == v;
+}
 
 // Folds integer arithmetic on two constants; nullptr when it cannot.
 ExprRef foldInts(BinOp op, int64_t a, int64_t b) {
   switch (op) {
-    case BinOp::Add: return intConst(a + b);
-    case BinOp::Sub: return intConst(a - b);
-    case BinOp::Mul: return intConst(a * b);
-    case BinOp::Div: return b != 0 ? intConst(a / b) : nullptr;
-    case BinOp::Mod: return b != 0 ? intConst(a % b) : nullptr;
-    case BinOp::Max: return intConst(a > b ? a : b);
-    case BinOp::Min: return intConst(a < b ? a : b);
+    case BinOp::Add:
+      return intConst(a + b);
+    case BinOp::Sub:
+      return intConst(a - b);
+    case BinOp::Mul:
+      return intConst(a * b);
+    case BinOp::Div:
+      return b != 0 ? intConst(a / b) : nullptr;
+    case BinOp::Mod:
+      return b != 0 ? intConst(a % b) : nullptr;
+    case BinOp::Max:
+      return intConst(a > b ? a : b);
+    case BinOp::Min:
+      return intConst(a < b ? a : b);
   }
   return nullptr;
 }
@@ -60,7 +81,8 @@ ExprRef simplify(BinOp op, const ExprRef& a, const ExprRef& b) {
     case BinOp::Mod:
       if (isIntConst(b, 1) || isIntConst(a, 0)) return intConst(0);
       break;
-    default: break;
+    default:
+      break;
   }
   return nullptr;
 }
@@ -70,26 +92,26 @@ ExprRef simplify(BinOp op, const ExprRef& a, const ExprRef& b) {
 bool isIntConst(const ExprRef& e, int64_t v) { return e->kind == ExprKind::IntConst && e->i == v; }
 
 ExprRef floatConst(double v, DType t) {
-  Expr e{ExprKind::FloatConst, t};
+  Expr e = blank(ExprKind::FloatConst, t);
   e.f = v;
   return make(std::move(e));
 }
 
 ExprRef intConst(int64_t v) {
-  Expr e{ExprKind::IntConst, DType::I64};
+  Expr e = blank(ExprKind::IntConst, DType::I64);
   e.i = v;
   return make(std::move(e));
 }
 
 ExprRef varRef(const Var& v) {
-  Expr e{ExprKind::VarRef, v.type};
+  Expr e = blank(ExprKind::VarRef, v.type);
   e.var = v.id;
   return make(std::move(e));
 }
 
 ExprRef load(const Buffer& b, ExprRef index) {
   assert(index->type == DType::I64 && "buffer index must be i64");
-  Expr e{ExprKind::Load, b.dtype};
+  Expr e = blank(ExprKind::Load, b.dtype);
   e.buffer = b.id;
   e.ops = {std::move(index)};
   return make(std::move(e));
@@ -98,7 +120,7 @@ ExprRef load(const Buffer& b, ExprRef index) {
 ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
   assert(a->type == b->type && "binary operands must have one type");
   if (ExprRef s = simplify(op, a, b)) return s;
-  Expr e{ExprKind::Binary, a->type};
+  Expr e = blank(ExprKind::Binary, a->type);
   e.bin = op;
   e.ops = {std::move(a), std::move(b)};
   return make(std::move(e));
@@ -106,7 +128,7 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
 
 ExprRef unary(UnOp op, ExprRef a) {
   if (op == UnOp::Neg && a->kind == ExprKind::FloatConst) return floatConst(-a->f, a->type);
-  Expr e{ExprKind::Unary, a->type};
+  Expr e = blank(ExprKind::Unary, a->type);
   e.un = op;
   e.ops = {std::move(a)};
   return make(std::move(e));
@@ -114,7 +136,7 @@ ExprRef unary(UnOp op, ExprRef a) {
 
 ExprRef compare(CmpOp op, ExprRef a, ExprRef b) {
   assert(a->type == b->type && "compare operands must have one type");
-  Expr e{ExprKind::Compare, DType::Bool};
+  Expr e = blank(ExprKind::Compare, DType::Bool);
   e.cmp = op;
   e.ops = {std::move(a), std::move(b)};
   return make(std::move(e));
@@ -122,29 +144,33 @@ ExprRef compare(CmpOp op, ExprRef a, ExprRef b) {
 
 ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
   assert(cond->type == DType::Bool && a->type == b->type && "select needs a bool and one type");
-  Expr e{ExprKind::Select, a->type};
+  Expr e = blank(ExprKind::Select, a->type);
   e.ops = {std::move(cond), std::move(a), std::move(b)};
   return make(std::move(e));
 }
 
 std::string_view forKindName(ForKind k) {
   switch (k) {
-    case ForKind::Serial: return "serial";
-    case ForKind::Parallel: return "parallel";
-    case ForKind::Vectorized: return "vectorized";
-    case ForKind::Unrolled: return "unrolled";
+    case ForKind::Serial:
+      return "serial";
+    case ForKind::Parallel:
+      return "parallel";
+    case ForKind::Vectorized:
+      return "vectorized";
+    case ForKind::Unrolled:
+      return "unrolled";
   }
   return "?";
 }
 
 StmtRef seq(std::vector<StmtRef> stmts) {
-  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Seq});
+  auto s = newStmt(StmtKind::Seq);
   s->body = std::move(stmts);
   return s;
 }
 
 StmtRef forLoop(const Var& v, int64_t extent, std::vector<StmtRef> body) {
-  auto s = std::make_shared<Stmt>(Stmt{StmtKind::For});
+  auto s = newStmt(StmtKind::For);
   s->var = v.id;
   s->extent = extent;
   s->body = std::move(body);
@@ -153,7 +179,7 @@ StmtRef forLoop(const Var& v, int64_t extent, std::vector<StmtRef> body) {
 
 StmtRef store(const Buffer& b, ExprRef index, ExprRef value) {
   assert(value->type == b.dtype && "stored value must have the buffer's type");
-  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Store});
+  auto s = newStmt(StmtKind::Store);
   s->buffer = b.id;
   s->index = std::move(index);
   s->value = std::move(value);
@@ -161,21 +187,21 @@ StmtRef store(const Buffer& b, ExprRef index, ExprRef value) {
 }
 
 StmtRef let(const Var& v, ExprRef init) {
-  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Let});
+  auto s = newStmt(StmtKind::Let);
   s->var = v.id;
   s->value = std::move(init);
   return s;
 }
 
 StmtRef assign(const Var& v, ExprRef value) {
-  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Assign});
+  auto s = newStmt(StmtKind::Assign);
   s->var = v.id;
   s->value = std::move(value);
   return s;
 }
 
 StmtRef allocate(const Buffer& b, std::vector<StmtRef> body) {
-  auto s = std::make_shared<Stmt>(Stmt{StmtKind::Allocate});
+  auto s = newStmt(StmtKind::Allocate);
   s->buffer = b.id;
   s->body = std::move(body);
   return s;

@@ -54,16 +54,16 @@ struct Expr;
 using ExprRef = std::shared_ptr<const Expr>;
 
 struct Expr {
-  ExprKind kind;
-  DType type;               // F32 for float math, I64 for indices, Bool for compares
-  double f = 0;             // FloatConst
-  int64_t i = 0;            // IntConst
-  VarId var;                // VarRef
-  BufferId buffer;          // Load
-  BinOp bin = BinOp::Add;   // Binary
-  UnOp un = UnOp::Neg;      // Unary
-  CmpOp cmp = CmpOp::LT;    // Compare
-  std::vector<ExprRef> ops; // Load: {index}; Binary/Compare: {a, b}; Unary: {a}; Select: {c, a, b}
+  ExprKind kind = ExprKind::IntConst;
+  DType type = DType::I64;   // F32 for float math, I64 for indices, Bool for compares
+  double f = 0;              // FloatConst
+  int64_t i = 0;             // IntConst
+  VarId var;                 // VarRef
+  BufferId buffer;           // Load
+  BinOp bin = BinOp::Add;    // Binary
+  UnOp un = UnOp::Neg;       // Unary
+  CmpOp cmp = CmpOp::LT;     // Compare
+  std::vector<ExprRef> ops;  // Load: {index}; Binary/Compare: {a, b}; Unary: {a}; Select: {c, a, b}
 };
 
 // Builders fold constants and identities (x + 0, x * 1, 0 * x) so index maps stay readable.
@@ -90,14 +90,14 @@ struct Stmt;
 using StmtRef = std::shared_ptr<Stmt>;
 
 struct Stmt {
-  StmtKind kind;
-  VarId var;                   // For: the counter; Let/Assign: the local
-  int64_t extent = 0;          // For: iterates var over [0, extent)
+  StmtKind kind = StmtKind::Seq;
+  VarId var;           // For: the counter; Let/Assign: the local
+  int64_t extent = 0;  // For: iterates var over [0, extent)
   ForKind forKind = ForKind::Serial;
-  BufferId buffer;             // Store target; Allocate'd temp
-  ExprRef index;               // Store
-  ExprRef value;               // Store, Let (initial value), Assign
-  std::vector<StmtRef> body;   // Seq children; For and Allocate bodies
+  BufferId buffer;            // Store target; Allocate'd temp
+  ExprRef index;              // Store
+  ExprRef value;              // Store, Let (initial value), Assign
+  std::vector<StmtRef> body;  // Seq children; For and Allocate bodies
 };
 
 StmtRef seq(std::vector<StmtRef> stmts);
@@ -110,9 +110,9 @@ StmtRef allocate(const Buffer& b, std::vector<StmtRef> body);  // temp live duri
 // ---- functions ----
 struct LoopFunc {
   std::string name;
-  std::vector<Buffer> buffers;  // indexed by BufferId
-  std::vector<Var> vars;        // indexed by VarId
-  std::vector<BufferId> params; // inputs then outputs, the order of the kernel's args
+  std::vector<Buffer> buffers;   // indexed by BufferId
+  std::vector<Var> vars;         // indexed by VarId
+  std::vector<BufferId> params;  // inputs then outputs, the order of the kernel's args
   size_t numInputs = 0;
   StmtRef body;
 

@@ -13,12 +13,18 @@ namespace {
 
 std::string cTypeName(DType t) {
   switch (t) {
-    case DType::F32: return "float";
-    case DType::F64: return "double";
-    case DType::I64: return "int64";
-    case DType::I32: return "int32";
-    case DType::Bool: return "bool";
-    default: return std::string(dtypeName(t));
+    case DType::F32:
+      return "float";
+    case DType::F64:
+      return "double";
+    case DType::I64:
+      return "int64";
+    case DType::I32:
+      return "int32";
+    case DType::Bool:
+      return "bool";
+    default:
+      return std::string(dtypeName(t));
   }
 }
 
@@ -41,38 +47,55 @@ std::string shapeText(const std::vector<int64_t>& shape) {
 // C precedence, higher binds tighter.
 int precedence(const Expr& e) {
   switch (e.kind) {
-    case ExprKind::Select: return 1;
-    case ExprKind::Compare: return 2;
+    case ExprKind::Select:
+      return 1;
+    case ExprKind::Compare:
+      return 2;
     case ExprKind::Binary:
       if (e.bin == BinOp::Add || e.bin == BinOp::Sub) return 3;
       if (e.bin == BinOp::Max || e.bin == BinOp::Min) return 6;
       return 4;
-    case ExprKind::Unary: return e.un == UnOp::Neg ? 5 : 6;
-    default: return 6;
+    case ExprKind::Unary:
+      return e.un == UnOp::Neg ? 5 : 6;
+    default:
+      return 6;
   }
 }
 
 const char* binText(BinOp op) {
   switch (op) {
-    case BinOp::Add: return " + ";
-    case BinOp::Sub: return " - ";
-    case BinOp::Mul: return " * ";
-    case BinOp::Div: return " / ";
-    case BinOp::Mod: return " % ";
-    case BinOp::Max: return "max";
-    case BinOp::Min: return "min";
+    case BinOp::Add:
+      return " + ";
+    case BinOp::Sub:
+      return " - ";
+    case BinOp::Mul:
+      return " * ";
+    case BinOp::Div:
+      return " / ";
+    case BinOp::Mod:
+      return " % ";
+    case BinOp::Max:
+      return "max";
+    case BinOp::Min:
+      return "min";
   }
   return "?";
 }
 
 const char* cmpText(CmpOp op) {
   switch (op) {
-    case CmpOp::LT: return " < ";
-    case CmpOp::LE: return " <= ";
-    case CmpOp::GT: return " > ";
-    case CmpOp::GE: return " >= ";
-    case CmpOp::EQ: return " == ";
-    case CmpOp::NE: return " != ";
+    case CmpOp::LT:
+      return " < ";
+    case CmpOp::LE:
+      return " <= ";
+    case CmpOp::GT:
+      return " > ";
+    case CmpOp::GE:
+      return " >= ";
+    case CmpOp::EQ:
+      return " == ";
+    case CmpOp::NE:
+      return " != ";
   }
   return "?";
 }
@@ -83,25 +106,31 @@ class ExprPrinter {
 
   std::string print(const ExprRef& e) {
     switch (e->kind) {
-      case ExprKind::FloatConst: return formatFloat(e->f, e->type);
-      case ExprKind::IntConst: return std::to_string(e->i);
-      case ExprKind::VarRef: return f_.var(e->var).name;
-      case ExprKind::Load: return f_.buffer(e->buffer).name + "[" + print(e->ops[0]) + "]";
+      case ExprKind::FloatConst:
+        return formatFloat(e->f, e->type);
+      case ExprKind::IntConst:
+        return std::to_string(e->i);
+      case ExprKind::VarRef:
+        return f_.var(e->var).name;
+      case ExprKind::Load:
+        return f_.buffer(e->buffer).name + "[" + print(e->ops[0]) + "]";
       case ExprKind::Unary:
         if (e->un == UnOp::Neg) return "-" + operand(e->ops[0], 6);
         return std::string(e->un == UnOp::Exp ? "exp(" : "tanh(") + print(e->ops[0]) + ")";
       case ExprKind::Binary: {
         if (e->bin == BinOp::Max || e->bin == BinOp::Min)
-          return std::string(binText(e->bin)) + "(" + print(e->ops[0]) + ", " + print(e->ops[1]) + ")";
+          return std::string(binText(e->bin)) + "(" + print(e->ops[0]) + ", " + print(e->ops[1]) +
+                 ")";
         int p = precedence(*e);
-        // The right operand of a non-associative op needs parentheses at equal precedence.
-        bool assoc = e->bin == BinOp::Add || e->bin == BinOp::Mul;
-        return operand(e->ops[0], p) + binText(e->bin) + operand(e->ops[1], assoc ? p : p + 1);
+        // C groups left to right; a right operand at equal precedence keeps its
+        // parentheses, since float + and * are not associative either.
+        return operand(e->ops[0], p) + binText(e->bin) + operand(e->ops[1], p + 1);
       }
       case ExprKind::Compare:
         return operand(e->ops[0], 3) + cmpText(e->cmp) + operand(e->ops[1], 3);
       case ExprKind::Select:
-        return operand(e->ops[0], 2) + " ? " + operand(e->ops[1], 2) + " : " + operand(e->ops[2], 1);
+        return operand(e->ops[0], 2) + " ? " + operand(e->ops[1], 2) + " : " +
+               operand(e->ops[2], 1);
     }
     return "?";
   }
@@ -140,7 +169,8 @@ class StmtPrinter {
         break;
       case StmtKind::Let: {
         const Var& v = f_.var(s->var);
-        out_ << pad << cTypeName(v.type) << " " << v.name << " = " << exprs_.print(s->value) << ";\n";
+        out_ << pad << cTypeName(v.type) << " " << v.name << " = " << exprs_.print(s->value)
+             << ";\n";
         break;
       }
       case StmtKind::Assign:
@@ -148,9 +178,9 @@ class StmtPrinter {
         break;
       case StmtKind::Allocate: {
         const Buffer& b = f_.buffer(s->buffer);
-        out_ << pad << cTypeName(b.dtype) << "* " << b.name << " = alloc(" << b.numel() << " * sizeof("
-             << cTypeName(b.dtype) << "));  // temp " << dtypeName(b.dtype) << shapeText(b.shape)
-             << "\n";
+        out_ << pad << cTypeName(b.dtype) << "* " << b.name << " = alloc(" << b.numel()
+             << " * sizeof(" << cTypeName(b.dtype) << "));  // temp " << dtypeName(b.dtype)
+             << shapeText(b.shape) << "\n";
         for (const auto& c : s->body) print(c, depth);
         out_ << pad << "free(" << b.name << ");\n";
         break;

@@ -5,13 +5,16 @@
 //      constants, temps for materialized reductions;
 //   3. emit one loop nest per root in topological order: each materialized
 //      reduction, and each kernel output (with its reduction accumulator, when
-//      the plan fused one in). Same-shape elementwise outputs share one nest.
+//      the plan fused one in). Same-shape elementwise outputs share one nest;
+//      subexpressions read twice become locals (hoist_shared.cpp).
 // A single compute op is lowered as a one-node body, so both paths are one.
+#include "codegen/lower.h"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
 
-#include "codegen/lower.h"
+#include "codegen/hoist_shared.h"
 #include "codegen/lower_internal.h"
 
 namespace fuselens {
@@ -46,9 +49,13 @@ class BufferNames {
     if (s.empty()) s = fallback;
     if (std::isdigit(static_cast<unsigned char>(s[0]))) s = "v" + s;
     size_t digits = s.find_first_of("0123456789");
-    if (digits != std::string::npos && digits > 0 &&
-        s.find_first_not_of("0123456789", digits) == std::string::npos)
-      s += "_";
+    if (digits != std::string::npos &&
+        s.find_first_not_of("0123456789", digits) == std::string::npos) {
+      std::string prefix = s.substr(0, digits);
+      if (prefix == "i" || prefix == "acc" || prefix == "max" || prefix == "sum" || prefix == "v" ||
+          prefix == "e")
+        s += "_";
+    }
     std::string name = s;
     for (int k = 1; !used_.insert(name).second; ++k) name = s + "_" + std::to_string(k);
     return name;
@@ -76,6 +83,7 @@ class BodyLowering {
     StmtRef root = seq(std::move(stmts));
     for (size_t k = temps.size(); k-- > 0;) root = allocate(fn_.buffer(temps[k]), {root});
     fn_.body = root;
+    hoistSharedExprs(fn_);
     return Status::ok();
   }
 
@@ -193,10 +201,9 @@ class BodyLowering {
       auto fusedIt = plan_.epilogueOf.find(r.value.index);
       std::vector<StmtRef> nest;
       if (r.reduction) {
-        nest = lowerReduction(body_.node(body_.value(r.value).producer),
-                              [this, v = r.value](const Index& at, ExprRef value) {
-                                return stores(v, at, value);
-                              });
+        nest = lowerReduction(
+            body_.node(body_.value(r.value).producer),
+            [this, v = r.value](const Index& at, ExprRef value) { return stores(v, at, value); });
         ++i;
       } else if (fusedIt != plan_.epilogueOf.end()) {
         ValueId v = fusedIt->second;
@@ -242,8 +249,7 @@ Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string&
   LoopFunc fn;
   fn.name = name;
   bool fusedGroup = n.op == kFusedOp && n.domain == kFuseLensDomain;
-  if (fusedGroup && !n.body)
-    return Status::error("the fused group has no body", nodePlace(n));
+  if (fusedGroup && !n.body) return Status::error("the fused group has no body", nodePlace(n));
   if (fusedGroup) {
     const Graph& body = *n.body;
     if (body.inputs().size() != n.inputs.size() || body.outputs().size() != n.outputs.size())

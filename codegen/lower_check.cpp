@@ -39,10 +39,10 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
     return Status::ok();
   }
   if (n.op == "Identity" && in != out)
-    return Status::error("output shape " + shapeStr(out) + " differs from the input shape " +
-                             shapeStr(in), where);
-  if (n.op == "Reshape" && *g.value(n.inputs[0]).type.numElements() !=
-                               *g.value(n.outputs[0]).type.numElements())
+    return Status::error(
+        "output shape " + shapeStr(out) + " differs from the input shape " + shapeStr(in), where);
+  if (n.op == "Reshape" &&
+      *g.value(n.inputs[0]).type.numElements() != *g.value(n.outputs[0]).type.numElements())
     return Status::error("cannot reshape " + shapeStr(in) + " to " + shapeStr(out), where);
   if (n.op == "Transpose") {
     if (in.size() != out.size())
@@ -52,11 +52,13 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
     if (auto p = n.attrs.getInts("perm")) perm = *p;
     if (perm.size() != in.size())
       return Status::error("perm has " + std::to_string(perm.size()) + " entries for rank " +
-                               std::to_string(in.size()), where);
+                               std::to_string(in.size()),
+                           where);
     for (size_t k = 0; k < perm.size(); ++k)
       if (perm[k] < 0 || perm[k] >= int64_t(in.size()) || in[perm[k]] != out[k])
-        return Status::error("output shape " + shapeStr(out) + " is not " + shapeStr(in) +
-                                 " permuted by perm", where);
+        return Status::error(
+            "output shape " + shapeStr(out) + " is not " + shapeStr(in) + " permuted by perm",
+            where);
   }
   return Status::ok();
 }

@@ -3,6 +3,7 @@
 // reduction. Deliberately simple; tiling and a tuner come later.
 #include "codegen/schedule.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -10,8 +11,10 @@ namespace fuselens {
 
 std::optional<int64_t> strideIn(const ExprRef& e, VarId v) {
   switch (e->kind) {
-    case ExprKind::IntConst: return 0;
-    case ExprKind::VarRef: return e->var == v ? 1 : 0;
+    case ExprKind::IntConst:
+      return 0;
+    case ExprKind::VarRef:
+      return e->var == v ? 1 : 0;
     case ExprKind::Binary: {
       auto a = strideIn(e->ops[0], v), b = strideIn(e->ops[1], v);
       if (!a || !b) return std::nullopt;
@@ -25,7 +28,8 @@ std::optional<int64_t> strideIn(const ExprRef& e, VarId v) {
       if (*a == 0 && *b == 0) return 0;
       return std::nullopt;
     }
-    default: return std::nullopt;  // loads and float math: not index arithmetic
+    default:
+      return std::nullopt;  // loads and float math: not index arithmetic
   }
 }
 

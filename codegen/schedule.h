@@ -18,6 +18,7 @@
 // `// vectorized`.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "codegen/loop_ir.h"
@@ -26,9 +27,9 @@ namespace fuselens {
 
 struct Schedule {
   std::string name = "default";
-  bool parallelOuter = true;        // outermost loop of a nest runs on the thread pool...
+  bool parallelOuter = true;          // outermost loop of a nest runs on the thread pool...
   int64_t parallelMinWork = 1 << 15;  // ...when the nest runs at least this many iterations
-  bool vectorizeInner = true;       // contiguous innermost loops get a vectorize hint
+  bool vectorizeInner = true;         // contiguous innermost loops get a vectorize hint
 
   static Schedule defaults() { return Schedule{}; }
   static Schedule serial() { return Schedule{"serial", false, 0, false}; }

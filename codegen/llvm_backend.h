@@ -1,0 +1,37 @@
+// The LLVM CPU backend's public face: compiles LoopFuncs into one module,
+// optimizes it with the new pass manager, JITs it with ORC LLJIT and hands out
+// plain function pointers. No LLVM type appears here.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/loop_ir.h"
+#include "core/support/status.h"
+
+namespace fuselens {
+
+class JitModule {
+ public:
+  // args[i] points at param i's data: the LoopFunc's inputs, then its outputs.
+  using KernelFn = void (*)(void** args);
+
+  // optLevel 0..3 (clamped) drives both the IR pipeline and the code generator.
+  static Expected<std::unique_ptr<JitModule>> compile(const std::vector<const LoopFunc*>& funcs,
+                                                      int optLevel);
+  ~JitModule();
+
+  KernelFn kernel(size_t i) const { return fns_[i]; }  // in the order given to compile
+  // The module after optimization, just before it is handed to the JIT.
+  const std::string& irText() const { return ir_; }
+
+ private:
+  struct Impl;
+  JitModule();
+  std::unique_ptr<Impl> impl_;
+  std::vector<KernelFn> fns_;
+  std::string ir_;
+};
+
+}  // namespace fuselens

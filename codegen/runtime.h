@@ -1,0 +1,13 @@
+// The runtime that JIT-compiled kernels call back into. Parallel loops are
+// outlined by the backend into `body(ctx, lo, hi)` and handed to
+// fuselens_parallel_for, which splits [0, n) across a small thread pool.
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+using FuseLensLoopBody = void (*)(void** ctx, int64_t lo, int64_t hi);
+// Runs body over [0, n) in chunks, on the pool and the calling thread; returns
+// when every chunk is done. A second concurrent caller runs its loop serially.
+void fuselens_parallel_for(FuseLensLoopBody body, void** ctx, int64_t n);
+}
