@@ -9,12 +9,6 @@
 namespace fuselens {
 namespace {
 
-std::string shapeStr(const std::vector<int64_t>& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
 // Numpy broadcast of two batch shapes; nullopt when they are incompatible.
 std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t>& a,
                                                     const std::vector<int64_t>& b) {
@@ -43,7 +37,7 @@ bool checkOutput(KernelBuilder& kb, const Node& n, const std::vector<int64_t>& e
   std::vector<int64_t> declared = kb.shapeOf(n.outputs[0]);
   if (declared == expected) return true;
   kb.fail(Status::error(
-      "output shape " + shapeStr(declared) + " differs from the computed " + shapeStr(expected),
+      "output shape " + formatShape(declared) + " differs from the computed " + formatShape(expected),
       nodePlace(n)));
   return false;
 }
@@ -65,7 +59,7 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
   auto batch = broadcastShapes(aBatch, bBatch);
   if (b2[b2.size() - 2] != k || !batch) {
     kb.fail(
-        Status::error("operand shapes " + shapeStr(a) + " and " + shapeStr(b) + " do not multiply",
+        Status::error("operand shapes " + formatShape(a) + " and " + formatShape(b) + " do not multiply",
                       nodePlace(n)));
     return {};
   }
@@ -100,7 +94,7 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
 std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink) {
   std::vector<int64_t> a = kb.shapeOf(n.inputs[0]), b = kb.shapeOf(n.inputs[1]);
   if (a.size() != 2 || b.size() != 2) {
-    kb.fail(Status::error("Gemm operands must be 2-D, got " + shapeStr(a) + " and " + shapeStr(b),
+    kb.fail(Status::error("Gemm operands must be 2-D, got " + formatShape(a) + " and " + formatShape(b),
                           nodePlace(n)));
     return {};
   }
@@ -117,7 +111,7 @@ std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBui
   bool hasC = n.inputs.size() > 2 && n.inputs[2].valid();
   std::vector<int64_t> c = hasC ? kb.shapeOf(n.inputs[2]) : std::vector<int64_t>{};
   if (hasC && !broadcastsTo(c, {m, nn})) {
-    kb.fail(Status::error("C of shape " + shapeStr(c) + " does not broadcast to [" +
+    kb.fail(Status::error("C of shape " + formatShape(c) + " does not broadcast to [" +
                               std::to_string(m) + "," + std::to_string(nn) + "]",
                           nodePlace(n)));
     return {};

@@ -3,15 +3,6 @@
 #include "codegen/cpu_executor.h"
 
 namespace fuselens {
-namespace {
-
-std::string shapeStr(const std::vector<int64_t>& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
-}  // namespace
 
 CpuExecutor::CpuExecutor(std::shared_ptr<const Graph> g, std::vector<ExecKernel> kernels,
                          std::vector<std::pair<ValueId, ValueId>> aliases)
@@ -48,7 +39,7 @@ Status CpuExecutor::bindInputs(const std::map<std::string, TensorData>& inputs,
                            "; the graph expects " + std::string(dtypeName(want.dtype)));
     auto shape = want.staticShape();
     if (!shape || *shape != t.shape)
-      return Status::error("input '" + name + "' has shape " + shapeStr(t.shape) +
+      return Status::error("input '" + name + "' has shape " + formatShape(t.shape) +
                            "; the graph expects " + want.str());
     if (t.bytes.size() != size_t(t.numel()) * dtypeSize(t.dtype))
       return Status::error("input '" + name + "' holds " + std::to_string(t.bytes.size()) +

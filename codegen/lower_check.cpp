@@ -8,12 +8,6 @@
 namespace fuselens {
 namespace {
 
-std::string shapeStr(const std::vector<int64_t>& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
 Status checkValue(const Value& v, const std::string& where) {
   if (!v.type.rankKnown || !v.type.isStatic())
     return Status::error("value '" + v.name + "' has the dynamic shape " + v.type.str() +
@@ -33,17 +27,17 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
     for (ValueId v : n.inputs)
       if (!broadcastsTo(*g.value(v).type.staticShape(), out))
         return Status::error("input '" + g.value(v).name + "' of shape " +
-                                 shapeStr(*g.value(v).type.staticShape()) +
-                                 " does not broadcast to the output shape " + shapeStr(out),
+                                 formatShape(*g.value(v).type.staticShape()) +
+                                 " does not broadcast to the output shape " + formatShape(out),
                              where);
     return Status::ok();
   }
   if (n.op == "Identity" && in != out)
     return Status::error(
-        "output shape " + shapeStr(out) + " differs from the input shape " + shapeStr(in), where);
+        "output shape " + formatShape(out) + " differs from the input shape " + formatShape(in), where);
   if (n.op == "Reshape" &&
       *g.value(n.inputs[0]).type.numElements() != *g.value(n.outputs[0]).type.numElements())
-    return Status::error("cannot reshape " + shapeStr(in) + " to " + shapeStr(out), where);
+    return Status::error("cannot reshape " + formatShape(in) + " to " + formatShape(out), where);
   if (n.op == "Transpose") {
     if (in.size() != out.size())
       return Status::error("output rank differs from the input rank", where);
@@ -57,7 +51,7 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
     for (size_t k = 0; k < perm.size(); ++k)
       if (perm[k] < 0 || perm[k] >= int64_t(in.size()) || in[perm[k]] != out[k])
         return Status::error(
-            "output shape " + shapeStr(out) + " is not " + shapeStr(in) + " permuted by perm",
+            "output shape " + formatShape(out) + " is not " + formatShape(in) + " permuted by perm",
             where);
   }
   return Status::ok();

@@ -47,4 +47,10 @@ std::string TensorType::str() const {
   return s + "]";
 }
 
+std::string formatShape(const std::vector<int64_t>& shape) {
+  std::string t = "[";
+  for (size_t i = 0; i < shape.size(); ++i) t += (i ? "," : "") + std::to_string(shape[i]);
+  return t + "]";
+}
+
 }  // namespace fuselens

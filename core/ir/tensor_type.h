@@ -42,4 +42,7 @@ struct TensorType {
   std::string str() const;  // "f32[1,128]", "f32[seq,64]", "f32[*]" for unknown rank
 };
 
+// "[1,128]" — static shapes in diagnostics.
+std::string formatShape(const std::vector<int64_t>& shape);
+
 }  // namespace fuselens
