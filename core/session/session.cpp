@@ -7,6 +7,7 @@
 
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
+#include "core/session/session_file.h"
 
 namespace fuselens {
 namespace {
@@ -132,6 +133,30 @@ Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>
   report(progress, 1.0, "compared");
   report_ = rep;
   return rep;
+}
+
+Status Session::save(const std::string& sessionPath) const {
+  if (!model_) return Status::error("no model is open", sessionPath);
+  auto hash = hashFile(path_);
+  if (!hash) return hash.status();
+  return saveSessionFile(sessionPath, SessionFile{path_, *hash, pipeline_, tolerance, seed, bookmarks});
+}
+
+Expected<std::vector<Diagnostic>> Session::restore(const std::string& sessionPath, const Progress& progress,
+                                                   const CancelToken& cancel) {
+  auto file = loadSessionFile(sessionPath);
+  if (!file) return file.status();
+  std::vector<Diagnostic> warnings;
+  auto hash = hashFile(file->modelPath);
+  if (!hash) return Status::error("the model it names cannot be read: " + file->modelPath, sessionPath);
+  if (!file->modelHash.empty() && *hash != file->modelHash)
+    warnings.push_back({Severity::Warning, file->modelPath, "the model changed since the session was saved"});
+  FL_RETURN_IF_ERROR(open(file->modelPath, progress, cancel));
+  FL_RETURN_IF_ERROR(optimize(file->pipeline, progress, cancel));
+  tolerance = file->tolerance;
+  seed = file->seed;
+  bookmarks = file->bookmarks;
+  return warnings;
 }
 
 }  // namespace fuselens

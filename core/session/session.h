@@ -74,6 +74,18 @@ class Session {
                                   const CancelToken& cancel = {});
   const std::optional<CompareReport>& lastReport() const { return report_; }
 
+  // Settings that travel with a saved session.
+  Tolerance tolerance;
+  uint64_t seed = 0;
+  std::vector<std::string> bookmarks;
+
+  // Writes model path + hash, pipeline, tolerances, seed and bookmarks (JSON, atomically).
+  Status save(const std::string& sessionPath) const;
+  // Opens the saved model and reruns the saved pipeline. A model whose bytes
+  // changed since the save still opens; the returned warnings say so.
+  Expected<std::vector<Diagnostic>> restore(const std::string& sessionPath, const Progress& progress = {},
+                                            const CancelToken& cancel = {});
+
  private:
   std::string path_;
   std::unique_ptr<ImportedModel> model_;

@@ -1,0 +1,107 @@
+// Session end to end on the samples (open, optimize, compile, compare with
+// every boundary tensor traced to the eager run through origins), and saving
+// and restoring a session file, including the bad-file cases.
+#include <QtTest>
+
+#include "core/session/session.h"
+#include "core/session/session_file.h"
+
+using namespace fuselens;
+
+namespace {
+std::string sample(const char* name) { return std::string(FUSELENS_SOURCE_DIR "/samples/") + name; }
+}  // namespace
+
+class SessionTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void compareTracesEveryBoundaryTensor() {
+    Session s;
+    QVERIFY(s.open(sample("mlp.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    GraphStats st = graphStats(s.finalGraph());
+    QCOMPARE(st.fusedGroups, size_t(2));
+    QCOMPARE(st.kernels, size_t(3));  // two groups and the softmax
+    auto inputs = s.randomInputs(7);
+    QVERIFY(inputs.isOk());
+    auto rep = s.compare(*inputs, Tolerance{1e-4, 1e-4});
+    QVERIFY2(rep.isOk(), rep.message().c_str());
+    QVERIFY(rep->allWithin());
+    QCOMPARE(rep->rows.size(), size_t(4));  // x, group0, group1, softmax outputs
+    QVERIFY(rep->firstDivergent() == nullptr);
+  }
+
+  void zeroToleranceNamesFirstDivergentInTopologicalOrder() {
+    Session s;
+    QVERIFY(s.open(sample("mlp.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    auto rep = s.compare(*s.randomInputs(7), Tolerance{0, 0});
+    QVERIFY(rep.isOk());
+    const CompareRow* first = rep->firstDivergent();
+    if (!first) QSKIP("bit-identical on this machine");
+    for (const CompareRow& r : rep->rows) {
+      if (&r == first) break;
+      QVERIFY(r.metrics.withinTolerance());
+    }
+  }
+
+  void saveAndRestore() {
+    QTemporaryDir dir;
+    std::string model = dir.filePath("m.onnx").toStdString();
+    QVERIFY(QFile::copy(QString::fromStdString(sample("matmul_bias_relu.onnx")), QString::fromStdString(model)));
+    Session s;
+    QVERIFY(s.open(model).isOk());
+    QVERIFY(s.optimize("dce,fuse-ops{max-ops=4}").isOk());
+    s.tolerance = {1e-3, 2e-3};
+    s.seed = 42;
+    s.bookmarks = {"y"};
+    std::string path = dir.filePath("work.fuselens.json").toStdString();
+    QVERIFY(s.save(path).isOk());
+
+    Session r;
+    auto warnings = r.restore(path);
+    QVERIFY2(warnings.isOk(), warnings.message().c_str());
+    QVERIFY(warnings->empty());
+    QCOMPARE(r.pipeline(), std::string("dce,fuse-ops{max-ops=4}"));
+    QCOMPARE(r.snapshots().size(), size_t(3));
+    QCOMPARE(r.tolerance.rtol, 2e-3);
+    QCOMPARE(r.seed, uint64_t(42));
+    QCOMPARE(r.bookmarks, std::vector<std::string>{"y"});
+
+    // The model file is replaced by another model: restore warns, still opens.
+    QVERIFY(QFile::remove(QString::fromStdString(model)));
+    QVERIFY(QFile::copy(QString::fromStdString(sample("mlp.onnx")), QString::fromStdString(model)));
+    Session changed;
+    auto w2 = changed.restore(path);
+    QVERIFY2(w2.isOk(), w2.message().c_str());
+    QCOMPARE(w2->size(), size_t(1));
+    QVERIFY(QString::fromStdString(w2->front().message).contains("changed"));
+  }
+
+  void badSessionFiles_data() {
+    QTest::addColumn<QString>("content");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("not-json") << "{oops" << "does not parse";
+    QTest::newRow("other-json") << "{\"a\": 1}" << "not a FuseLens session file";
+    QTest::newRow("missing-pipeline") << "{\"fuselens_session\": 1, \"model\": \"m.onnx\"}" << "missing";
+    QTest::newRow("model-gone") << "{\"fuselens_session\": 1, \"model\": \"gone.onnx\", \"pipeline\": \"dce\"}"
+                                << "cannot be read";
+  }
+  void badSessionFiles() {
+    QFETCH(QString, content);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    QString path = dir.filePath("s.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(content.toUtf8());
+    f.close();
+    Session s;
+    auto r = s.restore(path.toStdString());
+    QVERIFY(!r.isOk());
+    QVERIFY2(QString::fromStdString(r.message()).contains(expected), r.message().c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(SessionTest)
+#include "session_test.moc"
