@@ -73,6 +73,7 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
   if (!order) return Status::error("the graph has a cycle", "graph '" + g.name + "'");
   for (ValueId v : g.inputs()) FL_RETURN_IF_ERROR(checkStatic(g, v));
 
+  const Schedule sched = opts.schedule ? *opts.schedule : Schedule::defaults();
   std::vector<KernelInfo> infos;
   std::vector<LoopFunc> funcs;
   std::vector<std::pair<ValueId, ValueId>> aliases;
@@ -94,9 +95,9 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
     for (ValueId v : n.inputs)
       if (v.valid()) info.inputs.push_back(v);
     report(progress, double(infos.size()) / double(kernelNodes + 1), "lower " + info.name);
-    auto fn = lowerKernel(g, n, info.name);
+    auto fn = lowerKernel(g, n, info.name, sched);
     if (!fn) return fn.status();
-    applySchedule(*fn, Schedule::defaults());
+    applySchedule(*fn, sched);
     loopIr += (loopIr.empty() ? "" : "\n") + printLoopFunc(*fn);
     funcs.push_back(std::move(*fn));
     infos.push_back(std::move(info));
@@ -111,7 +112,11 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
 
   std::vector<ExecKernel> exec;
   for (size_t i = 0; i < infos.size(); ++i) {
-    ExecKernel k{infos[i].name, (*jit)->kernel(i), infos[i].inputs, infos[i].outputs};
+    ExecKernel k{infos[i].name, (*jit)->kernel(i), infos[i].inputs, infos[i].outputs, {}};
+    for (size_t pos = 0; pos < funcs[i].numInputs; ++pos)
+      if (auto it = funcs[i].prepacked.find(funcs[i].params[pos].index);
+          it != funcs[i].prepacked.end())
+        k.prepacked[pos] = it->second;
     exec.push_back(std::move(k));
   }
   CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(aliases));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/schedule.h"
 #include "core/ir/graph.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
@@ -18,6 +19,8 @@ namespace fuselens {
 
 struct CompileOptions {
   int optLevel = 3;  // LLVM optimization level, 0..3
+  // The schedule for every kernel; unset: Schedule::defaults() for the host.
+  std::optional<Schedule> schedule;
 };
 
 // One launch of the compiled run: a fused group or a single op.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen/loop_ir.h"
+#include "codegen/schedule.h"
 #include "core/ir/graph.h"
 #include "core/support/status.h"
 
@@ -52,10 +53,20 @@ class KernelBuilder {
  public:
   using Sink = std::function<std::vector<StmtRef>(const Index& at, ExprRef value)>;
 
-  KernelBuilder(const Graph& body, LoopFunc& fn) : body_(body), fn_(fn) {}
+  KernelBuilder(const Graph& body, LoopFunc& fn, const Schedule& sched)
+      : body_(body), fn_(fn), sched_(sched) {}
 
   const Graph& graph() const { return body_; }
   LoopFunc& func() { return fn_; }
+  const Schedule& schedule() const { return sched_; }
+  // The data of v when it is known at compile time (a constant of the body, or a
+  // kernel input bound to a constant of the outer graph); null otherwise.
+  std::shared_ptr<const TensorData> constantOf(ValueId v) const;
+  void setOuterConstant(ValueId v, std::shared_ptr<const TensorData> d) {
+    outerConstants_[v.index] = std::move(d);
+  }
+  // A new input param holding `data`, which the compiler passes at run time.
+  BufferId addPrepacked(const std::string& name, std::shared_ptr<const TensorData> data);
   std::vector<int64_t> shapeOf(ValueId v) const;  // static shapes were checked before
 
   // The element of v at idx, as an expression: a load or the inlined producer.
@@ -90,6 +101,8 @@ class KernelBuilder {
 
   const Graph& body_;
   LoopFunc& fn_;
+  const Schedule& sched_;
+  std::map<int32_t, std::shared_ptr<const TensorData>> outerConstants_;
   std::map<int32_t, BufferId> bound_;
   std::optional<std::pair<ValueId, ExprRef>> subst_;
   // valueAt results by (value, index expressions), so a value used twice at one

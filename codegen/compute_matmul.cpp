@@ -1,9 +1,19 @@
 // Compute definitions of MatMul (numpy semantics: batched with broadcast batch
 // dims, 1-D operands promoted and their dim dropped from the result) and Gemm
-// (alpha, beta, transA, transB, optional C broadcast to [M,N]). Both are one
-// loop nest over the result with a scalar accumulator over K; the result
-// element goes to the Sink, where a fused elementwise epilogue is applied to
-// the accumulator before the store.
+// (alpha, beta, transA, transB, optional C broadcast to [M,N]).
+//
+// The algorithm is C(i,j) = sum_k A(i,k) B(k,j), with A and B read through
+// `valueAt` (so a transpose or an elementwise prologue inlines) and every
+// result element handed to the Sink, where a fused epilogue (bias, activation,
+// residual) is applied before the store. Two schedules build its loop nest:
+// the plain one (a scalar accumulator per element) for small products, and the
+// tiled template of schedule.h for the rest: B repacked into nr-wide panels
+// (at compile time when B is a constant, else by a packing nest per call), an
+// mr x nr register tile of accumulators per step, and the epilogue applied to
+// the tile's vectors before they are stored.
+#include <algorithm>
+#include <numeric>
+
 #include "codegen/compute.h"
 
 namespace fuselens {
@@ -42,6 +52,248 @@ bool checkOutput(KernelBuilder& kb, const Node& n, const std::vector<int64_t>& e
   return false;
 }
 
+
+// The tiled template. Operand access is abstracted so MatMul and Gemm share it.
+struct MatMulProblem {
+  std::vector<int64_t> batch;   // result batch shape (may be empty)
+  std::vector<int64_t> bBatch;  // B's own batch shape (broadcast to `batch`)
+  int64_t m = 0, n = 0, k = 0;
+  ValueId bValue;
+  // A(i,k) and B(k,j) at result batch position `bd`.
+  std::function<ExprRef(const std::vector<ExprRef>& bd, ExprRef i, ExprRef k)> a;
+  std::function<ExprRef(const std::vector<ExprRef>& bd, ExprRef k, ExprRef j)> b;
+  // The result position and the value the accumulator stands for (Gemm: alpha, beta*C).
+  std::function<Index(const std::vector<ExprRef>& bd, ExprRef i, ExprRef j)> out;
+  std::function<ExprRef(const Index& at, ExprRef acc)> finish;
+  // B(k, j) of a constant B read straight from its data, for compile-time packing.
+  std::function<float(int64_t bb, int64_t k, int64_t j)> bConst;
+};
+
+int64_t product(const std::vector<int64_t>& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<>());
+}
+
+StmtRef pinnedLoop(const Var& v, int64_t extent, ForKind kind, std::vector<StmtRef> body) {
+  StmtRef s = forLoop(v, extent, std::move(body));
+  s->forKind = kind;
+  s->pinned = true;
+  return s;
+}
+
+class TiledMatMul {
+ public:
+  TiledMatMul(KernelBuilder& kb, const MatMulProblem& p, const KernelBuilder::Sink& sink)
+      : kb_(kb), p_(p), sink_(sink), t_(kb.schedule().matmul) {
+    nr_ = std::min(t_.nr, p.n);
+    mr_ = std::min(t_.mr, p.m);
+    panels_ = p.n / nr_;
+    nt_ = p.n - panels_ * nr_;
+    mb_ = p.m / mr_;
+    mt_ = p.m - mb_ * mr_;
+    // Panels per cache block: B's block (K x nc floats) near 512 KiB, a divisor
+    // of the panel count, and at least 2 blocks per thread when there are enough.
+    int64_t want = t_.ncPanels > 0 ? t_.ncPanels
+                                   : std::max<int64_t>(1, (512 << 10) / (4 * p.k * nr_));
+    want = std::min(want, std::max<int64_t>(1, panels_ / 4));
+    nc_ = 1;
+    for (int64_t d = 1; d <= std::min(want, panels_); ++d)
+      if (panels_ % d == 0) nc_ = d;
+  }
+
+  std::vector<StmtRef> build() {
+    std::vector<StmtRef> out;
+    BufferId bp = packB(out);
+    packed_ = bp;
+    int64_t nbatch = product(p_.batch);
+    Var bv = kb_.newLoopVar();
+    std::vector<ExprRef> bd = Index::ofFlat(p_.batch, varRef(bv)).dimExprs();
+    ExprRef bOff = mul(bIndexOf(bd), intConst(p_.k * p_.n));
+    if (nbatch == 1) {  // every batch dim is 1: the indices above are constants
+      for (StmtRef& s : blocks(bd, bOff, true)) out.push_back(std::move(s));
+      return out;
+    }
+    out.push_back(pinnedLoop(bv, nbatch, ForKind::Parallel, blocks(bd, bOff, false)));
+    return out;
+  }
+
+ private:
+  // The flat position in B's batch of result batch position bd.
+  ExprRef bIndexOf(const std::vector<ExprRef>& bd) {
+    if (p_.bBatch.empty()) return intConst(0);
+    std::vector<ExprRef> dims;
+    size_t lead = bd.size() - p_.bBatch.size();
+    for (size_t k = 0; k < p_.bBatch.size(); ++k)
+      dims.push_back(p_.bBatch[k] == 1 ? intConst(0) : bd[lead + k]);
+    return Index::ofDims(p_.bBatch, dims).flatExpr();
+  }
+
+  // Packed B: per B batch, panels [P][K][nr] then the tail [K][nt].
+  int64_t panelOffset(int64_t panel) const { return panel * p_.k * nr_; }
+
+  BufferId packB(std::vector<StmtRef>& out) {
+    int64_t nbb = product(p_.bBatch);
+    std::vector<int64_t> shape = {nbb, p_.k, p_.n};
+    LoopFunc& fn = kb_.func();
+    if (p_.bConst) {
+      auto data = std::make_shared<TensorData>(DType::F32, shape);
+      float* d = data->data<float>();
+      for (int64_t bb = 0; bb < nbb; ++bb) {
+        float* base = d + bb * p_.k * p_.n;
+        for (int64_t j = 0; j < p_.n; ++j) {
+          int64_t panel = j / nr_, jj = j % nr_;
+          int64_t w = panel < panels_ ? nr_ : nt_;
+          for (int64_t k = 0; k < p_.k; ++k)
+            base[panelOffset(panel) + k * w + jj] = p_.bConst(bb, k, j);
+        }
+      }
+      return kb_.addPrepacked("packed_" + kb_.graph().value(p_.bValue).name.substr(0, 24) + "_" +
+                                  std::to_string(fn.buffers.size()),
+                              data);
+    }
+    // Packed at run time by a nest before the product.
+    BufferId b = fn.addBuffer("packed" + std::to_string(fn.buffers.size()), BufferKind::Temp,
+                              DType::F32, shape);
+    temps_.push_back(b);
+    Var bb = kb_.newLoopVar();
+    // The B batch position as result batch dims: B's batch dims are trailing ones.
+    std::vector<ExprRef> bbDims = Index::ofFlat(p_.bBatch, varRef(bb)).dimExprs();
+    std::vector<ExprRef> bd(p_.batch.size(), intConst(0));
+    for (size_t k = 0; k < bbDims.size(); ++k) bd[bd.size() - bbDims.size() + k] = bbDims[k];
+    ExprRef base = nbb == 1 ? intConst(0) : mul(varRef(bb), intConst(p_.k * p_.n));
+    std::vector<StmtRef> body;
+    auto packPanel = [&](ExprRef col0, ExprRef off, int64_t w) {
+      Var kv = kb_.newLoopVar(), jj = kb_.newLoopVar();
+      ExprRef v = p_.b(bd, varRef(kv), add(col0, varRef(jj)));
+      StmtRef st = store(fn.buffer(b), add(off, add(mul(varRef(kv), intConst(w)), varRef(jj))), v);
+      return pinnedLoop(kv, p_.k, ForKind::Serial,
+                        {pinnedLoop(jj, w, ForKind::Vectorized, {st})});
+    };
+    if (panels_ > 0) {
+      Var pv = kb_.newLoopVar();
+      ExprRef off = add(base, mul(varRef(pv), intConst(p_.k * nr_)));
+      body.push_back(pinnedLoop(pv, panels_, panels_ >= 4 ? ForKind::Parallel : ForKind::Serial,
+                                {packPanel(mul(varRef(pv), intConst(nr_)), off, nr_)}));
+    }
+    if (nt_ > 0)
+      body.push_back(packPanel(intConst(panels_ * nr_), add(base, intConst(panelOffset(panels_))), nt_));
+    if (nbb == 1)
+      for (StmtRef& s : body) out.push_back(std::move(s));
+    else
+      out.push_back(pinnedLoop(bb, nbb, ForKind::Serial, body));
+    return b;
+  }
+
+  // The nests of one batch position: full panels in cache blocks, then the
+  // column tail. Parallel over blocks (or rows) when there is no batch loop.
+  std::vector<StmtRef> blocks(const std::vector<ExprRef>& bd, ExprRef bOff, bool parallel) {
+    std::vector<StmtRef> out;
+    if (panels_ > 0) {
+      int64_t jcN = panels_ / nc_;
+      Var jc = kb_.newLoopVar(), ib = kb_.newLoopVar(), jr = kb_.newLoopVar();
+      ExprRef panel = add(mul(varRef(jc), intConst(nc_)), varRef(jr));
+      auto tileRows = [&](ExprRef row, int64_t mr) {
+        return pinnedLoop(jr, nc_, ForKind::Serial,
+                          {tile(bd, bOff, row, mr, panel, nr_)});
+      };
+      std::vector<StmtRef> rows;
+      bool rowsOuter = t_.rowsOuter || (jcN < 2 && mb_ >= 2);
+      if (mb_ > 0) {
+        StmtRef inner = tileRows(mul(varRef(ib), intConst(mr_)), mr_);
+        rows.push_back(
+            rowsOuter ? inner : pinnedLoop(ib, mb_, ForKind::Serial, {inner}));
+      }
+      if (mt_ > 0) {
+        Var jr2 = kb_.newLoopVar();
+        ExprRef panel2 = add(mul(varRef(jc), intConst(nc_)), varRef(jr2));
+        rows.push_back(pinnedLoop(jr2, nc_, ForKind::Serial,
+                                  {tile(bd, bOff, intConst(mb_ * mr_), mt_, panel2, nr_)}));
+      }
+      if (!rowsOuter) {
+        out.push_back(pinnedLoop(jc, jcN, parallel && jcN >= 2 ? ForKind::Parallel : ForKind::Serial,
+                                 rows));
+      } else {
+        // ib outermost: the full-row tiles, then the row tail for every block.
+        StmtRef full = pinnedLoop(jc, jcN, ForKind::Serial, {rows[0]});
+        out.push_back(pinnedLoop(ib, mb_, parallel ? ForKind::Parallel : ForKind::Serial, {full}));
+        if (mt_ > 0) {
+          Var jc2 = kb_.newLoopVar(), jr2 = kb_.newLoopVar();
+          ExprRef panel2 = add(mul(varRef(jc2), intConst(nc_)), varRef(jr2));
+          out.push_back(pinnedLoop(
+              jc2, jcN, ForKind::Serial,
+              {pinnedLoop(jr2, nc_, ForKind::Serial,
+                          {tile(bd, bOff, intConst(mb_ * mr_), mt_, panel2, nr_)})}));
+        }
+      }
+    }
+    if (nt_ > 0) {
+      ExprRef panel = intConst(panels_);
+      if (mb_ > 0) {
+        Var ib = kb_.newLoopVar();
+        out.push_back(pinnedLoop(ib, mb_, ForKind::Serial,
+                                 {tile(bd, bOff, mul(varRef(ib), intConst(mr_)), mr_, panel, nt_)}));
+      }
+      if (mt_ > 0) out.push_back(tile(bd, bOff, intConst(mb_ * mr_), mt_, panel, nt_));
+    }
+    return out;
+  }
+
+  // One mr x w register tile at rows [row, row+mr) of packed panel `panel`.
+  StmtRef tile(const std::vector<ExprRef>& bd, ExprRef bOff, ExprRef row, int64_t mr,
+               ExprRef panel, int64_t w) {
+    LoopFunc& fn = kb_.func();
+    BufferId accId = fn.addBuffer("acc" + std::to_string(fn.buffers.size()), BufferKind::Local,
+                                  DType::F32, {mr, w});
+    const Buffer& acc = fn.buffer(accId);
+    const Buffer& bp = fn.buffer(packed_);
+    ExprRef col0 = mul(panel, intConst(nr_));
+    ExprRef pOff = add(bOff, mul(panel, intConst(p_.k * nr_)));
+    auto regLoops = [&](const std::function<std::vector<StmtRef>(ExprRef r, ExprRef jj)>& body) {
+      Var r = kb_.newLoopVar(), jj = kb_.newLoopVar();
+      return pinnedLoop(r, mr, ForKind::Unrolled,
+                        {pinnedLoop(jj, w, ForKind::Vectorized, body(varRef(r), varRef(jj)))});
+    };
+    auto accAt = [&](ExprRef r, ExprRef jj) { return add(mul(r, intConst(w)), jj); };
+    StmtRef zero = regLoops([&](ExprRef r, ExprRef jj) -> std::vector<StmtRef> {
+      return {store(acc, accAt(r, jj), floatConst(0))};
+    });
+    Var kv = kb_.newLoopVar();
+    ExprRef k = varRef(kv);
+    StmtRef update = regLoops([&](ExprRef r, ExprRef jj) -> std::vector<StmtRef> {
+      ExprRef av = p_.a(bd, add(row, r), k);
+      ExprRef bv = load(bp, add(pOff, add(mul(k, intConst(w)), jj)));
+      return {store(acc, accAt(r, jj), fma(av, bv, load(acc, accAt(r, jj))))};
+    });
+    StmtRef kLoop = pinnedLoop(kv, p_.k, ForKind::Serial, {update});
+    StmtRef epilogue = regLoops([&](ExprRef r, ExprRef jj) {
+      Index at = p_.out(bd, add(row, r), add(col0, jj));
+      return sink_(at, p_.finish(at, load(acc, accAt(r, jj))));
+    });
+    return allocate(acc, {zero, kLoop, epilogue});
+  }
+
+ public:
+  std::vector<BufferId> temps_;
+
+ private:
+  KernelBuilder& kb_;
+  const MatMulProblem& p_;
+  const KernelBuilder::Sink& sink_;
+  const MatMulTiling& t_;
+  BufferId packed_;
+  int64_t nr_, mr_, panels_, nt_, mb_, mt_, nc_;
+};
+
+bool useTiling(const KernelBuilder& kb, int64_t m, int64_t n, int64_t k) {
+  const MatMulTiling& t = kb.schedule().matmul;
+  return t.enabled && m * n * k >= t.minWork && n >= 4 && m >= 2;
+}
+
+std::vector<StmtRef> wrapTemps(KernelBuilder& kb, TiledMatMul& t, std::vector<StmtRef> body) {
+  for (size_t i = t.temps_.size(); i-- > 0;)
+    body = {allocate(kb.func().buffer(t.temps_[i]), std::move(body))};
+  return body;
+}
+
 }  // namespace
 
 std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
@@ -69,6 +321,39 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
   if (!checkOutput(kb, n, out)) return {};
 
   size_t nb = batch->size();
+  if (!aVec && !bVec && useTiling(kb, m, n2, k)) {
+    MatMulProblem p;
+    p.batch = *batch;
+    p.bBatch = bBatch;
+    p.m = m, p.n = n2, p.k = k;
+    p.bValue = n.inputs[1];
+    p.a = [&](const std::vector<ExprRef>& bd, ExprRef i, ExprRef kk) {
+      std::vector<ExprRef> ai = batchDims(aBatch, bd);
+      ai.push_back(i);
+      ai.push_back(kk);
+      return kb.valueAt(n.inputs[0], Index::ofDims(a, ai));
+    };
+    p.b = [&](const std::vector<ExprRef>& bd, ExprRef kk, ExprRef j) {
+      std::vector<ExprRef> bi = batchDims(bBatch, bd);
+      bi.push_back(kk);
+      bi.push_back(j);
+      return kb.valueAt(n.inputs[1], Index::ofDims(b, bi));
+    };
+    p.out = [&](const std::vector<ExprRef>& bd, ExprRef i, ExprRef j) {
+      std::vector<ExprRef> d = bd;
+      d.push_back(i);
+      d.push_back(j);
+      return Index::ofDims(out, d);
+    };
+    p.finish = [](const Index&, ExprRef acc) { return acc; };
+    if (auto c = kb.constantOf(n.inputs[1]); c && c->dtype == DType::F32) {
+      const float* d = c->data<float>();
+      p.bConst = [d, k, n2](int64_t bb, int64_t kk, int64_t j) { return d[(bb * k + kk) * n2 + j]; };
+    }
+    TiledMatMul t(kb, p, sink);
+    std::vector<StmtRef> body = t.build();
+    return wrapTemps(kb, t, std::move(body));
+  }
   return kb.loopNest(out, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> d = at.dimExprs();
     std::vector<ExprRef> outBatch(d.begin(), d.begin() + nb);
@@ -117,6 +402,38 @@ std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBui
     return {};
   }
   if (!checkOutput(kb, n, {m, nn})) return {};
+
+  if (useTiling(kb, m, nn, k)) {
+    MatMulProblem p;
+    p.m = m, p.n = nn, p.k = k;
+    p.bValue = n.inputs[1];
+    p.a = [&, ta](const std::vector<ExprRef>&, ExprRef i, ExprRef kk) {
+      return kb.valueAt(n.inputs[0], Index::ofDims(a, ta ? std::vector<ExprRef>{kk, i}
+                                                        : std::vector<ExprRef>{i, kk}));
+    };
+    p.b = [&, tb](const std::vector<ExprRef>&, ExprRef kk, ExprRef j) {
+      return kb.valueAt(n.inputs[1], Index::ofDims(b, tb ? std::vector<ExprRef>{j, kk}
+                                                        : std::vector<ExprRef>{kk, j}));
+    };
+    std::vector<int64_t> outShape = {m, nn};
+    p.out = [outShape](const std::vector<ExprRef>&, ExprRef i, ExprRef j) {
+      return Index::ofDims(outShape, {i, j});
+    };
+    p.finish = [&, alpha, beta, hasC, c](const Index& at, ExprRef acc) {
+      ExprRef y = mul(floatConst(alpha), acc);
+      if (hasC) y = add(y, mul(floatConst(beta), kb.valueAt(n.inputs[2], broadcastIndex(at, c))));
+      return y;
+    };
+    if (auto cd = kb.constantOf(n.inputs[1]); cd && cd->dtype == DType::F32) {
+      const float* d = cd->data<float>();
+      p.bConst = [d, tb, k, nn](int64_t, int64_t kk, int64_t j) {
+        return tb ? d[j * k + kk] : d[kk * nn + j];
+      };
+    }
+    TiledMatMul t(kb, p, sink);
+    std::vector<StmtRef> body = t.build();
+    return wrapTemps(kb, t, std::move(body));
+  }
 
   return kb.loopNest({m, nn}, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> d = at.dimExprs();

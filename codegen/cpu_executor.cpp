@@ -65,7 +65,13 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
   for (const ExecKernel& k : kernels_) {
     if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
     args.clear();
-    for (ValueId v : k.inputs) {
+    size_t nextInput = 0;
+    for (size_t pos = 0; pos < k.inputs.size() + k.prepacked.size(); ++pos) {
+      if (auto it = k.prepacked.find(pos); it != k.prepacked.end()) {
+        args.push_back(const_cast<std::byte*>(it->second->bytes.data()));
+        continue;
+      }
+      ValueId v = k.inputs[nextInput++];
       void* p = data(v);
       if (!p && g_->value(storageOf(v)).type.numElements().value_or(0) > 0)
         return Status::error("internal: value '" + g_->value(v).name + "' is not computed yet",

@@ -23,6 +23,9 @@ struct ExecKernel {
   void (*fn)(void** args) = nullptr;
   std::vector<ValueId> inputs;  // the kernel's params, inputs then outputs
   std::vector<ValueId> outputs;
+  // Input params the compiler supplies (prepacked constants), by param position;
+  // the graph values in `inputs` fill the other input positions in order.
+  std::map<size_t, std::shared_ptr<const TensorData>> prepacked;
 };
 
 class CpuExecutor {

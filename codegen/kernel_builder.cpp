@@ -78,6 +78,22 @@ std::vector<int64_t> KernelBuilder::shapeOf(ValueId v) const {
   return *s;
 }
 
+std::shared_ptr<const TensorData> KernelBuilder::constantOf(ValueId v) const {
+  const Value& val = body_.value(v);
+  if (val.constant) return val.constant;
+  auto it = outerConstants_.find(v.index);
+  return it == outerConstants_.end() ? nullptr : it->second;
+}
+
+BufferId KernelBuilder::addPrepacked(const std::string& name,
+                                     std::shared_ptr<const TensorData> data) {
+  BufferId b = fn_.addBuffer(name, BufferKind::Input, data->dtype, data->shape);
+  fn_.params.insert(fn_.params.begin() + std::ptrdiff_t(fn_.numInputs), b);
+  ++fn_.numInputs;
+  fn_.prepacked[b.index] = std::move(data);
+  return b;
+}
+
 Var KernelBuilder::newLocal(const std::string& prefix, DType t) {
   int n = localCounts_[prefix]++;
   return fn_.addVar(prefix + std::to_string(n), t);

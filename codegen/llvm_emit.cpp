@@ -1,11 +1,24 @@
 // Loop IR -> LLVM IR with IRBuilder. Loops are rotated (guard, then a
 // do-while with a phi counter) so LLVM's loop passes see their canonical form;
-// locals are entry-block allocas that mem2reg promotes. A Vectorized loop gets
-// `llvm.loop.vectorize.enable`, an Unrolled one `llvm.loop.unroll.full`. A
-// Parallel loop at the top of a nest is outlined: its body becomes an internal
-// function over [lo, hi) that reads every buffer pointer from a context array,
-// and the kernel calls the runtime's parallel_for with it.
+// locals are entry-block allocas that mem2reg promotes. A Parallel loop at the
+// top of a nest is outlined: its body becomes an internal function over
+// [lo, hi) that reads every buffer pointer from a context array, and the
+// kernel calls the runtime's parallel_for with it.
+//
+// Vectorized loops of at most kMaxLanes iterations are emitted as vector code
+// directly (Halide's vectorize, not a hint): the counter is the ramp <0..n-1>,
+// an expression is either uniform (a scalar) or varying (a vector), a load or
+// store whose index steps by 1 per lane is one vector access, other varying
+// indices gather/scatter, and a local set in the body becomes a vector. This is
+// what turns a register tile (a Local buffer indexed by constants after
+// unrolling) into FMA on vector registers. Longer Vectorized loops get
+// `llvm.loop.vectorize.enable`. Unrolled loops are replicated here with the
+// counter a constant, so later passes (SROA) see constant offsets at once.
+// exp and tanh are inlined as Cephes-style polynomials, so loops that use them
+// still vectorize (a libm call would not).
 #include "codegen/llvm_emit.h"
+
+#include "codegen/target.h"
 
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
@@ -18,7 +31,9 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace fuselens {
@@ -55,6 +70,38 @@ void freeVars(const StmtRef& s, std::set<int32_t>& defined, std::set<int32_t>& u
   for (const auto& c : s->body) freeVars(c, defined, used);
 }
 
+constexpr int64_t kMaxLanes = 64;
+constexpr int64_t kMaxUnroll = 64;
+
+// Whether a Vectorized loop's body can run as vectors: no heap allocation, no
+// parallel loop inside, and no update of a scalar declared outside the body
+// (that would be a reduction across lanes).
+bool vectorBodyOk(const std::vector<StmtRef>& body, std::set<int32_t>& declared) {
+  for (const auto& s : body) {
+    switch (s->kind) {
+      case StmtKind::Let:
+        declared.insert(s->var.index);
+        break;
+      case StmtKind::Assign:
+        if (!declared.count(s->var.index)) return false;
+        break;
+      case StmtKind::Allocate:
+        return false;
+      case StmtKind::For:
+        if (s->forKind == ForKind::Parallel || s->forKind == ForKind::Vectorized) return false;
+        declared.insert(s->var.index);
+        if (!vectorBodyOk(s->body, declared)) return false;
+        break;
+      case StmtKind::Seq:
+        if (!vectorBodyOk(s->body, declared)) return false;
+        break;
+      case StmtKind::Store:
+        break;
+    }
+  }
+  return true;
+}
+
 class Emitter {
  public:
   Emitter(llvm::Module& m, const LoopFunc& lf, llvm::Function* fn, int& outlined)
@@ -83,17 +130,19 @@ class Emitter {
       case StmtKind::For:
         emitFor(s);
         break;
-      case StmtKind::Store: {
-        const Buffer& buf = lf_.buffer(s->buffer);
-        llvm::Value* p = b_.CreateInBoundsGEP(type(buf.dtype), bufs_[buf.id.index], expr(s->index));
-        b_.CreateStore(expr(s->value), p);
+      case StmtKind::Store:
+        emitStore(s);
         break;
-      }
       case StmtKind::Let:
-        b_.CreateStore(expr(s->value), local(s->var));
+        if (lanes_ > 0) {
+          vecLocals_.insert(s->var.index);
+          if (auto st = laneStride(s->value); st && s->value->type == DType::I64)
+            strideOf_[s->var.index] = *st;
+        }
+        storeLocal(s->var, expr(s->value));
         break;
       case StmtKind::Assign:
-        b_.CreateStore(expr(s->value), local(s->var));
+        storeLocal(s->var, expr(s->value));
         break;
       case StmtKind::Allocate:
         emitAllocate(s);
@@ -157,12 +206,147 @@ class Emitter {
 
   void emitFor(const StmtRef& s) {
     if (s->extent <= 0) return;
-    if (s->forKind == ForKind::Parallel && depth_ == 0 && outline(s)) return;
-    emitLoop(s->var, b_.getInt64(0), b_.getInt64(s->extent), s->body, s->forKind);
+    if (s->forKind == ForKind::Parallel && lanes_ == 0 && outline(s)) return;
+    if (s->forKind == ForKind::Unrolled && s->extent <= kMaxUnroll) {
+      for (int64_t k = 0; k < s->extent; ++k) {
+        loopVals_[s->var.index] = b_.getInt64(k);
+        for (const auto& c : s->body) stmt(c);
+      }
+      loopVals_.erase(s->var.index);
+      return;
+    }
+    std::set<int32_t> declared;
+    if (s->forKind == ForKind::Vectorized && lanes_ == 0 && s->extent <= kMaxLanes &&
+        s->extent >= 2 && vectorBodyOk(s->body, declared)) {
+      emitVectorBody(s);
+      return;
+    }
+    emitLoop(s->var, b_.getInt64(0), b_.getInt64(s->extent), s->body,
+             lanes_ > 0 && s->forKind == ForKind::Vectorized ? ForKind::Serial : s->forKind);
+  }
+
+  // The whole loop as one vector of s->extent lanes.
+  void emitVectorBody(const StmtRef& s) {
+    lanes_ = s->extent;
+    std::vector<llvm::Constant*> ramp;
+    for (int64_t k = 0; k < lanes_; ++k) ramp.push_back(b_.getInt64(k));
+    loopVals_[s->var.index] = llvm::ConstantVector::get(ramp);
+    strideOf_.clear();
+    strideOf_[s->var.index] = 1;
+    for (const auto& c : s->body) stmt(c);
+    loopVals_.erase(s->var.index);
+    lanes_ = 0;
+    vecLocals_.clear();
+    strideOf_.clear();
+  }
+
+  // The per-lane step of a varying i64 expression, when it is affine in the lane.
+  std::optional<int64_t> laneStride(const ExprRef& e) {
+    switch (e->kind) {
+      case ExprKind::IntConst:
+        return 0;
+      case ExprKind::VarRef: {
+        auto it = strideOf_.find(e->var.index);
+        if (it != strideOf_.end()) return it->second;
+        if (vecLocals_.count(e->var.index)) return std::nullopt;
+        return 0;
+      }
+      case ExprKind::Binary: {
+        auto a = laneStride(e->ops[0]), c = laneStride(e->ops[1]);
+        if (!a || !c) return std::nullopt;
+        if (e->bin == BinOp::Add) return *a + *c;
+        if (e->bin == BinOp::Sub) return *a - *c;
+        if (e->bin == BinOp::Mul && e->ops[1]->kind == ExprKind::IntConst) return *a * e->ops[1]->i;
+        if (e->bin == BinOp::Mul && e->ops[0]->kind == ExprKind::IntConst) return *c * e->ops[0]->i;
+        if (*a == 0 && *c == 0) return 0;
+        return std::nullopt;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+
+  llvm::Value* splat(llvm::Value* v) {
+    if (lanes_ == 0 || v->getType()->isVectorTy()) return v;
+    return b_.CreateVectorSplat(unsigned(lanes_), v);
+  }
+
+  void storeLocal(VarId var, llvm::Value* v) {
+    if (vecLocals_.count(var.index)) {
+      v = splat(v);
+      auto it = vecAllocas_.find({var.index, lanes_});
+      llvm::AllocaInst* a;
+      if (it != vecAllocas_.end()) {
+        a = it->second;
+      } else {
+        llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        a = entry.CreateAlloca(v->getType(), nullptr, lf_.var(var).name);
+        vecAllocas_[{var.index, lanes_}] = a;
+      }
+      b_.CreateStore(v, a);
+      return;
+    }
+    b_.CreateStore(v, local(var));
+  }
+
+  // An address per lane, or one address when the index steps by 1 (first: true).
+  std::pair<bool, llvm::Value*> address(const Buffer& buf, const ExprRef& index) {
+    llvm::Value* idx = expr(index);
+    llvm::Type* ty = type(buf.dtype);
+    if (!idx->getType()->isVectorTy()) return {false, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index], idx)};
+    if (laneStride(index) == std::optional<int64_t>(1)) {
+      llvm::Value* first = b_.CreateExtractElement(idx, uint64_t(0));
+      return {true, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index], first)};
+    }
+    return {false, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index], idx)};
+  }
+
+  void emitStore(const StmtRef& s) {
+    const Buffer& buf = lf_.buffer(s->buffer);
+    if (!bufs_[buf.id.index]) return fail("buffer " + buf.name + " written outside its allocation");
+    auto [contiguous, p] = address(buf, s->index);
+    llvm::Value* v = expr(s->value);
+    llvm::Align align(dtypeSize(buf.dtype));
+    if (contiguous) {
+      b_.CreateAlignedStore(splat(v), p, align);
+    } else if (p->getType()->isVectorTy()) {
+      b_.CreateMaskedScatter(splat(v), p, align);
+    } else {
+      // One address for every lane: the last lane's value is the one that stays.
+      if (v->getType()->isVectorTy()) v = b_.CreateExtractElement(v, uint64_t(lanes_ - 1));
+      b_.CreateAlignedStore(v, p, align);
+    }
+  }
+
+  llvm::Value* emitLoad(const ExprRef& e) {
+    const Buffer& buf = lf_.buffer(e->buffer);
+    if (!bufs_[buf.id.index]) {
+      fail("buffer " + buf.name + " read outside its allocation");
+      return llvm::UndefValue::get(type(e->type));
+    }
+    auto [contiguous, p] = address(buf, e->ops[0]);
+    llvm::Type* ty = type(buf.dtype);
+    llvm::Align align(dtypeSize(buf.dtype));
+    if (contiguous)
+      return b_.CreateAlignedLoad(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
+    if (p->getType()->isVectorTy())
+      return b_.CreateMaskedGather(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
+    return b_.CreateAlignedLoad(ty, p, align);
   }
 
   void emitAllocate(const StmtRef& s) {
     const Buffer& buf = lf_.buffer(s->buffer);
+    if (buf.kind == BufferKind::Local) {
+      llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+      llvm::AllocaInst* a = entry.CreateAlloca(
+          llvm::ArrayType::get(type(buf.dtype), uint64_t(std::max<int64_t>(1, buf.numel()))),
+          nullptr, buf.name);
+      a->setAlignment(llvm::Align(64));
+      bufs_[buf.id.index] = a;
+      for (const auto& c : s->body) stmt(c);
+      bufs_[buf.id.index] = nullptr;
+      return;
+    }
     llvm::FunctionCallee mallocFn =
         m_.getOrInsertFunction("malloc", b_.getPtrTy(), b_.getInt64Ty());
     llvm::FunctionCallee freeFn = m_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy());
@@ -174,23 +358,31 @@ class Emitter {
     bufs_[buf.id.index] = nullptr;
   }
 
-  // Outlines a parallel loop; false (the caller emits it serially) when the
-  // body reads a scalar from outside, which the context array cannot carry.
+  // Outlines a parallel loop: its body becomes `<kernel>.par<k>(ctx, lo, hi)`,
+  // with every buffer pointer and every enclosing loop counter it reads passed
+  // in a context array. False (the caller emits it serially) when the body
+  // reads a local scalar from outside, which the context does not carry.
   bool outline(const StmtRef& s) {
     std::set<int32_t> defined, used;
     freeVars(s, defined, used);
-    for (int32_t v : used)
-      if (!defined.count(v)) return false;
+    std::vector<int32_t> counters;
+    for (int32_t v : used) {
+      if (defined.count(v)) continue;
+      auto it = loopVals_.find(v);
+      if (it == loopVals_.end() || it->second->getType()->isVectorTy()) return false;
+      counters.push_back(v);
+    }
     llvm::Type* ptrTy = b_.getPtrTy();
     auto* ft =
         llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, b_.getInt64Ty(), b_.getInt64Ty()}, false);
     auto* body = llvm::Function::Create(ft, llvm::Function::InternalLinkage,
                                         fn_->getName() + ".par" + std::to_string(outlined_++), m_);
     body->addFnAttr(llvm::Attribute::NoUnwind);
+    copyTargetAttrs(body);
 
     size_t n = bufs_.size();
     llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-    llvm::Type* arrTy = llvm::ArrayType::get(ptrTy, n);
+    llvm::Type* arrTy = llvm::ArrayType::get(ptrTy, n + counters.size());
     llvm::Value* ctx = entry.CreateAlloca(arrTy, nullptr, "ctx");
     Emitter sub(m_, lf_, body, outlined_);
     llvm::Value* subCtx = body->getArg(0);
@@ -204,6 +396,13 @@ class Emitter {
       sub.bufs_[j] = sub.b_.CreateLoad(ptrTy, sub.b_.CreateConstInBoundsGEP1_64(ptrTy, subCtx, j),
                                        lf_.buffers[j].name);
     }
+    for (size_t c = 0; c < counters.size(); ++c) {
+      llvm::Value* v = b_.CreateIntToPtr(loopVals_[counters[c]], ptrTy);
+      b_.CreateStore(v, b_.CreateConstInBoundsGEP2_64(arrTy, ctx, 0, n + c));
+      llvm::Value* p =
+          sub.b_.CreateLoad(ptrTy, sub.b_.CreateConstInBoundsGEP1_64(ptrTy, subCtx, n + c));
+      sub.loopVals_[counters[c]] = sub.b_.CreatePtrToInt(p, sub.b_.getInt64Ty());
+    }
     sub.emitLoop(s->var, body->getArg(1), body->getArg(2), s->body, ForKind::Serial);
     sub.b_.CreateRetVoid();
     if (!sub.err_.isOk()) err_ = sub.err_;
@@ -212,6 +411,12 @@ class Emitter {
     llvm::FunctionCallee parFor = m_.getOrInsertFunction(kParallelForSymbol, parTy);
     b_.CreateCall(parFor, {body, ctx, b_.getInt64(s->extent)});
     return true;
+  }
+
+  void copyTargetAttrs(llvm::Function* to) {
+    for (const char* a : {"target-cpu", "target-features", "min-legal-vector-width",
+                          "prefer-vector-width"})
+      if (fn_->hasFnAttribute(a)) to->addFnAttr(fn_->getFnAttribute(a));
   }
 
   llvm::Value* expr(const ExprRef& e) {
@@ -229,30 +434,106 @@ class Emitter {
         return b_.getInt64(e->i);
       case ExprKind::VarRef: {
         if (auto it = loopVals_.find(e->var.index); it != loopVals_.end()) return it->second;
+        if (vecLocals_.count(e->var.index)) {
+          auto it = vecAllocas_.find({e->var.index, lanes_});
+          if (it == vecAllocas_.end()) {
+            fail("variable " + lf_.var(e->var).name + " read before it is set");
+            return llvm::UndefValue::get(type(e->type));
+          }
+          return b_.CreateLoad(it->second->getAllocatedType(), it->second);
+        }
         if (!locals_.count(e->var.index))
           fail("variable " + lf_.var(e->var).name + " read before it is set");
         return b_.CreateLoad(type(e->type), local(e->var));
       }
-      case ExprKind::Load: {
-        const Buffer& buf = lf_.buffer(e->buffer);
-        llvm::Value* base = bufs_[buf.id.index];
-        if (!base) {
-          fail("buffer " + buf.name + " read outside its allocation");
-          return llvm::UndefValue::get(type(e->type));
-        }
-        llvm::Value* p = b_.CreateInBoundsGEP(type(buf.dtype), base, expr(e->ops[0]));
-        return b_.CreateLoad(type(buf.dtype), p);
+      case ExprKind::Load:
+        return emitLoad(e);
+      case ExprKind::Binary: {
+        auto [a, c] = same(expr(e->ops[0]), expr(e->ops[1]));
+        return binary(e->bin, a, c, isFloat(e->type));
       }
-      case ExprKind::Binary:
-        return binary(e->bin, expr(e->ops[0]), expr(e->ops[1]), isFloat(e->type));
       case ExprKind::Unary:
         return unary(e->un, expr(e->ops[0]), isFloat(e->type));
-      case ExprKind::Compare:
-        return compare(e->cmp, expr(e->ops[0]), expr(e->ops[1]), isFloat(e->ops[0]->type));
-      case ExprKind::Select:
-        return b_.CreateSelect(expr(e->ops[0]), expr(e->ops[1]), expr(e->ops[2]));
+      case ExprKind::Compare: {
+        auto [a, c] = same(expr(e->ops[0]), expr(e->ops[1]));
+        return compare(e->cmp, a, c, isFloat(e->ops[0]->type));
+      }
+      case ExprKind::Select: {
+        llvm::Value* cond = expr(e->ops[0]);
+        auto [a, c] = same(expr(e->ops[1]), expr(e->ops[2]));
+        if (cond->getType()->isVectorTy()) a = splat(a), c = splat(c);
+        return b_.CreateSelect(cond, a, c);
+      }
+      case ExprKind::Fma: {
+        llvm::Value* a = expr(e->ops[0]);
+        llvm::Value* m = expr(e->ops[1]);
+        llvm::Value* c = expr(e->ops[2]);
+        bool vec = a->getType()->isVectorTy() || m->getType()->isVectorTy() ||
+                   c->getType()->isVectorTy();
+        if (vec) a = splat(a), m = splat(m), c = splat(c);
+        return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, m, c});
+      }
     }
     return nullptr;
+  }
+
+  // Both operands uniform, or both vectors.
+  std::pair<llvm::Value*, llvm::Value*> same(llvm::Value* a, llvm::Value* c) {
+    if (a->getType()->isVectorTy() != c->getType()->isVectorTy()) return {splat(a), splat(c)};
+    return {a, c};
+  }
+
+  llvm::Value* fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
+
+  // Cephes expf: exp(x) = 2^n * e^r, |r| <= ln2/2, e^r by a degree-7 polynomial;
+  // about 1 ulp. Overflow yields +inf and deep underflow 0, as libm does; NaN
+  // stays NaN.
+  llvm::Value* emitExp(llvm::Value* x) {
+    llvm::Type* t = x->getType();
+    llvm::Type* it = llvm::Type::getInt32Ty(c_);
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t))
+      it = llvm::FixedVectorType::get(llvm::Type::getInt32Ty(c_), vt->getNumElements());
+    if (!t->getScalarType()->isFloatTy()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
+    llvm::Value* hi = fconst(t, 88.3762626647949);
+    llvm::Value* lo = fconst(t, -88.3762626647949);
+    llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, hi), hi, x);
+    xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, lo), lo, xc);
+    llvm::Value* fx = b_.CreateFAdd(b_.CreateFMul(xc, fconst(t, 1.44269504088896341)), fconst(t, 0.5));
+    fx = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, fx);
+    llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(fx, fconst(t, 0.693359375)));
+    r = b_.CreateFSub(r, b_.CreateFMul(fx, fconst(t, -2.12194440e-4)));
+    static const double p[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
+                               4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1};
+    llvm::Value* y = fconst(t, p[0]);
+    for (int k = 1; k < 6; ++k)
+      y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r, fconst(t, p[k])});
+    llvm::Value* r2 = b_.CreateFMul(r, r);
+    y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r2, r});
+    y = b_.CreateFAdd(y, fconst(t, 1.0));
+    llvm::Value* n = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {it, t}, {fx});
+    n = b_.CreateShl(b_.CreateAdd(n, llvm::ConstantInt::get(it, 127)), llvm::ConstantInt::get(it, 23));
+    y = b_.CreateFMul(y, b_.CreateBitCast(n, t));
+    y = b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(t, 88.72283935546875)), fconst(t, INFINITY), y);
+    return b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(t, -103.972076416015625)), fconst(t, 0.0), y);
+  }
+
+  // Cephes tanhf: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1) above.
+  llvm::Value* emitTanh(llvm::Value* x) {
+    llvm::Type* t = x->getType();
+    llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value* e = emitExp(b_.CreateFMul(ax, fconst(t, 2.0)));
+    llvm::Value* big = b_.CreateFSub(fconst(t, 1.0),
+                                     b_.CreateFDiv(fconst(t, 2.0), b_.CreateFAdd(e, fconst(t, 1.0))));
+    big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+    static const double q[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                               1.33314422036E-1, -3.33332819422E-1};
+    llvm::Value* z = b_.CreateFMul(x, x);
+    llvm::Value* y = fconst(t, q[0]);
+    for (int k = 1; k < 5; ++k)
+      y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, z, fconst(t, q[k])});
+    llvm::Value* small =
+        b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {b_.CreateFMul(y, z), x, x});
+    return b_.CreateSelect(b_.CreateFCmpOGE(ax, fconst(t, 0.625)), big, small);
   }
 
   llvm::Value* binary(BinOp op, llvm::Value* a, llvm::Value* c, bool fp) {
@@ -281,8 +562,9 @@ class Emitter {
       case UnOp::Neg:
         return fp ? b_.CreateFNeg(a) : b_.CreateNeg(a);
       case UnOp::Exp:
-        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, a);
+        return emitExp(a);
       case UnOp::Tanh: {
+        if (a->getType()->getScalarType()->isFloatTy()) return emitTanh(a);
         bool f32 = a->getType()->isFloatTy();
         llvm::FunctionCallee fn =
             m_.getOrInsertFunction(f32 ? "tanhf" : "tanh", a->getType(), a->getType());
@@ -317,6 +599,10 @@ class Emitter {
   std::map<int32_t, llvm::AllocaInst*> locals_;
   std::map<const Expr*, llvm::Value*> memo_;  // this statement's emitted subexpressions
   int depth_ = 0;
+  int64_t lanes_ = 0;                        // > 0 inside a vector body
+  std::set<int32_t> vecLocals_;              // locals set inside the vector body
+  std::map<int32_t, int64_t> strideOf_;      // lane step of i64 vars in the vector body
+  std::map<std::pair<int32_t, int64_t>, llvm::AllocaInst*> vecAllocas_;
   Status err_;
 };
 
@@ -333,6 +619,10 @@ Status emitLoopFunc(llvm::Module& m, const LoopFunc& lf) {
   auto* ft = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptrTy}, false);
   auto* fn = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, lf.name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  // Full-width registers for the explicit vectors (some CPUs' tuning prefers 256 bits).
+  std::string bits = std::to_string(hostTarget().vectorBits);
+  fn->addFnAttr("min-legal-vector-width", bits);
+  fn->addFnAttr("prefer-vector-width", bits);
   int outlined = 0;
   Emitter e(m, lf, fn, outlined);
   llvm::IRBuilder<>& b = e.builder();

@@ -149,6 +149,13 @@ ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
   return make(std::move(e));
 }
 
+ExprRef fma(ExprRef a, ExprRef b, ExprRef c) {
+  assert(a->type == b->type && b->type == c->type && "fma operands must have one type");
+  Expr e = blank(ExprKind::Fma, a->type);
+  e.ops = {std::move(a), std::move(b), std::move(c)};
+  return make(std::move(e));
+}
+
 std::string_view forKindName(ForKind k) {
   switch (k) {
     case ForKind::Serial:

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +27,10 @@ struct VarTag {};
 using BufferId = Id<BufferTag>;
 using VarId = Id<VarTag>;
 
-enum class BufferKind { Input, Output, Temp, Constant };
+// Temp: heap scratch live during an Allocate. Local: a small fixed-size scratch
+// on the stack (a register tile: `cache to local`), which LLVM promotes to
+// registers when every access is at a constant offset.
+enum class BufferKind { Input, Output, Temp, Constant, Local };
 
 struct Buffer {
   BufferId id;
@@ -45,7 +49,7 @@ struct Var {
 };
 
 // ---- expressions ----
-enum class ExprKind { FloatConst, IntConst, VarRef, Load, Binary, Unary, Compare, Select };
+enum class ExprKind { FloatConst, IntConst, VarRef, Load, Binary, Unary, Compare, Select, Fma };
 enum class BinOp { Add, Sub, Mul, Div, Mod, Max, Min };  // Mod: integers only
 enum class UnOp { Neg, Exp, Tanh };
 enum class CmpOp { LT, LE, GT, GE, EQ, NE };
@@ -63,7 +67,8 @@ struct Expr {
   BinOp bin = BinOp::Add;    // Binary
   UnOp un = UnOp::Neg;       // Unary
   CmpOp cmp = CmpOp::LT;     // Compare
-  std::vector<ExprRef> ops;  // Load: {index}; Binary/Compare: {a, b}; Unary: {a}; Select: {c, a, b}
+  std::vector<ExprRef> ops;  // Load: {index}; Binary/Compare: {a, b}; Unary: {a}; Select: {c, a, b};
+                           // Fma: {a, b, c} = a * b + c with one rounding
 };
 
 // Builders fold constants and identities (x + 0, x * 1, 0 * x) so index maps stay readable.
@@ -75,6 +80,7 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b);
 ExprRef unary(UnOp op, ExprRef a);
 ExprRef compare(CmpOp op, ExprRef a, ExprRef b);
 ExprRef select(ExprRef cond, ExprRef a, ExprRef b);
+ExprRef fma(ExprRef a, ExprRef b, ExprRef c);  // a * b + c, fused
 inline ExprRef add(ExprRef a, ExprRef b) { return binary(BinOp::Add, std::move(a), std::move(b)); }
 inline ExprRef sub(ExprRef a, ExprRef b) { return binary(BinOp::Sub, std::move(a), std::move(b)); }
 inline ExprRef mul(ExprRef a, ExprRef b) { return binary(BinOp::Mul, std::move(a), std::move(b)); }
@@ -83,6 +89,9 @@ bool isIntConst(const ExprRef& e, int64_t v);
 
 // ---- statements ----
 enum class StmtKind { Seq, For, Store, Let, Assign, Allocate };
+// Vectorized: the body runs as vectors of `extent` lanes when the backend can
+// (contiguous or uniform accesses; see llvm_emit.cpp), else a vectorize hint.
+// Unrolled: the body is replicated `extent` times with the counter a constant.
 enum class ForKind { Serial, Parallel, Vectorized, Unrolled };
 std::string_view forKindName(ForKind k);  // "serial", ...
 
@@ -94,6 +103,7 @@ struct Stmt {
   VarId var;           // For: the counter; Let/Assign: the local
   int64_t extent = 0;  // For: iterates var over [0, extent)
   ForKind forKind = ForKind::Serial;
+  bool pinned = false;  // For: kinds set by a schedule template; applySchedule keeps the nest
   BufferId buffer;            // Store target; Allocate'd temp
   ExprRef index;              // Store
   ExprRef value;              // Store, Let (initial value), Assign
@@ -115,6 +125,9 @@ struct LoopFunc {
   std::vector<BufferId> params;  // inputs then outputs, the order of the kernel's args
   size_t numInputs = 0;
   StmtRef body;
+  // Input params whose data the compiler supplies rather than the graph: constant
+  // operands repacked at compile time (a MatMul's B in panels), by BufferId.index.
+  std::map<int32_t, std::shared_ptr<const TensorData>> prepacked;
 
   BufferId addBuffer(std::string name, BufferKind kind, DType dtype, std::vector<int64_t> shape);
   Var addVar(std::string name, DType type);  // by value: later adds move the table

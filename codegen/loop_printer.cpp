@@ -131,6 +131,8 @@ class ExprPrinter {
       case ExprKind::Select:
         return operand(e->ops[0], 2) + " ? " + operand(e->ops[1], 2) + " : " +
                operand(e->ops[2], 1);
+      case ExprKind::Fma:
+        return "fma(" + print(e->ops[0]) + ", " + print(e->ops[1]) + ", " + print(e->ops[2]) + ")";
     }
     return "?";
   }
@@ -178,6 +180,12 @@ class StmtPrinter {
         break;
       case StmtKind::Allocate: {
         const Buffer& b = f_.buffer(s->buffer);
+        if (b.kind == BufferKind::Local) {
+          out_ << pad << cTypeName(b.dtype) << " " << b.name << "[" << b.numel()
+               << "];  // local (registers)\n";
+          for (const auto& c : s->body) print(c, depth);
+          break;
+        }
         out_ << pad << cTypeName(b.dtype) << "* " << b.name << " = alloc(" << b.numel()
              << " * sizeof(" << cTypeName(b.dtype) << "));  // temp " << dtypeName(b.dtype)
              << shapeText(b.shape) << "\n";

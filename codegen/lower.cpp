@@ -67,7 +67,18 @@ class BufferNames {
 
 class BodyLowering {
  public:
-  BodyLowering(const Graph& body, LoopFunc& fn) : body_(body), fn_(fn), kb_(body, fn) {}
+  BodyLowering(const Graph& body, LoopFunc& fn, const Schedule& sched)
+      : body_(body), fn_(fn), kb_(body, fn, sched) {}
+
+  // Kernel inputs whose values are constants of the outer graph, by input position.
+  void setOuterConstants(const Graph& g, const Node& n) {
+    for (size_t i = 0, j = 0; i < n.inputs.size(); ++i) {
+      if (!n.inputs[i].valid()) continue;
+      if (j >= body_.inputs().size()) break;
+      if (auto c = g.value(n.inputs[i]).constant) kb_.setOuterConstant(body_.inputs()[j], c);
+      ++j;
+    }
+  }
 
   Status run() {
     auto order = body_.topoOrder();
@@ -245,7 +256,8 @@ class BodyLowering {
 
 }  // namespace
 
-Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string& name) {
+Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string& name,
+                               const Schedule& sched) {
   LoopFunc fn;
   fn.name = name;
   bool fusedGroup = n.op == kFusedOp && n.domain == kFuseLensDomain;
@@ -260,13 +272,17 @@ Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string&
                            nodePlace(n));
     for (ValueId v : n.inputs)
       if (!v.valid()) return Status::error("a fused group cannot omit an input", nodePlace(n));
-    FL_RETURN_IF_ERROR(BodyLowering(body, fn).run());
+    BodyLowering bl(body, fn, sched);
+    bl.setOuterConstants(g, n);
+    FL_RETURN_IF_ERROR(bl.run());
     return fn;
   }
   if (computeClassOf(n) == ComputeClass::Unsupported)
     return Status::error("no code generation for op " + n.op, nodePlace(n));
   Graph body = singleOpBody(g, n);
-  FL_RETURN_IF_ERROR(BodyLowering(body, fn).run());
+  BodyLowering bl(body, fn, sched);
+  bl.setOuterConstants(g, n);
+  FL_RETURN_IF_ERROR(bl.run());
   return fn;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codegen/loop_ir.h"
+#include "codegen/schedule.h"
 #include "core/ir/graph.h"
 #include "core/support/status.h"
 
@@ -15,6 +16,12 @@ namespace fuselens {
 bool isAliasNode(const Node& n);  // top-level Reshape / Identity
 
 // Lowers node `n` of `g`. The LoopFunc's params skip omitted (invalid) inputs.
-Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string& name);
+// The schedule's templates (MatMul tiling) shape the nests lowering builds;
+// applySchedule is still the caller's step for the other loops.
+Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string& name,
+                               const Schedule& sched);
+inline Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string& name) {
+  return lowerKernel(g, n, name, Schedule::defaults());
+}
 
 }  // namespace fuselens

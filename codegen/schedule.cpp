@@ -1,7 +1,11 @@
 // The default schedule: a parallel outermost loop for nests with enough work,
-// a vectorize hint on innermost loops that store contiguously and carry no
-// reduction. Deliberately simple; tiling and a tuner come later.
+// vectorized innermost loops that store contiguously and carry no reduction,
+// MatMul tiling sized for the host; and the JSON form of a schedule.
 #include "codegen/schedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/target.h"
 
 #include <algorithm>
 #include <optional>
@@ -67,6 +71,7 @@ bool vectorizable(const StmtRef& loop) {
 }
 
 void visit(const StmtRef& s, const Schedule& sched, int depth) {
+  if (s->kind == StmtKind::For && s->pinned) return;
   if (s->kind == StmtKind::For) {
     bool inner = !std::any_of(s->body.begin(), s->body.end(), hasLoop);
     if (depth == 0 && sched.parallelOuter && s->extent >= 2 && work(s) >= sched.parallelMinWork)
@@ -83,6 +88,61 @@ void visit(const StmtRef& s, const Schedule& sched, int depth) {
 
 void applySchedule(LoopFunc& f, const Schedule& s) {
   if (f.body) visit(f.body, s, 0);
+}
+
+Schedule Schedule::defaultsFor(const CpuTarget& t) {
+  Schedule s;
+  // 32 vector registers with AVX-512: an 8 x 2-vector tile is 16 accumulators,
+  // leaving room for B and broadcasts. 16 registers with AVX2: 6 x 2 vectors.
+  int lanes = std::max(4, t.vectorLanes());
+  s.matmul.nr = 2 * lanes;
+  s.matmul.mr = t.vectorBits >= 512 ? 8 : 6;
+  return s;
+}
+
+Schedule Schedule::defaults() { return defaultsFor(hostTarget()); }
+
+std::string Schedule::toJson() const {
+  nlohmann::json j = {{"name", name},
+                      {"parallel_outer", parallelOuter},
+                      {"parallel_min_work", parallelMinWork},
+                      {"vectorize_inner", vectorizeInner},
+                      {"matmul",
+                       {{"enabled", matmul.enabled},
+                        {"mr", matmul.mr},
+                        {"nr", matmul.nr},
+                        {"nc_panels", matmul.ncPanels},
+                        {"min_work", matmul.minWork},
+                        {"rows_outer", matmul.rowsOuter}}}};
+  return j.dump();
+}
+
+Expected<Schedule> scheduleFromJson(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Status::error("a schedule must be a JSON object");
+  Schedule s;
+  try {
+    s.name = j.value("name", s.name);
+    s.parallelOuter = j.value("parallel_outer", s.parallelOuter);
+    s.parallelMinWork = j.value("parallel_min_work", s.parallelMinWork);
+    s.vectorizeInner = j.value("vectorize_inner", s.vectorizeInner);
+    if (j.contains("matmul")) {
+      const auto& m = j["matmul"];
+      s.matmul.enabled = m.value("enabled", s.matmul.enabled);
+      s.matmul.mr = m.value("mr", s.matmul.mr);
+      s.matmul.nr = m.value("nr", s.matmul.nr);
+      s.matmul.ncPanels = m.value("nc_panels", s.matmul.ncPanels);
+      s.matmul.minWork = m.value("min_work", s.matmul.minWork);
+      s.matmul.rowsOuter = m.value("rows_outer", s.matmul.rowsOuter);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::error(std::string("bad schedule field: ") + e.what());
+  }
+  if (s.matmul.mr < 1 || s.matmul.mr > 32 || s.matmul.nr < 1 || s.matmul.nr > 64)
+    return Status::error("matmul tile " + std::to_string(s.matmul.mr) + "x" +
+                         std::to_string(s.matmul.nr) + " is outside 1..32 x 1..64");
+  return s;
 }
 
 }  // namespace fuselens

@@ -1,8 +1,11 @@
 // Schedules: how a LoopFunc's loops run, kept apart from what they compute.
-// Lowering emits every loop Serial; a Schedule then marks loop kinds, which the
-// backend honors (Parallel: the loop body is outlined and split across the
-// thread pool; Vectorized / Unrolled: LLVM loop hints). The default preset,
-// on a MatMul [64,128] x [128,256] + bias + Relu kernel:
+// Lowering emits every loop Serial except the nests a schedule template builds
+// (MatMul / Gemm tiling, below), which it marks `pinned`; applySchedule then
+// sets the kinds of the other loops, which the backend honors (Parallel: the
+// loop body is outlined and split across the thread pool; Vectorized: vector
+// code, or a hint for long loops; Unrolled: the body replicated).
+//
+// The default preset on a small MatMul [64,128] x [128,256] + bias + Relu:
 //
 //   for (int64 i0 = 0; i0 < 64; ++i0) {          // parallel   (outermost, enough work)
 //     for (int64 i1 = 0; i1 < 256; ++i1) {
@@ -15,27 +18,68 @@
 //   }
 //
 // and an innermost loop whose stores are contiguous in its counter becomes
-// `// vectorized`.
+// `// vectorized`. A MatMul with at least `matmul.minWork` multiply-adds is
+// tiled instead (MatMulTiling: mr x nr register tile, B packed in nr-wide
+// panels, panels grouped ncPanels at a time for the cache):
+//
+//   for (jc = 0; jc < P / ncPanels; ++jc)              // parallel
+//     for (ib = 0; ib < M / mr; ++ib)
+//       for (jr = 0; jr < ncPanels; ++jr) {
+//         float acc[mr * nr];                           // local (registers)
+//         for (r < mr) for (jj < nr) acc[r*nr+jj] = 0;  // unrolled / vectorized
+//         for (k = 0; k < K; ++k)
+//           for (r < mr) for (jj < nr)                  // unrolled / vectorized
+//             acc[r*nr+jj] = fma(A[row+r, k], Bp[panel, k, jj], acc[r*nr+jj]);
+//         for (r < mr) for (jj < nr) y[row+r, col+jj] = epilogue(acc[r*nr+jj]);
+//       }
+//
+// plus tail nests for M % mr rows and N % nr columns. Schedules serialize to
+// JSON (toJson / scheduleFromJson) for the tuning log and for export manifests.
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "codegen/loop_ir.h"
+#include "core/support/status.h"
 
 namespace fuselens {
+
+struct CpuTarget;
+
+struct MatMulTiling {
+  bool enabled = true;
+  int64_t mr = 8;             // rows of the register tile
+  int64_t nr = 32;            // columns of the register tile (a multiple of the vector lanes)
+  int64_t ncPanels = 0;       // panels per cache block; 0: sized from K for about 512 KiB
+  int64_t minWork = 1 << 15;  // M*N*K below this keeps the plain loop nest
+  bool rowsOuter = false;     // ib outside jc (for N too narrow to parallelize over panels)
+  bool operator==(const MatMulTiling&) const = default;
+};
 
 struct Schedule {
   std::string name = "default";
   bool parallelOuter = true;          // outermost loop of a nest runs on the thread pool...
   int64_t parallelMinWork = 1 << 15;  // ...when the nest runs at least this many iterations
-  bool vectorizeInner = true;         // contiguous innermost loops get a vectorize hint
+  bool vectorizeInner = true;         // contiguous innermost loops are vectorized
+  MatMulTiling matmul;
 
-  static Schedule defaults() { return Schedule{}; }
-  static Schedule serial() { return Schedule{"serial", false, 0, false}; }
+  // The preset for the host: register tile from its vector width and register count.
+  static Schedule defaults();
+  static Schedule defaultsFor(const CpuTarget& t);
+  static Schedule serial() {
+    Schedule s{"serial", false, 0, false, {}};
+    s.matmul.enabled = false;
+    return s;
+  }
+  bool operator==(const Schedule&) const = default;
+
+  std::string toJson() const;
 };
 
-// Sets the For kinds of f's loops (lowering leaves them all Serial).
+Expected<Schedule> scheduleFromJson(const std::string& text);
+
+// Sets the For kinds of f's loops that no template pinned (lowering leaves them Serial).
 void applySchedule(LoopFunc& f, const Schedule& s);
 
 // The stride of `index` in loop counter v when it is affine in v; nullopt otherwise.

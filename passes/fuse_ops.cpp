@@ -11,16 +11,29 @@
 //                  %d = MatMul(%c, w2)      Relu -> MatMul  rejected: two anchors
 //
 //                order of checks: opaque op, producer used elsewhere, kinds
-//                (fusion_rules.cpp), fusion window.
+//                (fusion_rules.cpp), fusion window, group inputs, live values.
+//   2b. reconverge  (post-dominator) a producer with several users joins a
+//                group when all of its users ended up in that group: every
+//                path from it reconverges inside the group, so the group is
+//                still convex. Repeated until nothing more joins:
+//
+//                  %e = Exp(%x)          users Relu, Tanh: rejected in step 2,
+//                  %r = Relu(%e)   \     then Relu, Tanh and Add form one group
+//                  %t = Tanh(%e)    > group {Relu, Tanh, Add}
+//                  %a = Add(%r, %t) /     -> Exp joins it: accepted, reconverge
+//
 //   3. rewrite   outline every group of two or more nodes into a Fused node.
 //
-// A producer joins a consumer's group only when the consumer is its sole user,
-// so every group has a single exit and merging can never create a cycle
-// (a path out of the group would need a second user).
+// A producer joins a consumer's group only when every user of the producer is
+// in that group, so every member but the exit has all its users inside, and
+// merging can never create a cycle (a path out of the group and back would
+// leave through a member's user outside the group).
 #include "passes/fuse_ops.h"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "passes/fusion_rules.h"
 #include "passes/outline_group.h"
@@ -32,8 +45,9 @@ std::string label(const Node& n) { return n.op + " '" + n.name + "'"; }
 
 class GroupSets {
  public:
-  explicit GroupSets(size_t n) : parent_(n), size_(n, 1), kind_(n, PatternKind::Opaque) {
+  explicit GroupSets(size_t n) : parent_(n), size_(n, 1), kind_(n, PatternKind::Opaque), members_(n) {
     std::iota(parent_.begin(), parent_.end(), 0);
+    for (size_t i = 0; i < n; ++i) members_[i] = {NodeId(int32_t(i))};
   }
   int find(int x) {
     while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
@@ -41,26 +55,76 @@ class GroupSets {
   }
   void unite(int a, int b) {  // b's group merges into a's
     a = find(a), b = find(b);
+    if (a == b) return;
     parent_[b] = a;
     size_[a] += size_[b];
     kind_[a] = mergeKinds(kind_[a], kind_[b]);
+    members_[a].insert(members_[a].end(), members_[b].begin(), members_[b].end());
+    members_[b].clear();
   }
   int64_t size(int x) { return size_[find(x)]; }
   PatternKind& kind(int x) { return kind_[find(x)]; }
+  const std::vector<NodeId>& members(int x) { return members_[find(x)]; }
 
  private:
   std::vector<int> parent_;
   std::vector<int64_t> size_;
   std::vector<PatternKind> kind_;
+  std::vector<std::vector<NodeId>> members_;
 };
+
+// The values a set of nodes reads from outside it, scalar constants excepted
+// (outlining copies those into the body).
+std::set<ValueId> externalInputs(const Graph& g, const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
+  std::set<NodeId> in(a.begin(), a.end());
+  in.insert(b.begin(), b.end());
+  std::set<ValueId> out;
+  for (NodeId n : in)
+    for (ValueId v : g.node(n).inputs) {
+      if (!v.valid()) continue;
+      const Value& val = g.value(v);
+      if (val.producer.valid() && in.count(val.producer)) continue;
+      if (val.constant && val.constant->numel() == 1) continue;
+      out.insert(v);
+    }
+  return out;
+}
+
+// Estimated values live at once in one thread computing one output element of
+// the fused kernel: walk the members in topological order; a member's result is
+// live from its definition to its last use inside the group, and every input
+// the group reads is one more value the thread holds when it is loaded.
+int64_t liveValues(const Graph& g, const std::vector<NodeId>& members, const std::vector<int>& topoIndex) {
+  std::vector<NodeId> order = members;
+  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return topoIndex[a.index] < topoIndex[b.index]; });
+  std::map<ValueId, int> lastUse;  // value -> position of its last reader in the group
+  for (int i = 0; i < int(order.size()); ++i)
+    for (ValueId v : g.node(order[i]).inputs)
+      if (v.valid()) lastUse[v] = i;
+  int64_t peak = 0;
+  std::set<ValueId> live;
+  for (int i = 0; i < int(order.size()); ++i) {
+    for (ValueId v : g.node(order[i]).inputs)
+      if (v.valid()) live.insert(v);
+    for (ValueId o : g.node(order[i]).outputs) live.insert(o);
+    peak = std::max<int64_t>(peak, int64_t(live.size()));
+    std::erase_if(live, [&](ValueId v) {
+      auto it = lastUse.find(v);
+      return it == lastUse.end() || it->second <= i;  // stored or consumed: no longer held
+    });
+  }
+  return peak;
+}
 
 class FusionPlanner {
  public:
-  FusionPlanner(const Graph& g, int64_t maxOps)
-      : g_(g), maxOps_(maxOps), sets_(g.nodeCapacity()), kinds_(g.nodeCapacity()) {}
+  FusionPlanner(const Graph& g, const FuseOpsOptions& opts)
+      : g_(g), opts_(opts), sets_(g.nodeCapacity()), kinds_(g.nodeCapacity()), topoIndex_(g.nodeCapacity(), 0) {}
 
   std::vector<FusionDecision> plan(const std::vector<NodeId>& order) {
-    for (NodeId n : order) {  // 1. analysis
+    for (size_t i = 0; i < order.size(); ++i) {  // 1. analysis
+      NodeId n = order[i];
+      topoIndex_[n.index] = int(i);
       kinds_[n.index] = patternKindOf(g_, n);
       sets_.kind(n.index) = kinds_[n.index];
     }
@@ -74,6 +138,7 @@ class FusionPlanner {
         decisions_.push_back(decide(p, n, in));
       }
     }
+    reconverge();
     return decisions_;
   }
 
@@ -97,27 +162,96 @@ class FusionPlanner {
 
   RuleVerdict check(const Node& pn, const Node& cn) {
     PatternKind pk = kinds_[pn.id.index], ck = kinds_[cn.id.index];
-    if (pk == PatternKind::Opaque || ck == PatternKind::Opaque) {
-      const Node& o = pk == PatternKind::Opaque ? pn : cn;
-      return {false, "opaque-op",
-              label(o) + " is Opaque (no fusion rule knows " + o.op + "), so it runs as its own kernel",
-              {}};
-    }
+    if (pk == PatternKind::Opaque || ck == PatternKind::Opaque) return opaque(pk == PatternKind::Opaque ? pn : cn);
     if (sets_.find(pn.id.index) == sets_.find(cn.id.index))
       return {true, "same-group", label(pn) + " is already in the group of " + label(cn), {}};
     if (auto others = otherUsers(pn, cn); !others.empty())
       return {false, "producer-has-other-users",
-              label(pn) + " has other users (" + others + "); a producer fuses only into its sole consumer", {}};
-    EdgeFacts e{label(pn), label(cn), pk, ck, sets_.kind(pn.id.index), sets_.kind(cn.id.index)};
+              label(pn) + " has other users (" + others + ") that do not all end up in one group with " +
+                  label(cn) + "; fusing it would compute it once per kernel",
+              "it fuses when all its users join one group (their paths reconverge, e.g. in an Add)"};
+    return checkMerge(pn, cn, sets_.kind(cn.id.index));
+  }
+
+  // The kind table, then the limits, for merging pn's group into cn's.
+  RuleVerdict checkMerge(const Node& pn, const Node& cn, PatternKind consumerGroupKind) {
+    EdgeFacts e{label(pn), label(cn), kinds_[pn.id.index], kinds_[cn.id.index], sets_.kind(pn.id.index),
+                consumerGroupKind};
     RuleVerdict v = decideKinds(e);
     if (!v.accepted) return v;
     int64_t total = sets_.size(pn.id.index) + sets_.size(cn.id.index);
-    if (total > maxOps_)
+    if (total > opts_.maxOps)
       return {false, "fusion-window",
               "the group would hold " + std::to_string(total) + " ops; the fusion window is " +
-                  std::to_string(maxOps_),
+                  std::to_string(opts_.maxOps),
               "raise the window: fuse-ops{max-ops=" + std::to_string(total) + "}"};
+    const auto& a = sets_.members(pn.id.index);
+    const auto& b = sets_.members(cn.id.index);
+    int64_t inputs = int64_t(externalInputs(g_, a, b).size());
+    if (inputs > opts_.maxInputs)
+      return {false, "group-inputs",
+              "the group would read " + std::to_string(inputs) + " tensors; the cap is " +
+                  std::to_string(opts_.maxInputs) + " (kernel arguments)",
+              "raise the cap: fuse-ops{max-inputs=" + std::to_string(inputs) + "}"};
+    std::vector<NodeId> merged = a;
+    merged.insert(merged.end(), b.begin(), b.end());
+    int64_t live = liveValues(g_, merged, topoIndex_);
+    if (live > opts_.liveBudget)
+      return {false, "register-pressure",
+              "estimated " + std::to_string(live) + " live values per thread; the budget for target " +
+                  opts_.target + " is " + std::to_string(opts_.liveBudget),
+              "raise the budget: fuse-ops{live-budget=" + std::to_string(live) + "}"};
     return v;
+  }
+
+  RuleVerdict opaque(const Node& o) {
+    if (o.op == kFusedOp && o.domain == kFuseLensDomain)
+      return {false, "already-fused", label(o) + " is a group an earlier pass formed; fuse-ops does not reopen it", {}};
+    bool known = OpRegistry::instance().find(o.domain, o.op) != nullptr;
+    return {false, "opaque-op",
+            label(o) + " is Opaque (" + (known ? "its op has no fusion rule" : "no op in the registry is " + o.op) +
+                "), so it runs as its own kernel",
+            known ? "" : "add " + o.op + " to the op registry (core/ops) with a pattern kind and an eager kernel"};
+  }
+
+  // 2b. A producer whose users all sit in one group joins that group.
+  void reconverge() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& d : decisions_) {
+        if (d.accepted || d.rule != "producer-has-other-users") continue;
+        const Node& pn = g_.node(d.producer);
+        if (g_.isGraphOutput(d.edge)) continue;
+        int target = -1;
+        bool oneGroup = true;
+        for (ValueId o : pn.outputs)
+          for (NodeId u : g_.value(o).users) {
+            int r = sets_.find(u.index);
+            oneGroup = oneGroup && (target < 0 || target == r);
+            target = r;
+          }
+        if (!oneGroup || target < 0 || sets_.find(pn.id.index) == target) continue;
+        const Node& cn = g_.node(d.consumer);
+        RuleVerdict v = checkMerge(pn, cn, sets_.kind(target));
+        if (!v.accepted) {
+          d.reason = "rejected: every user of " + label(pn) + " is in the group of " + label(cn) + ", but " + v.sentence;
+          d.rule = v.rule;
+          d.hint = v.hint;
+          continue;
+        }
+        sets_.unite(target, pn.id.index);
+        changed = true;
+        for (auto& other : decisions_)  // every edge out of pn is now inside the group
+          if (other.producer == pn.id && !other.accepted) {
+            other.accepted = true;
+            other.rule = "reconverge";
+            other.reason = "accepted: every user of " + label(pn) + " is in the group of " +
+                           label(g_.node(other.consumer)) +
+                           ": all its paths reconverge inside the group (post-dominator), so it is computed once there";
+            other.hint.clear();
+          }
+      }
+    }
   }
 
   // Users of pn's outputs other than cn, as "Add 'x', Relu 'y'"; empty when none.
@@ -133,18 +267,21 @@ class FusionPlanner {
   }
 
   const Graph& g_;
-  int64_t maxOps_;
+  FuseOpsOptions opts_;
   GroupSets sets_;
   std::vector<PatternKind> kinds_;
+  std::vector<int> topoIndex_;
   std::vector<FusionDecision> decisions_;
 };
 
 }  // namespace
 
+int64_t defaultLiveBudget(const std::string& target) { return target == "cuda" ? 64 : 32; }
+
 PassResult FuseOpsPass::run(Graph& g, PassContext& ctx) {
   auto order = g.topoOrder();
   if (!order) return PassResult::failed(Status::error("the graph has a cycle", "fuse-ops"));
-  FusionPlanner planner(g, maxOps_);
+  FusionPlanner planner(g, opts_);
   std::vector<FusionDecision> decisions = planner.plan(*order);
 
   std::map<int, std::vector<NodeId>> groups;  // root -> members, keyed in topo order below

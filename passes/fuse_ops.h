@@ -6,21 +6,34 @@
 // and outputs; ops it does not fuse are left as they are. Run dce first so dead
 // users do not block fusion; nothing needs to run after it.
 //
-// Options: max-ops (the fusion window, default 8).
+// Options: max-ops (the fusion window, default 8); max-inputs (tensors a group
+// may read, i.e. kernel arguments, default 16); target (cpu or cuda) and
+// live-budget (estimated values live at once per thread; default 32 for cpu,
+// 64 for cuda).
 #pragma once
 
 #include "passes/pass.h"
 
 namespace fuselens {
 
+struct FuseOpsOptions {
+  int64_t maxOps = 8;
+  int64_t maxInputs = 16;
+  std::string target = "cpu";
+  int64_t liveBudget = 32;
+};
+
+// The live-value budget a target gets when none is given.
+int64_t defaultLiveBudget(const std::string& target);
+
 class FuseOpsPass : public Pass {
  public:
-  explicit FuseOpsPass(int64_t maxOps) : maxOps_(maxOps) {}
+  explicit FuseOpsPass(FuseOpsOptions opts) : opts_(std::move(opts)) {}
   std::string name() const override { return "fuse-ops"; }
   PassResult run(Graph& g, PassContext& ctx) override;
 
  private:
-  int64_t maxOps_;
+  FuseOpsOptions opts_;
 };
 
 }  // namespace fuselens

@@ -6,8 +6,13 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "core/ir/printer.h"
 #include "core/ir/verifier.h"
+#include "core/support/atomic_file.h"
 #include "passes/registry.h"
 
 namespace fuselens {
@@ -33,6 +38,36 @@ Status parseOptions(const std::string& pass, const std::string& body, PassOption
     start = comma + 1;
   }
   return Status::ok();
+}
+
+std::string reproducerText(const Graph& before, const std::vector<PassSpec>& specs, size_t failed,
+                           const std::string& message) {
+  PrintOptions full;
+  full.elideConstantsOver = -1;
+  std::string text = "// fuselens reproducer: pass " + specs[failed].str() + " failed: " + message + "\n";
+  text += "// pipeline: " + specs[failed].str() + "\n";
+  text += "// full pipeline: " + pipelineString(specs) + " (this graph is the input of pass " +
+          std::to_string(failed + 1) + ")\n";
+  text += "// replay: fuselens-cli compile --reproduce <this file>\n";
+  return text + printGraph(before, full);
+}
+
+// The pipeline's error for a failing pass, after writing its reproducer.
+Status failure(const std::string& message, const Graph& before, const std::vector<PassSpec>& specs,
+               size_t failed, const PipelineOptions& options) {
+  const std::string where = "pass " + specs[failed].str();
+  if (!options.writeReproducer) return Status::error(message, where);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = options.reproducerDir.empty() ? fs::temp_directory_path(ec) : fs::path(options.reproducerDir);
+  std::string stem = "fuselens-reproducer-" + specs[failed].name + "-" +
+                     std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000007);
+  fs::path file = dir / (stem + ".fir");
+  Status written = writeFileAtomically(file.string(), reproducerText(before, specs, failed, message));
+  if (!written) return Status::error(message + " (no reproducer: " + written.message() + ")", where);
+  return Status::error(message + "; reproducer written to " + file.string() +
+                           " (replay: fuselens-cli compile --reproduce " + file.string() + ")",
+                       where);
 }
 
 }  // namespace
@@ -82,10 +117,44 @@ Expected<std::vector<PassSpec>> parsePipeline(const std::string& text) {
   return specs;
 }
 
-std::string defaultPipeline() { return "dce,fuse-ops{max-ops=8}"; }
+std::string pipelineString(const std::vector<PassSpec>& specs) {
+  std::string s;
+  for (const auto& spec : specs) s += (s.empty() ? "" : ",") + spec.str();
+  return s;
+}
+
+std::string pipelineForLevel(int level) {
+  const std::string cleanups = "const-fold,cse,simplify,dce";
+  if (level <= 0) return "";
+  if (level == 1) return cleanups;
+  if (level == 2) return cleanups + ",fuse-ops{max-ops=8}";
+  return cleanups + ",fuse-ops{max-ops=16}";
+}
+
+std::string defaultPipeline() { return pipelineForLevel(2); }
+
+Expected<Reproducer> readReproducer(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Expected<Reproducer>::error("cannot open the reproducer file", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string body = text.str();
+  const std::string key = "// pipeline: ";
+  size_t at = body.find(key);
+  if (at == std::string::npos)
+    return Expected<Reproducer>::error("no '// pipeline: ' line: this is not a fuselens reproducer", path);
+  size_t end = body.find('\n', at);
+  std::string pipeline = trim(body.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size()));
+  auto g = parseGraph(body);
+  if (!g) return Expected<Reproducer>::error(g.message(), path);
+  return Reproducer{std::move(*g), pipeline};
+}
 
 Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassSpec>& specs,
-                                     const Progress& progress, const CancelToken& cancel) {
+                                     const Progress& progress, const CancelToken& cancel,
+                                     const PipelineOptions& options) {
+  if (Status s = verifyGraph(input); !s)
+    return Status::error("the input graph fails verification: " + s.message(), "pipeline");
   PipelineResult result;
   result.snapshots.push_back(Snapshot{"import", input, {}});
   result.snapshots.back().record.pass = "import";
@@ -101,13 +170,19 @@ Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassS
     PassRecord rec;
     rec.pass = specs[i].str();
     rec.nodesBefore = g.nodeCount();
+    const Graph before = g;  // shares constants: cheap, and the reproducer's input
     auto t0 = std::chrono::steady_clock::now();
     PassResult r = (*pass)->run(g, ctx);
     rec.millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!r.status) return Status::error(r.status.message(), "pass " + rec.pass);
+    if (r.status && options.afterPass) r.status = options.afterPass(specs[i], g);
+    if (!r.status) {
+      if (cancel.cancelled()) return Status::error("cancelled", "pass " + rec.pass);
+      return failure(r.status.message(), before, specs, i, options);
+    }
     Status verified = verifyGraph(g, &input);
-    if (!verified) return Status::error("the graph fails verification after this pass: " + verified.message(),
-                                        "pass " + rec.pass);
+    if (!verified)
+      return failure("the graph fails verification after this pass: " + verified.message(), before, specs, i,
+                     options);
     rec.changed = r.changed;
     rec.stats = r.stats;
     rec.diagnostics = r.diagnostics;

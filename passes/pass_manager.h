@@ -4,6 +4,7 @@
 // --print-ir-after-all are two views of the same records.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct PassSpec {
 
 // "dce,fuse-ops{max-ops=8}" -> specs; unknown pass names and bad syntax are errors.
 Expected<std::vector<PassSpec>> parsePipeline(const std::string& text);
+// The inverse: specs joined with ',' (parsePipeline(pipelineString(s)) == s).
+std::string pipelineString(const std::vector<PassSpec>& specs);
 
 struct PassRecord {
   std::string pass;  // spec string
@@ -45,12 +48,38 @@ struct PipelineResult {
   std::vector<FusionDecision> decisions;
 };
 
-// Progress reports each pass; cancel stops between passes. A pass error or a
-// verifier failure after a pass stops the pipeline with a Status naming the pass.
-Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassSpec>& specs,
-                                     const Progress& progress = {}, const CancelToken& cancel = {});
+struct PipelineOptions {
+  // A failing pass writes a reproducer (the graph it was given, every constant
+  // in full, and its pass spec) into this folder; empty: the system temp folder.
+  std::string reproducerDir;
+  bool writeReproducer = true;
+  // Called after each pass, before the verifier: instrumentation and fault
+  // injection in tests. An error it returns fails the pass.
+  std::function<Status(const PassSpec&, Graph&)> afterPass;
+};
 
-// The pipeline used when none is given.
+// Progress reports each pass; cancel stops between passes. The input is verified
+// first. A pass error or a verifier failure after a pass stops the pipeline with
+// a Status naming the pass and the reproducer file written for it.
+Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassSpec>& specs,
+                                     const Progress& progress = {}, const CancelToken& cancel = {},
+                                     const PipelineOptions& options = {});
+
+// A reproducer: the graph text and the pipeline that failed on it.
+struct Reproducer {
+  Graph graph;
+  std::string pipeline;
+};
+// Reads what a failing pipeline wrote; errors name the file.
+Expected<Reproducer> readReproducer(const std::string& path);
+
+// The default pipelines by optimization level (0..3; others clamp):
+//   -O0  nothing
+//   -O1  const-fold,cse,simplify,dce                      (cleanups, no fusion)
+//   -O2  -O1 + fuse-ops{max-ops=8}                        (the default)
+//   -O3  -O2 with a larger fusion window
+std::string pipelineForLevel(int level);
+// The pipeline used when none is given: pipelineForLevel(2).
 std::string defaultPipeline();
 
 }  // namespace fuselens

@@ -3,8 +3,11 @@
 
 #include <cstdlib>
 
+#include "passes/const_fold.h"
+#include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fuse_ops.h"
+#include "passes/simplify.h"
 
 namespace fuselens {
 namespace {
@@ -16,14 +19,35 @@ Expected<std::unique_ptr<Pass>> make(P* p) {
 
 std::vector<PassInfo> buildRegistry() {
   return {
+      {"const-fold", "evaluate nodes whose inputs are all constants with the eager kernels",
+       {"max-elements"},
+       [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
+         auto cap = intOption("const-fold", o, "max-elements", 65536, 0, int64_t(1) << 40);
+         if (!cap) return cap.status();
+         return make(new ConstFoldPass(*cap));
+       }},
+      {"cse", "merge nodes that compute the same thing and constants with the same bytes", {},
+       [](const PassOptions&) { return make(new CsePass()); }},
+      {"simplify", "algebraic simplification: a table of named local rewrites", {},
+       [](const PassOptions&) { return make(new SimplifyPass()); }},
       {"dce", "remove nodes and constants that no graph output depends on", {},
        [](const PassOptions&) { return make(new DcePass()); }},
       {"fuse-ops", "fuse elementwise chains and anchor ops with their epilogues (TVM FuseOps)",
-       {"max-ops"},
+       {"max-ops", "max-inputs", "target", "live-budget"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
+         FuseOpsOptions f;
+         auto t = o.find("target");
+         f.target = t == o.end() ? "cpu" : t->second;
+         if (f.target != "cpu" && f.target != "cuda")
+           return Expected<std::unique_ptr<Pass>>::error("option target=" + f.target + " must be cpu or cuda",
+                                                         "pass fuse-ops");
          auto maxOps = intOption("fuse-ops", o, "max-ops", 8, 1, 1 << 20);
-         if (!maxOps) return maxOps.status();
-         return make(new FuseOpsPass(*maxOps));
+         auto maxInputs = intOption("fuse-ops", o, "max-inputs", 16, 1, 1 << 20);
+         auto live = intOption("fuse-ops", o, "live-budget", defaultLiveBudget(f.target), 1, 1 << 20);
+         for (const auto* e : {&maxOps, &maxInputs, &live})
+           if (!*e) return e->status();
+         f.maxOps = *maxOps, f.maxInputs = *maxInputs, f.liveBudget = *live;
+         return make(new FuseOpsPass(f));
        }},
   };
 }

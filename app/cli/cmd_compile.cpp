@@ -1,44 +1,173 @@
-// `fuselens-cli compile`: run the pipeline, show what each pass did, and emit
-// the optimized IR, the loop IR or the LLVM IR.
+// `fuselens-cli compile`: run the pipeline (a pass string or -O0..-O3), show
+// what each pass did, and emit the optimized IR, the loop IR or the LLVM IR.
+// Views of the pass manager's records: --print-ir-after-all/-after-change/
+// -before=NAME, --time-passes, --json. `--reproduce FILE` replays the
+// reproducer a failing pass wrote (graph text + pipeline), no model needed.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "core/ir/printer.h"
 #include "core/support/atomic_file.h"
+#include "passes/registry.h"
 
 namespace fuselens::cli {
 namespace {
 
 struct CompileArgs {
   std::string model;
-  std::string passes = defaultPipeline();
+  std::string passes;
+  int level = -1;
+  std::vector<std::string> disabled;
   bool printAfterAll = false;
+  bool printAfterChange = false;
+  std::vector<std::string> printBefore;
+  bool timePasses = false;
+  bool json = false;
+  std::string reproduce;
   std::string emit;
   std::string output;
 };
 
-void printPassTable(const Session& s) {
-  std::printf("%-28s %-10s %14s %9s  %s\n", "pass", "changed", "nodes", "ms", "statistics");
-  for (size_t i = 1; i < s.snapshots().size(); ++i) {
-    const PassRecord& r = s.snapshots()[i].record;
+// The pipeline string after -O, --passes and --disable-pass.
+// `fallback` is the pipeline when neither is given.
+Expected<std::string> pipelineOf(const CompileArgs& a, const std::string& fallback) {
+  std::string text = a.level >= 0 ? pipelineForLevel(a.level) : a.passes.empty() ? fallback : a.passes;
+  if (a.disabled.empty()) return text;
+  auto specs = parsePipeline(text);
+  if (!specs) return specs.status();
+  for (const std::string& name : a.disabled) {
+    if (!findPass(name)) return Expected<std::string>::error("there is no pass named '" + name + "'", "--disable-pass");
+    auto gone = std::remove_if(specs->begin(), specs->end(), [&](const PassSpec& s) { return s.name == name; });
+    if (gone == specs->end()) std::cerr << "warning: --disable-pass " << name << ": the pipeline has no such pass\n";
+    specs->erase(gone, specs->end());
+  }
+  return pipelineString(*specs);
+}
+
+void printPassTable(std::ostream& os, const std::vector<Snapshot>& snaps) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-28s %-11s %14s %9s  %s\n", "pass", "changed", "nodes", "ms", "statistics");
+  os << line;
+  for (size_t i = 1; i < snaps.size(); ++i) {
+    const PassRecord& r = snaps[i].record;
     std::string stats;
     for (const auto& [k, v] : r.stats) stats += (stats.empty() ? "" : ", ") + k + " " + std::to_string(v);
     std::string nodes = std::to_string(r.nodesBefore) + " -> " + std::to_string(r.nodesAfter);
-    std::printf("%-28s %-10s %14s %9.3f  %s\n", r.pass.c_str(), r.changed ? "changed" : "(unchanged)",
-                nodes.c_str(), r.millis, stats.c_str());
+    std::snprintf(line, sizeof line, "%-28s %-11s %14s %9.3f  ", r.pass.c_str(),
+                  r.changed ? "changed" : "(unchanged)", nodes.c_str(), r.millis);
+    os << line << stats << "\n";
   }
 }
 
-void printStats(const char* label, const GraphStats& st) {
-  std::printf("%-7s %zu nodes, %zu fused groups, %zu kernels\n", label, st.nodes, st.fusedGroups, st.kernels);
+// LLVM's -time-passes: every pass with its share of the total, slowest first.
+void printTimeReport(std::ostream& os, const std::vector<Snapshot>& snaps) {
+  std::vector<const PassRecord*> recs;
+  double total = 0;
+  for (size_t i = 1; i < snaps.size(); ++i) {
+    recs.push_back(&snaps[i].record);
+    total += snaps[i].record.millis;
+  }
+  std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->millis > b->millis; });
+  char line[256];
+  os << "===-------------------------------------------------------===\n"
+     << "                 Pass execution timing report\n"
+     << "===-------------------------------------------------------===\n";
+  std::snprintf(line, sizeof line, "  Total: %.3f ms\n%10s %7s  %s\n", total, "ms", "%", "pass");
+  os << line;
+  for (const PassRecord* r : recs) {
+    std::snprintf(line, sizeof line, "%10.3f %6.1f%%  %s\n", r->millis, total > 0 ? 100.0 * r->millis / total : 0.0,
+                  r->pass.c_str());
+    os << line;
+  }
+}
+
+void printStats(std::ostream& os, const char* label, const GraphStats& st) {
+  os << label << std::string(8 - std::min<size_t>(7, std::string(label).size()), ' ') << st.nodes << " nodes, "
+     << st.fusedGroups << " fused groups, " << st.kernels << " kernels\n";
+}
+
+void printIrViews(std::ostream& os, const CompileArgs& a, const std::vector<Snapshot>& snaps) {
+  for (size_t i = 0; i < snaps.size(); ++i) {
+    const Snapshot& snap = snaps[i];
+    if (i > 0) {
+      std::string name = snap.label.substr(0, snap.label.find('{'));
+      bool before = std::find(a.printBefore.begin(), a.printBefore.end(), name) != a.printBefore.end() ||
+                    std::find(a.printBefore.begin(), a.printBefore.end(), snap.label) != a.printBefore.end();
+      if (before) os << "// ----- IR before " << snap.label << " -----\n" << printGraph(snaps[i - 1].graph) << "\n";
+    }
+    bool after = a.printAfterAll || (a.printAfterChange && (i == 0 || snap.record.changed));
+    if (after)
+      os << "// ----- IR after " << snap.label << (snap.record.changed || i == 0 ? "" : " (unchanged)")
+         << " -----\n" << printGraph(snap.graph) << "\n";
+  }
+}
+
+nlohmann::json statsJson(const GraphStats& st) {
+  return {{"nodes", st.nodes}, {"fused_groups", st.fusedGroups}, {"kernels", st.kernels}};
+}
+
+nlohmann::json reportJson(const std::string& source, const std::string& pipeline, const std::vector<Snapshot>& snaps,
+                          size_t decisions) {
+  nlohmann::json passes = nlohmann::json::array();
+  for (size_t i = 1; i < snaps.size(); ++i) {
+    const PassRecord& r = snaps[i].record;
+    nlohmann::json notes = nlohmann::json::array();
+    for (const Diagnostic& d : r.diagnostics)
+      notes.push_back({{"severity", d.severity == Severity::Note ? "note" : d.severity == Severity::Warning ? "warning" : "error"},
+                       {"where", d.where}, {"message", d.message}});
+    passes.push_back({{"pass", r.pass}, {"changed", r.changed}, {"nodes_before", r.nodesBefore},
+                      {"nodes_after", r.nodesAfter}, {"ms", r.millis}, {"stats", r.stats}, {"notes", notes},
+                      {"decisions", r.decisions.size()}});
+  }
+  return {{"model", source}, {"pipeline", pipeline}, {"passes", passes},
+          {"before", statsJson(graphStats(snaps.front().graph))}, {"after", statsJson(graphStats(snaps.back().graph))},
+          {"decisions", decisions}};
+}
+
+// Everything but --emit: the views of the pass records, on `os`.
+void report(std::ostream& os, const CompileArgs& a, const std::string& source, const std::string& pipeline,
+            const std::vector<Snapshot>& snaps, size_t decisions) {
+  if (a.json) {
+    os << reportJson(source, pipeline, snaps, decisions).dump(2) << "\n";
+    return;
+  }
+  printIrViews(os, a, snaps);
+  printPassTable(os, snaps);
+  if (a.timePasses) printTimeReport(os, snaps);
+  printStats(os, "before", graphStats(snaps.front().graph));
+  printStats(os, "after", graphStats(snaps.back().graph));
+}
+
+int runReproduce(const CompileArgs& a) {
+  auto repro = readReproducer(a.reproduce);
+  if (!repro) return fail(repro.status());
+  auto pipeline = pipelineOf(a, repro->pipeline);
+  if (!pipeline) return fail(pipeline.status());
+  auto specs = parsePipeline(*pipeline);
+  if (!specs) return fail(specs.status());
+  PipelineOptions opts;
+  opts.writeReproducer = false;  // replaying: the file at hand is the reproducer
+  auto result = runPipeline(repro->graph, *specs, terminalProgress(), interruptToken(), opts);
+  if (!result) return fail(Status::error("reproduced: " + result.message(), a.reproduce));
+  report(std::cout, a, a.reproduce, *pipeline, result->snapshots, result->decisions.size());
+  return kExitOk;
 }
 
 int runCompile(const CompileArgs& a) {
+  if (!a.passes.empty() && a.level >= 0) return fail(Status::error("give --passes or -O, not both", "-O"));
+  if (a.json && !a.emit.empty() && a.output.empty())
+    return fail(Status::error("--json and --emit both print to stdout; write the emitted text with -o", "--json"));
+  if (!a.reproduce.empty()) return runReproduce(a);
+  if (a.model.empty()) return fail(Status::error("a model file (or --reproduce FILE) is required", "compile"));
+  auto pipeline = pipelineOf(a, defaultPipeline());
+  if (!pipeline) return fail(pipeline.status());
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.passes); !s) return fail(s);
+  if (Status s = openAndOptimize(session, a.model, *pipeline); !s) return fail(s);
   std::string emitted;
   if (a.emit == "ir") {
     emitted = printGraph(session.finalGraph());
@@ -46,19 +175,15 @@ int runCompile(const CompileArgs& a) {
     if (Status s = session.compile({}, terminalProgress(), interruptToken()); !s) return fail(s);
     emitted = a.emit == "loops" ? session.compiled()->loopIrText() : session.compiled()->llvmIrText();
   }
+  bool emitToStdout = !a.emit.empty() && a.output.empty();
   if (!a.output.empty()) {
     if (Status s = writeFileAtomically(a.output, emitted); !s) return fail(s);
-  } else if (!a.emit.empty()) {
-    std::cout << emitted;
-    return kExitOk;  // stdout carries only the emitted text, for pipes
+  } else if (emitToStdout) {
+    std::cout << emitted;  // stdout carries only the emitted text, for pipes
   }
-  if (a.printAfterAll)
-    for (const Snapshot& snap : session.snapshots())
-      std::cout << "// ----- IR after " << snap.label << (snap.record.changed || snap.label == "import" ? "" : " (unchanged)")
-                << " -----\n" << printGraph(snap.graph) << "\n";
-  printPassTable(session);
-  printStats("before", graphStats(session.original()));
-  printStats("after", graphStats(session.finalGraph()));
+  bool views = a.printAfterAll || a.printAfterChange || !a.printBefore.empty() || a.timePasses || a.json;
+  if (emitToStdout && !views) return kExitOk;
+  report(emitToStdout ? std::cerr : std::cout, a, a.model, *pipeline, session.snapshots(), session.decisions().size());
   return kExitOk;
 }
 
@@ -67,10 +192,18 @@ int runCompile(const CompileArgs& a) {
 void addCompileCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<CompileArgs>();
   CLI::App* cmd = app.add_subcommand("compile", "Run the pass pipeline and emit IR, loop IR or LLVM IR");
-  cmd->add_option("model", args->model, "ONNX model file")->required();
-  cmd->add_option("--passes", args->passes, "Pipeline string, e.g. 'dce,fuse-ops{max-ops=8}'")
-      ->capture_default_str();
+  cmd->add_option("model", args->model, "ONNX model file (not needed with --reproduce)");
+  cmd->add_option("--passes", args->passes,
+                  "Pipeline string, e.g. 'const-fold,cse,simplify,dce,fuse-ops{max-ops=8}' (default: -O2)");
+  cmd->add_option("-O", args->level, "Default pipeline of an optimization level: -O0, -O1, -O2 (default), -O3")
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--disable-pass", args->disabled, "Drop every pass with this name from the pipeline (repeatable)");
   cmd->add_flag("--print-ir-after-all", args->printAfterAll, "Print the IR after every pass");
+  cmd->add_flag("--print-ir-after-change", args->printAfterChange, "Print the IR after every pass that changed it");
+  cmd->add_option("--print-ir-before", args->printBefore, "Print the IR before each run of pass NAME (repeatable)");
+  cmd->add_flag("--time-passes", args->timePasses, "Print a timing report, slowest pass first");
+  cmd->add_flag("--json", args->json, "Print the pass report as JSON");
+  cmd->add_option("--reproduce", args->reproduce, "Replay a reproducer written by a failing pass");
   cmd->add_option("--emit", args->emit, "Print ir (optimized graph), loops (loop IR) or llvm (LLVM IR)")
       ->check(CLI::IsMember({"ir", "loops", "llvm"}));
   cmd->add_option("-o,--output", args->output, "Write the --emit text to this file (atomically)");

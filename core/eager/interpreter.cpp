@@ -7,6 +7,8 @@
 #include "core/eager/interpreter.h"
 
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 
 #include "core/ops/registry.h"
 
@@ -94,7 +96,16 @@ Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const
     return Status::error("no eager kernel for op " + n.op + " (domain " + domain + ")",
                          describeNode(n));
   }
-  return info->eager(n, in);
+  // A hostile model can ask for a tensor larger than memory (Tile, Expand,
+  // Pad, Resize with huge sizes): that is a sentence, not a crash.
+  try {
+    return info->eager(n, in);
+  } catch (const std::bad_alloc&) {
+    return Status::error("ran out of memory computing the outputs (they are too large)",
+                         describeNode(n));
+  } catch (const std::length_error&) {
+    return Status::error("an output would be larger than any tensor can be", describeNode(n));
+  }
 }
 
 }  // namespace
@@ -128,7 +139,8 @@ Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, Tenso
   std::vector<int> pendingUsers(g.valueCapacity(), 0);
   for (ValueId v : g.valueIds()) pendingUsers[v.index] = int(g.value(v).users.size());
   auto release = [&](ValueId v) {
-    bool keep = opts.keepIntermediates || g.isGraphOutput(v) || !g.value(v).producer.valid();
+    bool keep = opts.keepIntermediates || g.isGraphOutput(v) || !g.value(v).producer.valid() ||
+                std::find(opts.keep.begin(), opts.keep.end(), v) != opts.keep.end();
     if (!keep && --pendingUsers[v.index] <= 0) {
       result.tensors[v.index].reset();
       live[v.index] = nullptr;

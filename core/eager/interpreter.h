@@ -16,7 +16,8 @@
 namespace fuselens {
 
 struct EagerOptions {
-  bool keepIntermediates = true;  // false: keep only graph inputs and outputs
+  bool keepIntermediates = true;  // false: keep only graph inputs and outputs...
+  std::vector<ValueId> keep;      // ...and these values (the memory budget's chosen ones)
 };
 
 struct EagerResult {

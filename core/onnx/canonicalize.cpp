@@ -2,7 +2,9 @@
 // rewrite} rows, each rewriting one older form into the latest opset's form.
 #include "core/onnx/canonicalize.h"
 
+#include <cstring>
 #include <functional>
+#include <optional>
 
 #include "core/ops/registry.h"
 
@@ -57,7 +59,7 @@ Status softmaxPre13(Rewrite& r) {
   int64_t axis = nd.attrs.getInt("axis", 1);
   const TensorType t = r.g.value(nd.inputs.at(0)).type;
   if (!t.rankKnown)
-    return r.error(opsetText(r.opset) + " Softmax needs a known input rank to convert it to " +
+    return r.error(opsetText(r.opset) + " " + nd.op + " needs a known input rank to convert it to " +
                    "opset-13 semantics");
   int64_t rank = int64_t(t.rank());
   if (axis < -rank || axis >= rank)
@@ -69,7 +71,7 @@ Status softmaxPre13(Rewrite& r) {
   }
   auto shape = t.staticShape();
   if (!shape)
-    return r.error(opsetText(r.opset) + " Softmax over axis " + std::to_string(axis) + " of " +
+    return r.error(opsetText(r.opset) + " " + nd.op + " over axis " + std::to_string(axis) + " of " +
                    t.str() + " flattens the trailing dims, which needs a static shape; " +
                    "re-export the model with opset 13 or later");
   int64_t pre = 1, post = 1;
@@ -90,8 +92,8 @@ Status softmaxPre13(Rewrite& r) {
   r.before.push_back(in2d);
   r.after.push_back(back);
   r.outs[0] = r.g.node(back).outputs[0];
-  r.note("converted " + opsetText(r.opset) + " Softmax(axis=" + std::to_string(axis) +
-         ") to Reshape -> Softmax(axis=-1) -> Reshape");
+  r.note("converted " + opsetText(r.opset) + " " + r.node().op + "(axis=" + std::to_string(axis) +
+         ") to Reshape -> " + r.node().op + "(axis=-1) -> Reshape");
   return Status::ok();
 }
 
@@ -138,6 +140,123 @@ Status legacyBroadcast(Rewrite& r) {
   return Status::ok();
 }
 
+// Moves an ints attribute into a constant i64 input at `slot` (the later
+// opsets' form), e.g. Unsqueeze-11's axes attribute -> Unsqueeze-13's input 1.
+// Absent attribute: nothing to move (the input stays omitted).
+RewriteFn attrToInput(const char* attr, size_t slot) {
+  return [attr, slot](Rewrite& r) {
+    auto v = r.node().attrs.getInts(attr);
+    if (!v) return Status::ok();
+    if (r.node().inputs.size() > slot && r.node().inputs[slot].valid())
+      return r.error(std::string("has both a '") + attr + "' attribute and input " + std::to_string(slot));
+    ValueId c = r.constantI64(r.node().name + "/" + attr, *v);
+    Node& nd = r.g.mutableNode(r.n);
+    nd.attrs.erase(attr);
+    if (nd.inputs.size() <= slot) nd.inputs.resize(slot + 1);  // omitted slots in between
+    r.g.setInput(r.n, slot, c);
+    return Status::ok();
+  };
+}
+
+// A float attribute as a scalar constant input of the node's input-0 dtype
+// (f32, f64 or i64: the only types these old opsets allowed).
+Status floatAttrToInput(Rewrite& r, const char* attr, size_t slot) {
+  if (!r.node().attrs.has(attr)) return Status::ok();
+  double v = r.node().attrs.getFloat(attr, 0);
+  r.g.mutableNode(r.n).attrs.erase(attr);
+  FL_RETURN_IF_ERROR(r.needInputs(1));
+  DType dt = r.g.value(r.node().inputs[0]).type.dtype;
+  std::shared_ptr<TensorData> t;
+  if (dt == DType::F32) t = std::make_shared<TensorData>(TensorData::fromVector(DType::F32, {}, std::vector<float>{float(v)}));
+  else if (dt == DType::F64) t = std::make_shared<TensorData>(TensorData::fromVector(DType::F64, {}, std::vector<double>{v}));
+  else if (dt == DType::I64) t = std::make_shared<TensorData>(TensorData::fromVector(DType::I64, {}, std::vector<int64_t>{int64_t(v)}));
+  else return r.error(std::string("converting the '") + attr + "' attribute needs an f32, f64 or i64 input");
+  ValueId c = r.g.addConstant(r.node().name + "/" + attr, t);
+  Node& m = r.g.mutableNode(r.n);
+  if (m.inputs.size() <= slot) m.inputs.resize(slot + 1);
+  r.g.setInput(r.n, slot, c);
+  return Status::ok();
+}
+
+// Clip before 11: min/max attributes -> inputs 1 and 2.
+Status clipPre11(Rewrite& r) {
+  // Clip-6 defaults are the float range; an absent bound is an omitted input.
+  FL_RETURN_IF_ERROR(floatAttrToInput(r, "min", 1));
+  return floatAttrToInput(r, "max", 2);
+}
+
+// Pad before 11: pads and value attributes -> inputs 1 and 2.
+Status padPre11(Rewrite& r) {
+  if (!r.node().attrs.getInts("pads")) return r.error("needs a pads attribute before opset 11");
+  FL_RETURN_IF_ERROR(attrToInput("pads", 1)(r));
+  return floatAttrToInput(r, "value", 2);
+}
+
+// GroupNormalization-18 scales each group; 21 each channel: repeat the
+// constant per-group scale and bias over the channels of each group.
+Status groupNormPre21(Rewrite& r) {
+  FL_RETURN_IF_ERROR(r.needInputs(3));
+  const Node& nd = r.node();
+  int64_t groups = nd.attrs.getInt("num_groups", 0);
+  const TensorType& x = r.g.value(nd.inputs[0]).type;
+  if (!x.rankKnown || x.rank() < 2 || !x.shape[1].isStatic() || groups <= 0 ||
+      x.shape[1].value % groups != 0)
+    return r.error(opsetText(r.opset) + " GroupNormalization needs a static channel count divisible by num_groups");
+  int64_t C = x.shape[1].value;
+  for (size_t slot : {size_t(1), size_t(2)}) {
+    const Value& v = r.g.value(nd.inputs[slot]);
+    if (!v.constant || v.constant->numel() != groups)
+      return r.error(opsetText(r.opset) + " GroupNormalization needs constant per-group scale and bias");
+    auto t = std::make_shared<TensorData>(v.constant->dtype, std::vector<int64_t>{C});
+    size_t es = dtypeSize(t->dtype);
+    for (int64_t c = 0; c < C; ++c)
+      std::memcpy(t->bytes.data() + c * es, v.constant->bytes.data() + (c / (C / groups)) * es, es);
+    r.g.setInput(r.n, slot, r.g.addConstant(v.name + "/per_channel", t));
+  }
+  return Status::ok();
+}
+
+// Slice before 10: starts/ends/axes attributes -> inputs 1, 2, 3.
+Status slicePre10(Rewrite& r) {
+  FL_RETURN_IF_ERROR(attrToInput("starts", 1)(r));
+  FL_RETURN_IF_ERROR(attrToInput("ends", 2)(r));
+  return attrToInput("axes", 3)(r);
+}
+
+// TopK before 10: the k attribute -> a 1-element input.
+Status topkPre10(Rewrite& r) {
+  int64_t k = r.node().attrs.getInt("k", -1);
+  if (k < 0) return r.error("needs a k attribute before opset 10");
+  r.g.mutableNode(r.n).attrs.set("k", std::vector<int64_t>{k});
+  return attrToInput("k", 1)(r);
+}
+
+// BatchNormalization before 9 had spatial (1 = per channel, the later meaning).
+Status batchNormPre9(Rewrite& r) {
+  Node& nd = r.g.mutableNode(r.n);
+  if (nd.attrs.getInt("spatial", 1) != 1)
+    return r.error(opsetText(r.opset) + " BatchNormalization with spatial=0 is not supported");
+  nd.attrs.erase("spatial");
+  nd.attrs.erase("is_test");
+  if (nd.outputs.size() > 1)
+    return r.error("has training outputs (running mean/var); only inference is supported");
+  return Status::ok();
+}
+
+// Resize-10 took (X, scales) with asymmetric coordinates and its own nearest
+// rounding; 11+ takes (X, roi, scales, sizes) with those named as attributes.
+Status resizePre11(Rewrite& r) {
+  FL_RETURN_IF_ERROR(r.needInputs(2));
+  Node& nd = r.g.mutableNode(r.n);
+  ValueId scales = nd.inputs[1];
+  nd.attrs.set("coordinate_transformation_mode", std::string("asymmetric"));
+  nd.attrs.set("nearest_mode", std::string("simple"));
+  nd.inputs.resize(3);
+  r.g.setInput(r.n, 1, ValueId());
+  r.g.setInput(r.n, 2, scales);
+  return Status::ok();
+}
+
 RewriteFn eraseAttr(const char* attr) {
   return [attr](Rewrite& r) {
     r.g.mutableNode(r.n).attrs.erase(attr);
@@ -155,6 +274,29 @@ const std::vector<Rule>& rules() {
       {"Mul", 7, legacyBroadcast},
       {"Div", 7, legacyBroadcast},
       {"Gemm", 7, eraseAttr("broadcast")},  // C broadcasts unidirectionally since 7
+      {"LogSoftmax", 13, softmaxPre13},
+      // axes attribute -> input: ReduceSum at 13, the other reductions at 18.
+      {"ReduceSum", 13, attrToInput("axes", 1)},
+      {"ReduceMean", 18, attrToInput("axes", 1)},
+      {"ReduceMax", 18, attrToInput("axes", 1)},
+      {"ReduceMin", 18, attrToInput("axes", 1)},
+      {"ReduceProd", 18, attrToInput("axes", 1)},
+      {"ReduceL1", 18, attrToInput("axes", 1)},
+      {"ReduceL2", 18, attrToInput("axes", 1)},
+      {"ReduceSumSquare", 18, attrToInput("axes", 1)},
+      {"ReduceLogSum", 18, attrToInput("axes", 1)},
+      {"ReduceLogSumExp", 18, attrToInput("axes", 1)},
+      {"Squeeze", 13, attrToInput("axes", 1)},
+      {"Unsqueeze", 13, attrToInput("axes", 1)},
+      {"Split", 13, attrToInput("split", 1)},  // num_outputs (18) needs no rewrite
+      {"Pad", 11, padPre11},                   // pads/value attributes -> inputs
+      {"Clip", 11, clipPre11},                 // min/max attributes -> inputs
+      {"Slice", 10, slicePre10},               // starts/ends/axes attributes -> inputs
+      {"TopK", 10, topkPre10},                 // k attribute -> input
+      {"BatchNormalization", 9, batchNormPre9},
+      {"Dropout", 7, eraseAttr("is_test")},
+      {"GroupNormalization", 21, groupNormPre21},
+      {"Resize", 11, resizePre11},
   };
   return table;
 }

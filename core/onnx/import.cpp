@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -29,12 +31,31 @@ struct Importer {
   ImportedModel& model;
   std::string where;    // the file, for diagnostics
   std::string baseDir;  // for external data
+  Graph* graph = nullptr;      // the graph being built: the model's, or a subgraph
+  Importer* parent = nullptr;  // the enclosing graph's importer, for a subgraph
+  std::vector<std::string> captured;  // outer-scope names this subgraph reads, in order
   std::unordered_map<std::string, ValueId> values;
   std::unordered_map<std::string, const onnx::TypeProto*> declared;  // value_info + outputs
   std::set<std::string> nodeNames;
   std::map<std::string, int> opCounts;
 
-  Graph& g() { return model.graph; }
+  Graph& g() { return *graph; }
+  // An outer-scope name is visible when some enclosing graph defines it.
+  bool resolvable(const std::string& name) const {
+    return values.count(name) || (parent && parent->resolvable(name));
+  }
+  // The value a name refers to; an outer-scope name becomes an input of this
+  // subgraph (and, recursively, of every graph in between).
+  std::optional<ValueId> lookup(const std::string& name) {
+    if (auto it = values.find(name); it != values.end()) return it->second;
+    if (!parent) return std::nullopt;
+    auto outer = parent->lookup(name);
+    if (!outer) return std::nullopt;
+    ValueId v = g().addInput(name, parent->g().value(*outer).type);
+    values.emplace(name, v);
+    captured.push_back(name);
+    return v;
+  }
   void warn(const std::string& place, const std::string& message) {
     model.diagnostics.push_back({Severity::Warning, place, message});
   }
@@ -129,6 +150,22 @@ Expected<TensorData> constantValue(Importer& im, const onnx::NodeProto& n,
 
 // Node indices with producers first (ONNX requires sorted nodes; some files
 // are not). Errors name an input no node, graph input or initializer makes.
+// Every name the node's subgraphs read (at any depth): an If or Loop depends on
+// the outer values its bodies use, though they are not among its inputs.
+void subgraphReads(const onnx::NodeProto& n, std::set<std::string>& out, int depth = 0) {
+  if (depth > 64) return;  // a hostile file nesting graphs without end
+  for (const auto& a : n.attribute()) {
+    std::vector<const onnx::GraphProto*> graphs;
+    if (a.has_g()) graphs.push_back(&a.g());
+    for (const auto& g : a.graphs()) graphs.push_back(&g);
+    for (const onnx::GraphProto* g : graphs)
+      for (const auto& inner : g->node()) {
+        for (const auto& in : inner.input()) out.insert(in);
+        subgraphReads(inner, out, depth + 1);
+      }
+  }
+}
+
 Expected<std::vector<int>> nodeOrder(const onnx::GraphProto& gp, const Importer& im) {
   int count = gp.node_size();
   std::unordered_map<std::string, int> producer;
@@ -137,18 +174,29 @@ Expected<std::vector<int>> nodeOrder(const onnx::GraphProto& gp, const Importer&
       if (!o.empty()) producer.emplace(o, i);
   std::vector<int> pending(count, 0);
   std::vector<std::vector<int>> users(count);
-  for (int i = 0; i < count; ++i)
+  for (int i = 0; i < count; ++i) {
     for (const auto& in : gp.node(i).input()) {
       if (in.empty() || im.values.count(in)) continue;
       auto it = producer.find(in);
-      if (it == producer.end())
+      if (it == producer.end()) {
+        if (im.parent && im.parent->resolvable(in)) continue;  // an outer-scope name
         return Status::error("input '" + in +
                                  "' is not produced by any node, graph input or "
                                  "initializer",
                              nodeWhere(gp.node(i), gp.node(i).name()));
+      }
       users[it->second].push_back(i);
       ++pending[i];
     }
+    std::set<std::string> reads;
+    subgraphReads(gp.node(i), reads);
+    for (const auto& in : reads) {
+      auto it = producer.find(in);
+      if (it == producer.end() || it->second == i || im.values.count(in)) continue;
+      users[it->second].push_back(i);
+      ++pending[i];
+    }
+  }
   std::priority_queue<int, std::vector<int>, std::greater<>> ready;
   for (int i = 0; i < count; ++i)
     if (pending[i] == 0) ready.push(i);
@@ -172,6 +220,9 @@ std::string uniqueNodeName(Importer& im, const onnx::NodeProto& n) {
   return name;
 }
 
+Expected<std::pair<std::shared_ptr<Graph>, std::vector<std::string>>> importSubgraph(
+    Importer& parent, const onnx::GraphProto& gp, const std::string& place);
+
 Status importNode(Importer& im, const onnx::NodeProto& n) {
   const std::string domain = canonicalDomain(n.domain());
   const std::string name = uniqueNodeName(im, n);
@@ -184,12 +235,34 @@ Status importNode(Importer& im, const onnx::NodeProto& n) {
     return im.define(n.output(0), v, place);
   }
   std::vector<ValueId> inputs;
-  for (const auto& in : n.input()) inputs.push_back(in.empty() ? ValueId() : im.values.at(in));
+  for (const auto& in : n.input()) {
+    if (in.empty()) {
+      inputs.push_back(ValueId());
+      continue;
+    }
+    auto v = im.lookup(in);
+    if (!v) return Status::error("input '" + in + "' is not defined", place);
+    inputs.push_back(*v);
+  }
   Attributes attrs;
+  std::vector<std::string> implicit;  // outer names the node's subgraphs read
   for (const auto& a : n.attribute()) {
+    if (a.type() == onnx::AttributeProto::GRAPH || (a.type() == onnx::AttributeProto::UNDEFINED && a.has_g())) {
+      auto sub = importSubgraph(im, a.g(), place + " attribute '" + a.name() + "'");
+      if (!sub) return sub.status();
+      for (const auto& name : sub->second)
+        if (std::find(implicit.begin(), implicit.end(), name) == implicit.end()) implicit.push_back(name);
+      attrs.set(a.name(), std::shared_ptr<const Graph>(std::move(sub->first)));
+      continue;
+    }
     auto attr = attributeOf(im, a, place);
     if (!attr) return attr.status();
     if (*attr) attrs.set(a.name(), std::move(**attr));
+  }
+  if (!implicit.empty()) {
+    // Outer values the bodies read become inputs of the node, after its own.
+    for (const auto& name : implicit) inputs.push_back(*im.lookup(name));
+    attrs.set("implicit_inputs", implicit);
   }
   std::vector<OutputSpec> outputs;
   for (int i = 0; i < n.output_size(); ++i) {
@@ -201,12 +274,20 @@ Status importNode(Importer& im, const onnx::NodeProto& n) {
   im.g().mutableNode(id).domain = domain;
 
   std::vector<ValueId> outs = im.g().node(id).outputs;
+  // Import-time diagnostics name the opset the node was read under.
+  const std::string opsetPlace = "node '" + name + "' (" + n.op_type() + ", " +
+                                 (domain.empty() ? "" : domain + " ") + "opset " +
+                                 std::to_string(im.opsetOf(domain)) + ")";
   if (!OpRegistry::instance().find(domain, n.op_type())) {
-    im.warn(place, "op " + n.op_type() + " is not supported; it imports as an opaque node and " +
-                       "fails only when run");
+    im.warn(opsetPlace, "op " + n.op_type() + " is not supported; it imports as an opaque node and " +
+                            "fails only when run");
   } else {
     auto canon = onnximport::canonicalizeNode(im.g(), id, im.opsetOf(domain), im.model.diagnostics);
-    if (!canon) return canon.status();
+    if (!canon) {
+      Diagnostic d = canon.diagnostic();
+      if (d.where == describeNode(im.g().node(id))) d.where = opsetPlace;
+      return Status::fromDiagnostic(d);
+    }
     outs = *canon;
   }
   for (int i = 0; i < n.output_size(); ++i)
@@ -242,12 +323,30 @@ Status importGraph(Importer& im, const onnx::GraphProto& gp) {
   for (int i : *order) FL_RETURN_IF_ERROR(importNode(im, gp.node(i)));
 
   for (const auto& o : gp.output()) {
-    auto it = im.values.find(o.name());
-    if (it == im.values.end())
-      return Status::error("graph output '" + o.name() + "' is not produced by any node", im.where);
-    im.g().addOutput(it->second);
+    auto v = im.lookup(o.name());  // a subgraph may return an outer value as it is
+    if (!v) return Status::error("graph output '" + o.name() + "' is not produced by any node", im.where);
+    im.g().addOutput(*v);
   }
   return Status::ok();
+}
+
+// Imports a GRAPH attribute as its own Graph; returns it with the outer-scope
+// names it reads (already inputs of it, after its formal inputs).
+Expected<std::pair<std::shared_ptr<Graph>, std::vector<std::string>>> importSubgraph(
+    Importer& parent, const onnx::GraphProto& gp, const std::string& place) {
+  int depth = 0;
+  for (Importer* p = &parent; p; p = p->parent) ++depth;
+  if (depth > 32) return Status::error("subgraphs are nested more than 32 deep", place);
+  auto graph = std::make_shared<Graph>();
+  graph->name = gp.name().empty() ? "subgraph" : gp.name();
+  Importer im{parent.model, parent.where, parent.baseDir};
+  im.graph = graph.get();
+  im.parent = &parent;
+  Status s = importGraph(im, gp);
+  if (!s) return s;
+  FL_RETURN_IF_ERROR(inferGraphTypes(*graph));
+  graph->markAsOriginal();
+  return std::pair{graph, im.captured};
 }
 
 }  // namespace
@@ -291,7 +390,8 @@ Expected<ImportedModel> importOnnxBytes(const std::string& bytes, const std::str
                                      " is newer than FuseLens " + "knows; ops keep their opset-" +
                                      std::to_string(kLatestOpset) + " meaning"});
 
-  Importer im{model, where, baseDir, {}, {}, {}, {}};
+  Importer im{model, where, baseDir};
+  im.graph = &model.graph;
   FL_RETURN_IF_ERROR(importGraph(im, proto.graph()));
   FL_RETURN_IF_ERROR(inferGraphTypes(model.graph));
   model.graph.markAsOriginal();

@@ -176,7 +176,9 @@ Expected<TensorType> typeFromProto(const onnx::TypeProto& t, const std::string& 
   for (const auto& d : tt.shape().dim()) {
     if (d.has_dim_value() && d.dim_value() >= 0)
       out.shape.push_back(Dim::fixed(d.dim_value()));
-    else if (d.has_dim_param() && !d.dim_param().empty())
+    // Paddle2ONNX writes "?" for "any size": an unknown dim, not a symbol that
+    // would bind every "?" of the model to one size.
+    else if (d.has_dim_param() && !d.dim_param().empty() && d.dim_param() != "?")
       out.shape.push_back(Dim::named(d.dim_param()));
     else
       out.shape.push_back(Dim::unknown());

@@ -3,6 +3,9 @@
 // transA/transB and an optional C broadcast to [M,N]). Both are
 // OutEWiseFusable. The kernels are triple loops that sum in double: the
 // reference should be the most accurate answer, not the fastest.
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <type_traits>
 
 #include "core/ops/op_util.h"
@@ -197,11 +200,167 @@ Outputs gemmKernel(const Node& n, const std::vector<const TensorData*>& in) {
   }
 }
 
+// ---- Einsum ----
+
+// A parsed equation: per operand its letters (ellipsis expanded to upper-case
+// letters, right-aligned), and the output letters.
+struct Equation {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+Expected<Equation> parseEinsum(const Node& n, const std::vector<size_t>& ranks) {
+  std::string eq;
+  for (char ch : n.attrs.getString("equation", ""))
+    if (ch != ' ') eq += ch;
+  auto arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ranks.size())
+    return nodeError(n, "equation '" + eq + "' names " + std::to_string(terms.size()) +
+                            " operands, the node has " + std::to_string(ranks.size()));
+  // The ellipsis stands for the same leading dims in every operand, right-aligned:
+  // they become the letters 1..E (control characters no equation can contain).
+  size_t ellRank = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    size_t dots = terms[i].find("...");
+    size_t letters = terms[i].size() - (dots == std::string::npos ? 0 : 3);
+    if (dots == std::string::npos ? letters != ranks[i] : letters > ranks[i])
+      return nodeError(n, "operand " + std::to_string(i) + " of '" + eq +
+                              "' does not match its rank " + std::to_string(ranks[i]));
+    for (char ch : terms[i])
+      if (ch != '.' && !std::isalpha(static_cast<unsigned char>(ch)))
+        return nodeError(n, "equation '" + eq + "' has an invalid character");
+    if (dots != std::string::npos) ellRank = std::max(ellRank, ranks[i] - letters);
+  }
+  Equation e;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    std::string t = terms[i];
+    size_t dots = t.find("...");
+    if (dots != std::string::npos) {
+      size_t k = ranks[i] - (t.size() - 3);
+      std::string ell;
+      for (size_t j = 0; j < k; ++j) ell += char(1 + (ellRank - k) + j);
+      t = t.substr(0, dots) + ell + t.substr(dots + 3);
+    }
+    e.inputs.push_back(t);
+  }
+  std::string ellOut;
+  for (size_t j = 0; j < ellRank; ++j) ellOut += char(1 + j);
+  if (arrow != std::string::npos) {
+    std::string out = eq.substr(arrow + 2);
+    size_t dots = out.find("...");
+    e.output = dots == std::string::npos ? out : out.substr(0, dots) + ellOut + out.substr(dots + 3);
+  } else {
+    // Implicit output: the ellipsis, then letters used once, in alphabetical order.
+    std::map<char, int> count;
+    for (const auto& t : e.inputs)
+      for (char ch : t) ++count[ch];
+    e.output = ellOut;
+    for (auto [ch, k] : count)
+      if (k == 1 && ch > 31) e.output += ch;
+  }
+  return e;
+}
+
+Outputs einsumKernel(const Node& n, const std::vector<const TensorData*>& in) {
+  if (in.empty()) return nodeError(n, "expects at least one input");
+  std::vector<size_t> ranks;
+  for (const TensorData* t : in) {
+    if (!t) return nodeError(n, "an input is missing");
+    if (t->dtype != in[0]->dtype) return nodeError(n, "inputs have different element types");
+    ranks.push_back(t->rank());
+  }
+  auto e = parseEinsum(n, ranks);
+  if (!e) return e.status();
+  // Each letter's size; ellipsis letters broadcast (1 against N).
+  std::map<char, int64_t> size;
+  for (size_t i = 0; i < in.size(); ++i)
+    for (size_t k = 0; k < e->inputs[i].size(); ++k) {
+      char ch = e->inputs[i][k];
+      int64_t d = in[i]->shape[k];
+      auto [it, fresh] = size.emplace(ch, d);
+      if (!fresh && it->second != d) {
+        if (ch < 32 && (it->second == 1 || d == 1)) it->second = std::max(it->second, d);
+        else return nodeError(n, "dimension sizes for '" + std::string(1, ch) + "' disagree");
+      }
+    }
+  std::string all = e->output;
+  for (auto [ch, d] : size)
+    if (all.find(ch) == std::string::npos) all += ch;
+  std::vector<int64_t> shape, full;
+  for (char ch : e->output) {
+    if (!size.count(ch)) return nodeError(n, "output letter '" + std::string(1, ch) + "' is in no operand");
+    shape.push_back(size[ch]);
+  }
+  for (char ch : all) full.push_back(size[ch]);
+  TensorData out(in[0]->dtype, shape);
+  std::vector<double> acc(size_t(out.numel()), 0.0);
+  // Strides of each operand per letter of `all` (0 where it lacks the letter or broadcasts).
+  std::vector<std::vector<int64_t>> st(in.size(), std::vector<int64_t>(all.size(), 0));
+  for (size_t i = 0; i < in.size(); ++i) {
+    auto rs = rowMajorStrides(in[i]->shape);
+    for (size_t k = 0; k < e->inputs[i].size(); ++k)
+      if (in[i]->shape[k] != 1 || size[e->inputs[i][k]] == 1)
+        st[i][all.find(e->inputs[i][k])] += rs[k];
+  }
+  int64_t outN = out.numel(), total = 1;
+  for (int64_t d : full) total *= d;
+  std::vector<int64_t> idx(full.size(), 0);
+  int64_t inner = outN ? total / outN : 0;
+  for (int64_t i = 0; i < total; ++i) {
+    double p = 1;
+    for (size_t k = 0; k < in.size(); ++k) {
+      int64_t off = 0;
+      for (size_t d = 0; d < full.size(); ++d) off += idx[d] * st[k][d];
+      p *= in[k]->at(off);
+    }
+    acc[size_t(i / std::max<int64_t>(inner, 1))] += p;
+    nextIndex(idx, full);
+  }
+  for (int64_t i = 0; i < outN; ++i) storeF(out, i, acc[size_t(i)]);
+  return std::vector{std::move(out)};
+}
+
+Types inferEinsum(const InferContext& c) {
+  std::vector<size_t> ranks;
+  for (const TensorType& t : c.inputTypes) {
+    if (!t.rankKnown) return std::vector{unknownRank(c.inputTypes[0].dtype)};
+    ranks.push_back(t.rank());
+  }
+  auto e = parseEinsum(c.node, ranks);
+  if (!e) return e.status();
+  std::map<char, Dim> size;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    for (size_t k = 0; k < e->inputs[i].size(); ++k) {
+      Dim d = c.inputTypes[i].shape[k];
+      auto [it, fresh] = size.emplace(e->inputs[i][k], d);
+      if (!fresh && it->second != d) {
+        if (it->second.isStatic() && it->second.value == 1) it->second = d;
+        else if (!(d.isStatic() && d.value == 1)) it->second = Dim::unknown();
+      }
+    }
+  TensorType o;
+  o.dtype = c.inputTypes.empty() ? DType::F32 : c.inputTypes[0].dtype;
+  for (char ch : e->output) {
+    if (!size.count(ch)) return nodeError(c.node, "an output letter is in no operand");
+    o.shape.push_back(size[ch]);
+  }
+  return std::vector{o};
+}
+
 }  // namespace
 
 void registerMatMulOps(OpRegistry& r) {
-  r.add(OpInfo{"MatMul", "", PatternKind::OutEWiseFusable, inferMatMul, matmulKernel});
-  r.add(OpInfo{"Gemm", "", PatternKind::OutEWiseFusable, inferGemm, gemmKernel});
+  r.add(OpInfo{"Einsum", "", PatternKind::OutEWiseFusable, inferEinsum, einsumKernel});
+  r.add(OpInfo{"MatMul", "", PatternKind::OutEWiseFusable, inferMatMul, computeHalfInF32(matmulKernel)});
+  r.add(OpInfo{"Gemm", "", PatternKind::OutEWiseFusable, inferGemm, computeHalfInF32(gemmKernel)});
 }
 
 }  // namespace fuselens::ops

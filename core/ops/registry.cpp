@@ -53,6 +53,13 @@ const OpRegistry& OpRegistry::instance() {
     ops::registerMatMulOps(*r);
     ops::registerReduceOps(*r);
     ops::registerShapeOps(*r);
+    ops::registerDataOps(*r);
+    ops::registerConvOps(*r);
+    ops::registerNormOps(*r);
+    ops::registerRnnOps(*r);
+    ops::registerControlFlowOps(*r);
+    ops::registerQuantOps(*r);
+    ops::registerResizeOps(*r);
     return r;
   }();
   return *registry;

@@ -6,9 +6,12 @@
 //   === expect            the IR after the pipeline, or
 //   === error             a substring of the pipeline's error
 //   === decisions         optional: "<accepted|rejected> <rule> <ProducerOp> -> <ConsumerOp>" lines
+//   === notes             optional: the passes' notes (the rewrite log), "where: rule: sentence"
 //
 // Every case that succeeds is also a meaning check: the eager interpreter
-// gives the same outputs before and after the pipeline on seeded inputs.
+// gives the same outputs before and after the pipeline on seeded inputs, and
+// every value of the result whose origin is set holds the tensor its origin
+// holds in the input graph.
 // FUSELENS_UPDATE_EXPECTED=1 rewrites the expect/decisions sections in place.
 #include <QtTest>
 
@@ -23,8 +26,8 @@ using namespace fuselens;
 namespace {
 
 struct Case {
-  QString name, pipeline, input, expect, error, decisions;
-  bool hasDecisions = false;
+  QString name, pipeline, input, expect, error, decisions, notes;
+  bool hasDecisions = false, hasNotes = false;
 };
 
 QList<Case> readCases(const QString& path) {
@@ -48,12 +51,15 @@ QList<Case> readCases(const QString& path) {
     } else if (line.startsWith("=== decisions")) {
       cases.back().hasDecisions = true;
       section = &cases.back().decisions;
+    } else if (line.startsWith("=== notes")) {
+      cases.back().hasNotes = true;
+      section = &cases.back().notes;
     } else if (section) {
       *section += line + "\n";
     }
   }
   for (Case& c : cases) {
-    for (QString* s : {&c.input, &c.expect, &c.error, &c.decisions}) *s = s->trimmed();
+    for (QString* s : {&c.input, &c.expect, &c.error, &c.decisions, &c.notes}) *s = s->trimmed();
   }
   return cases;
 }
@@ -67,6 +73,14 @@ QString decisionLines(const std::vector<FusionDecision>& ds) {
   return lines.join('\n');
 }
 
+QString noteLines(const PipelineResult& r) {
+  QStringList lines;
+  for (const Snapshot& s : r.snapshots)
+    for (const Diagnostic& d : s.record.diagnostics)
+      if (d.severity == Severity::Note) lines << QString::fromStdString(d.str());
+  return lines.join('\n');
+}
+
 void writeCases(const QString& path, const QList<Case>& cases) {
   QString out;
   for (const Case& c : cases) {
@@ -74,6 +88,7 @@ void writeCases(const QString& path, const QList<Case>& cases) {
     if (!c.error.isEmpty()) out += "=== error\n" + c.error + "\n";
     else out += "=== expect\n" + c.expect + "\n";
     if (c.hasDecisions) out += "=== decisions\n" + c.decisions + "\n";
+    if (c.hasNotes) out += "=== notes\n" + c.notes + "\n";
     out += "\n";
   }
   QFile f(path);
@@ -96,6 +111,16 @@ QString meaningCheck(const Graph& before, const Graph& after) {
   for (size_t i = 0; i < before.outputs().size(); ++i) {
     TensorMetrics m = compareTensors(*a->find(before.outputs()[i]), *b->find(after.outputs()[i]), {1e-6, 1e-6});
     if (!m.withinTolerance()) return QString("output %1 changed: max abs %2").arg(i).arg(m.maxAbs);
+  }
+  for (ValueId v : after.valueIds()) {  // origins: each names an equal tensor of the input graph
+    const TensorData* now = b->find(v);
+    const TensorData* then = a->find(after.value(v).origin);
+    if (!now || !then) continue;
+    TensorMetrics m = compareTensors(*then, *now, {1e-6, 1e-6});
+    if (!m.withinTolerance() || now->shape != then->shape)
+      return QString("value %1 differs from its origin %2: max abs %3")
+          .arg(QString::fromStdString(after.value(v).name), QString::fromStdString(before.value(after.value(v).origin).name))
+          .arg(m.maxAbs);
   }
   return {};
 }
@@ -138,10 +163,12 @@ class PassCasesTest : public QObject {
     if (update) {
       all[index].expect = actual;
       if (c.hasDecisions) all[index].decisions = decisions;
+      if (c.hasNotes) all[index].notes = noteLines(*result);
       writeCases(file, all);
     }
     QCOMPARE(actual, c.expect);
     if (c.hasDecisions) QCOMPARE(decisions, c.decisions);
+    if (c.hasNotes) QCOMPARE(noteLines(*result), c.notes);
     QString meaning = meaningCheck(*input, out);
     QVERIFY2(meaning.isEmpty(), qPrintable(meaning));
   }

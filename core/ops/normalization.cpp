@@ -1,0 +1,182 @@
+// Normalization ops in inference form: BatchNormalization (running mean and
+// variance; training_mode is refused), InstanceNormalization,
+// LayerNormalization (Y, and the optional Mean and InvStdDev outputs) and
+// GroupNormalization (opset-21 form: per-channel scale and bias; the importer
+// expands the opset-18 per-group form). Statistics are computed in double.
+#include <cmath>
+
+#include "core/ops/op_util.h"
+
+namespace fuselens::ops {
+namespace {
+
+Types inferFirst(const InferContext& c) {
+  if (c.inputTypes.empty()) return nodeError(c.node, "expects an input");
+  return std::vector{c.inputTypes[0]};
+}
+
+// y = (x - mean) / sqrt(var + eps) * scale + bias, per channel (axis 1).
+Outputs batchNormKernel(const Node& n, const Inputs& in) {
+  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 5, 5));
+  if (n.attrs.getInt("training_mode", 0) != 0)
+    return nodeError(n, "training_mode=1 is not supported; FuseLens runs inference only");
+  const TensorData& x = *in[0];
+  FL_RETURN_IF_ERROR(needFloat(n, x.dtype));
+  int64_t C = x.rank() > 1 ? x.shape[1] : 1;
+  for (size_t i = 1; i < 5; ++i)
+    if (in[i]->numel() != C)
+      return nodeError(n, "scale, bias, mean and var must hold " + std::to_string(C) + " values");
+  double eps = n.attrs.getFloat("epsilon", 1e-5);
+  int64_t inner = 1;
+  for (size_t i = 2; i < x.rank(); ++i) inner *= x.shape[i];
+  TensorData o(x.dtype, x.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t c = (i / inner) % C;
+    double v = (x.at(i) - in[3]->at(c)) / std::sqrt(in[4]->at(c) + eps);
+    storeF(o, i, v * in[1]->at(c) + in[2]->at(c));
+  }
+  std::vector<TensorData> outs{std::move(o)};
+  return outs;
+}
+
+Types inferBatchNorm(const InferContext& c) {
+  FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 5, 5));
+  if (c.node.outputs.size() > 1)
+    return nodeError(c.node, "has training outputs (running mean/var); only inference is supported");
+  return std::vector{c.inputTypes[0]};
+}
+
+// Normalizes each of `groups` contiguous blocks of x, then applies a per-channel affine.
+TensorData normalizeBlocks(const TensorData& x, int64_t blocks, double eps,
+                           const TensorData* scale, const TensorData* bias, int64_t C,
+                           int64_t inner, std::vector<double>* means = nullptr,
+                           std::vector<double>* invStd = nullptr) {
+  TensorData o(x.dtype, x.shape);
+  int64_t len = blocks ? x.numel() / blocks : 0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < len; ++i) mean += x.at(b * len + i);
+    mean /= double(len);
+    for (int64_t i = 0; i < len; ++i) {
+      double d = x.at(b * len + i) - mean;
+      var += d * d;
+    }
+    var /= double(len);
+    double inv = 1.0 / std::sqrt(var + eps);
+    if (means) means->push_back(mean), invStd->push_back(inv);
+    for (int64_t i = 0; i < len; ++i) {
+      int64_t at = b * len + i;
+      int64_t c = C ? (at / inner) % C : 0;
+      double v = (x.at(at) - mean) * inv;
+      if (scale) v *= scale->at(c);
+      if (bias) v += bias->at(c);
+      storeF(o, at, v);
+    }
+  }
+  return o;
+}
+
+Outputs instanceNormKernel(const Node& n, const Inputs& in) {
+  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 3, 3));
+  const TensorData& x = *in[0];
+  FL_RETURN_IF_ERROR(needFloat(n, x.dtype));
+  if (x.rank() < 3 || in[1]->numel() != x.shape[1] || in[2]->numel() != x.shape[1])
+    return nodeError(n, "expects [N,C,spatial...] with C scales and biases");
+  int64_t inner = x.numel() / std::max<int64_t>(1, x.shape[0] * x.shape[1]);
+  return std::vector{normalizeBlocks(x, x.shape[0] * x.shape[1], n.attrs.getFloat("epsilon", 1e-5),
+                                     in[1], in[2], x.shape[1], inner)};
+}
+
+Outputs groupNormKernel(const Node& n, const Inputs& in) {
+  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 3, 3));
+  const TensorData& x = *in[0];
+  FL_RETURN_IF_ERROR(needFloat(n, x.dtype));
+  int64_t g = n.attrs.getInt("num_groups", 0);
+  if (x.rank() < 3 || g <= 0 || x.shape[1] % g != 0)
+    return nodeError(n, "num_groups " + std::to_string(g) + " does not divide the channels of " +
+                            shapeStr(x.shape));
+  if (in[1]->numel() != x.shape[1] || in[2]->numel() != x.shape[1])
+    return nodeError(n, "scale and bias must hold one value per channel (opset-21 form)");
+  int64_t inner = x.numel() / std::max<int64_t>(1, x.shape[0] * x.shape[1]);
+  return std::vector{normalizeBlocks(x, x.shape[0] * g, n.attrs.getFloat("epsilon", 1e-5), in[1],
+                                     in[2], x.shape[1], inner)};
+}
+
+// LayerNormalization normalizes over axes [axis, rank); scale and bias
+// broadcast over those axes.
+Outputs layerNormKernel(const Node& n, const Inputs& in) {
+  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 2, 3));
+  const TensorData& x = *in[0];
+  FL_RETURN_IF_ERROR(needFloat(n, x.dtype));
+  int64_t axisAttr = n.attrs.getInt("axis", -1);
+  auto axis = normalizeAxis(axisAttr, int64_t(x.rank()));
+  if (!axis) return nodeError(n, "axis " + std::to_string(axisAttr) + " is out of range");
+  int64_t outer = 1, len = 1;
+  for (int64_t i = 0; i < int64_t(x.rank()); ++i) (i < *axis ? outer : len) *= x.shape[i];
+  const TensorData* scale = in[1];
+  const TensorData* bias = inputAt(in, 2);
+  std::vector<int64_t> normShape(x.shape.begin() + *axis, x.shape.end());
+  auto fits = [&](const TensorData* t) {
+    return !t || broadcastShapes(n, t->shape, normShape).isOk() && t->numel() <= len;
+  };
+  if (!fits(scale) || !fits(bias))
+    return nodeError(n, "scale/bias do not broadcast to the normalized shape " + shapeStr(normShape));
+  auto expand = [&](const TensorData* t) -> std::vector<double> {
+    std::vector<double> v(size_t(len), t ? 0.0 : 0.0);
+    if (!t) return v;
+    forEachBroadcast({t}, normShape, [&](int64_t i, const std::vector<int64_t>& off) { v[i] = t->at(off[0]); });
+    return v;
+  };
+  std::vector<double> sc = expand(scale), bi = expand(bias);
+  double eps = n.attrs.getFloat("epsilon", 1e-5);
+  TensorData o(x.dtype, x.shape);
+  std::vector<int64_t> statShape = x.shape;
+  for (size_t i = size_t(*axis); i < statShape.size(); ++i) statShape[i] = 1;
+  // Mean and InvStdDev are in stash_type (f32 by default).
+  TensorData mean(DType::F32, statShape), inv(DType::F32, statShape);
+  for (int64_t r = 0; r < outer; ++r) {
+    double m = 0, var = 0;
+    for (int64_t i = 0; i < len; ++i) m += x.at(r * len + i);
+    m /= double(len);
+    for (int64_t i = 0; i < len; ++i) var += (x.at(r * len + i) - m) * (x.at(r * len + i) - m);
+    double is = 1.0 / std::sqrt(var / double(len) + eps);
+    storeF(mean, r, m);
+    storeF(inv, r, is);
+    for (int64_t i = 0; i < len; ++i)
+      storeF(o, r * len + i, (x.at(r * len + i) - m) * is * sc[i] + (bias ? bi[i] : 0.0));
+  }
+  std::vector<TensorData> outs{std::move(o)};
+  if (n.outputs.size() > 1) outs.push_back(std::move(mean));
+  if (n.outputs.size() > 2) outs.push_back(std::move(inv));
+  return outs;
+}
+
+Types inferLayerNorm(const InferContext& c) {
+  FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 2, 3));
+  const TensorType& x = c.inputTypes[0];
+  std::vector<TensorType> outs{x};
+  if (c.node.outputs.size() > 1) {
+    TensorType s = x;
+    s.dtype = DType::F32;
+    if (x.rankKnown) {
+      auto a = normalizeAxis(c.node.attrs.getInt("axis", -1), int64_t(x.rank()));
+      if (!a) return nodeError(c.node, "axis is out of range for " + x.str());
+      for (size_t i = size_t(*a); i < s.rank(); ++i) s.shape[i] = Dim::fixed(1);
+    }
+    outs.push_back(s);
+    if (c.node.outputs.size() > 2) outs.push_back(s);
+  }
+  return outs;
+}
+
+}  // namespace
+
+void registerNormOps(OpRegistry& r) {
+  // BatchNormalization in inference is a per-channel affine map: elementwise.
+  r.add(OpInfo{"BatchNormalization", "", PatternKind::ElemWise, inferBatchNorm, batchNormKernel});
+  r.add(OpInfo{"InstanceNormalization", "", PatternKind::CommReduce, inferFirst, instanceNormKernel});
+  r.add(OpInfo{"LayerNormalization", "", PatternKind::CommReduce, inferLayerNorm, layerNormKernel});
+  r.add(OpInfo{"GroupNormalization", "", PatternKind::CommReduce, inferFirst, groupNormKernel});
+}
+
+}  // namespace fuselens::ops

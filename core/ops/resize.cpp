@@ -1,0 +1,229 @@
+// Resize (opset-13+ form: X, roi, scales, sizes; the importer rewrites Resize-10
+// and Upsample into it) with nearest, linear and cubic modes over any number of
+// axes, every coordinate_transformation_mode and nearest_mode. Interpolation is
+// separable: each output element is a sum over per-axis taps and weights.
+#include <cmath>
+
+#include "core/ops/op_util.h"
+
+namespace fuselens::ops {
+namespace {
+
+struct Params {
+  std::vector<int64_t> outShape;
+  std::vector<double> scales;  // output / input per axis
+  std::vector<double> roi;     // [starts..., ends...] for tf_crop_and_resize
+};
+
+// Empty tensors stand for omitted inputs (opset 11 needed a placeholder roi).
+const TensorData* present(const Inputs& in, size_t i) {
+  const TensorData* t = inputAt(in, i);
+  return t && t->numel() > 0 ? t : nullptr;
+}
+
+Expected<Params> params(const Node& n, const std::vector<int64_t>& shape, const Inputs& in) {
+  size_t r = shape.size();
+  const TensorData *roi = present(in, 1), *scales = present(in, 2), *sizes = present(in, 3);
+  if (n.attrs.getInt("antialias", 0) != 0) return nodeError(n, "antialias=1 is not supported");
+  if (n.attrs.getInts("axes")) return nodeError(n, "the axes attribute is not supported");
+  if (n.attrs.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return nodeError(n, "keep_aspect_ratio_policy other than stretch is not supported");
+  if (!scales == !sizes) return nodeError(n, "needs exactly one of scales and sizes");
+  Params p;
+  if (scales) {
+    if (scales->numel() != int64_t(r)) return nodeError(n, "scales must hold one value per axis");
+    for (size_t i = 0; i < r; ++i) {
+      double s = scales->at(int64_t(i));
+      if (!(s > 0) || s > 1e6) return nodeError(n, "scales must be positive");
+      p.scales.push_back(s);
+      // ORT: output size = floor(input * scale), in float.
+      p.outShape.push_back(int64_t(std::floor(double(float(shape[i]) * float(s)))));
+    }
+  } else {
+    auto v = intsOf(n, *sizes, "sizes");
+    if (!v) return v.status();
+    if (v->size() != r) return nodeError(n, "sizes must hold one value per axis");
+    for (size_t i = 0; i < r; ++i) {
+      if ((*v)[i] < 0 || (*v)[i] > (int64_t(1) << 30)) return nodeError(n, "sizes are out of range");
+      p.outShape.push_back((*v)[i]);
+      p.scales.push_back(shape[i] ? double(float((*v)[i]) / float(shape[i])) : 1.0);
+    }
+  }
+  if (roi) {
+    if (roi->numel() != int64_t(2 * r)) return nodeError(n, "roi must hold 2 values per axis");
+    for (int64_t i = 0; i < roi->numel(); ++i) p.roi.push_back(roi->at(i));
+  }
+  return p;
+}
+
+// Input coordinate of output coordinate x along one axis.
+double original(const std::string& mode, double x, int64_t inLen, int64_t outLen, double scale,
+                double roiStart, double roiEnd) {
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") return outLen == 1 ? 0.0 : x * double(inLen - 1) / double(outLen - 1);
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "tf_crop_and_resize")
+    return outLen > 1 ? roiStart * double(inLen - 1) + x * (roiEnd - roiStart) * double(inLen - 1) / double(outLen - 1)
+                      : 0.5 * (roiStart + roiEnd) * double(inLen - 1);
+  // half_pixel_symmetric
+  double adjustment = double(outLen) / (scale * double(inLen));
+  double center = double(inLen) / 2;
+  return center * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+}
+
+int64_t nearestIndex(const std::string& mode, double x, double scale) {
+  // "simple": Resize-10's nearest (set by the importer), as ONNX Runtime reads it.
+  if (mode == "simple") return scale < 1 ? int64_t(std::ceil(x)) : int64_t(x);
+  if (mode == "floor") return int64_t(std::floor(x));
+  if (mode == "ceil") return int64_t(std::ceil(x));
+  double f = std::floor(x);
+  if (x - f == 0.5) {
+    if (mode == "round_prefer_ceil") return int64_t(f + 1);
+    return int64_t(f);  // round_prefer_floor
+  }
+  return int64_t(std::round(x));
+}
+
+double cubicWeight(double t, double a) {
+  t = std::fabs(t);
+  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+  if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+  return 0;
+}
+
+struct Tap {
+  int64_t index;  // -1: outside (extrapolation)
+  double weight;
+};
+
+Outputs resizeKernel(const Node& n, const Inputs& in) {
+  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 1, 4));
+  const TensorData& x = *in[0];
+  auto p = params(n, x.shape, in);
+  if (!p) return p.status();
+  std::string mode = n.attrs.getString("mode", "nearest");
+  std::string coord = n.attrs.getString("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = n.attrs.getString("nearest_mode", "round_prefer_floor");
+  double a = n.attrs.getFloat("cubic_coeff_a", -0.75);
+  bool exclude = n.attrs.getInt("exclude_outside", 0) != 0;
+  double extrapolation = n.attrs.getFloat("extrapolation_value", 0.0);
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    return nodeError(n, "mode '" + mode + "' is not nearest, linear or cubic");
+  static const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                 "tf_crop_and_resize", "half_pixel_symmetric"};
+  if (std::find(std::begin(kModes), std::end(kModes), coord) == std::end(kModes))
+    return nodeError(n, "coordinate_transformation_mode '" + coord + "' is not supported");
+  bool crop = coord == "tf_crop_and_resize";
+  if (crop && p->roi.empty()) return nodeError(n, "tf_crop_and_resize needs a roi");
+  size_t r = x.rank();
+  // Per axis, per output coordinate: the taps.
+  std::vector<std::vector<std::vector<Tap>>> taps(r);
+  for (size_t d = 0; d < r; ++d) {
+    int64_t len = x.shape[d], outLen = p->outShape[d];
+    double rs = crop ? p->roi[d] : 0, re = crop ? p->roi[d + r] : 1;
+    for (int64_t o = 0; o < outLen; ++o) {
+      std::vector<Tap> t;
+      if (len == outLen && p->scales[d] == 1.0 && !crop) {
+        t.push_back({o, 1.0});
+        taps[d].push_back(t);
+        continue;
+      }
+      double xo = original(coord, double(o), len, outLen, p->scales[d], rs, re);
+      if (crop && (xo < 0 || xo > double(len - 1))) {
+        t.push_back({-1, 1.0});
+      } else if (mode == "nearest") {
+        int64_t i = nearestIndex(nearest, xo, p->scales[d]);
+        t.push_back({std::clamp<int64_t>(i, 0, len - 1), 1.0});
+      } else if (mode == "linear") {
+        double xc = std::clamp(xo, 0.0, double(len - 1));
+        int64_t i0 = int64_t(std::floor(xc)), i1 = std::min(i0 + 1, len - 1);
+        double w = xc - double(i0);
+        t.push_back({i0, 1 - w});
+        t.push_back({i1, w});
+      } else {
+        int64_t f = int64_t(std::floor(xo));
+        double frac = xo - double(f), sum = 0;
+        for (int64_t k = -1; k <= 2; ++k) {
+          int64_t i = f + k;
+          double w = cubicWeight(double(k) - frac, a);
+          if (exclude && (i < 0 || i >= len)) w = 0;
+          t.push_back({std::clamp<int64_t>(i, 0, len - 1), w});
+          sum += w;
+        }
+        if (exclude && sum != 0)
+          for (Tap& tp : t) tp.weight /= sum;
+      }
+      taps[d].push_back(t);
+    }
+  }
+  TensorData o(x.dtype, p->outShape);
+  std::vector<int64_t> st = rowMajorStrides(x.shape), idx(r, 0);
+  for (int64_t i = 0; i < o.numel(); ++i) {
+    // Sum over the cartesian product of the axes' taps.
+    std::vector<size_t> k(r, 0);
+    double acc = 0;
+    bool outside = false;
+    while (true) {
+      double w = 1;
+      int64_t src = 0;
+      for (size_t d = 0; d < r; ++d) {
+        const Tap& t = taps[d][idx[d]][k[d]];
+        if (t.index < 0) outside = true;
+        w *= t.weight;
+        src += t.index * st[d];
+      }
+      if (outside) break;
+      acc += w * x.at(src);
+      size_t d = r;
+      while (d-- > 0) {
+        if (++k[d] < taps[d][idx[d]].size()) break;
+        k[d] = 0;
+      }
+      if (d == size_t(-1)) break;
+    }
+    if (isIntegral(x.dtype)) acc = std::nearbyint(acc);
+    storeF(o, i, outside ? extrapolation : acc);
+    nextIndex(idx, p->outShape);
+  }
+  return std::vector{std::move(o)};
+}
+
+Types inferResize(const InferContext& c) {
+  FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 1, 4));
+  TensorType o = c.inputTypes[0];
+  if (!o.rankKnown) return std::vector{o};
+  Inputs ins{nullptr};
+  for (size_t i = 1; i < c.inputTypes.size(); ++i) ins.push_back(typeAt(c, i) ? constAt(c, i) : nullptr);
+  bool constScales = true;
+  for (size_t i = 2; i < c.inputTypes.size(); ++i)
+    if (typeAt(c, i) && !constAt(c, i)) constScales = false;
+  auto shape = o.staticShape();
+  if (constScales && shape) {
+    auto p = params(c.node, *shape, ins);
+    if (p) return std::vector{TensorType::of(o.dtype, p->outShape)};
+  }
+  if (constScales && (present(ins, 3) || present(ins, 2))) {
+    // Sizes give each dim; scales keep the dims they leave at 1.
+    if (const TensorData* s = present(ins, 3); s && s->numel() == int64_t(o.rank())) {
+      for (size_t i = 0; i < o.rank(); ++i) o.shape[i] = Dim::fixed(loadI(*s, int64_t(i)));
+      return std::vector{o};
+    }
+    if (const TensorData* s = present(ins, 2); s && s->numel() == int64_t(o.rank())) {
+      for (size_t i = 0; i < o.rank(); ++i)
+        if (s->at(int64_t(i)) != 1.0)
+          o.shape[i] = o.shape[i].isStatic() ? Dim::fixed(int64_t(std::floor(double(float(o.shape[i].value) * float(s->at(int64_t(i))))))) : Dim::unknown();
+      return std::vector{o};
+    }
+  }
+  for (Dim& d : o.shape) d = Dim::unknown();
+  return std::vector{o};
+}
+
+}  // namespace
+
+void registerResizeOps(OpRegistry& r) {
+  r.add(OpInfo{"Resize", "", PatternKind::Injective, inferResize, resizeKernel});
+}
+
+}  // namespace fuselens::ops

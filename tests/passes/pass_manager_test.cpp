@@ -1,0 +1,206 @@
+// The pass manager as its callers use it: the -O levels parse and the default
+// is -O2; a pipeline string round-trips; a failing pass (an error, or a graph
+// the verifier rejects) writes a reproducer that replays; every pass of the
+// -O3 pipeline, run one at a time on every fixture model, verifies and keeps
+// the eager outputs; after fusion every kernel boundary has a reason.
+#include <QtTest>
+
+#include <filesystem>
+
+#include "core/compare/compare.h"
+#include "core/eager/interpreter.h"
+#include "core/io/npy.h"
+#include "core/ir/printer.h"
+#include "core/onnx/import.h"
+#include "passes/explain.h"
+#include "passes/pass_manager.h"
+#include "passes/registry.h"
+#include "passes/simplify.h"
+#include "../core/fixture_util.h"
+
+using namespace fuselens;
+
+namespace {
+
+Graph parse(const char* text) {
+  auto g = parseGraph(text);
+  if (!g) qFatal("test IR does not parse: %s", g.message().c_str());
+  return std::move(*g);
+}
+
+const char* kChain = R"(
+graph @main(%x: f32[2,3]) -> (f32[2,3]) {
+  %one = Constant : f32[] dense<[1.0]>
+  %a = Mul(%x, %one) : f32[2,3] loc("a")
+  %b = Relu(%a) : f32[2,3] loc("b")
+  return %b
+})";
+
+QString runError(const Graph& g, const std::string& pipeline, const PipelineOptions& opts) {
+  auto specs = parsePipeline(pipeline);
+  if (!specs) return QString::fromStdString(specs.message());
+  auto r = runPipeline(g, *specs, {}, {}, opts);
+  return r ? QString() : QString::fromStdString(r.message());
+}
+
+std::string reproducerPath(const QString& error) {
+  QRegularExpression re("reproducer written to (\\S+\\.fir)");
+  auto m = re.match(error);
+  return m.hasMatch() ? m.captured(1).toStdString() : std::string();
+}
+
+// Outputs of `g` and `after` on the same seeded inputs agree.
+QString sameOutputs(const Graph& g, const Graph& after) {
+  std::map<std::string, TensorData> inputs;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value& v = g.value(g.inputs()[i]);
+    auto t = randomTensor(v.type, 7 + i);
+    if (!t) return {};  // dynamic dims: nothing to run
+    inputs[v.name] = *t;
+  }
+  auto a = runEager(g, inputs);
+  if (!a) return {};
+  auto b = runEager(after, inputs);
+  if (!b) return QString::fromStdString("does not run after the pass: " + b.message());
+  for (size_t i = 0; i < g.outputs().size(); ++i)
+    if (!compareTensors(*a->find(g.outputs()[i]), *b->find(after.outputs()[i]), {1e-5, 1e-5}).withinTolerance())
+      return QString("output %1 changed").arg(i);
+  return {};
+}
+
+}  // namespace
+
+class PassManagerTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void levelsParseAndDefaultIsO2() {
+    QVERIFY(pipelineForLevel(0).empty());
+    for (int level = 0; level <= 3; ++level) {
+      auto specs = parsePipeline(pipelineForLevel(level));
+      QVERIFY2(specs.isOk(), specs.message().c_str());
+      QCOMPARE(pipelineString(*specs), pipelineForLevel(level));
+    }
+    QCOMPARE(defaultPipeline(), pipelineForLevel(2));
+    QVERIFY(QString::fromStdString(defaultPipeline()).contains("fuse-ops"));
+    QVERIFY(!QString::fromStdString(pipelineForLevel(1)).contains("fuse-ops"));
+  }
+
+  void everyRegisteredPassHasASummaryAndRuns() {
+    for (const PassInfo& p : passRegistry()) {
+      QVERIFY2(!p.summary.empty(), p.name.c_str());
+      auto specs = parsePipeline(p.name);
+      QVERIFY2(specs.isOk(), specs.message().c_str());
+      auto r = runPipeline(parse(kChain), *specs);
+      QVERIFY2(r.isOk(), r.message().c_str());
+    }
+    QVERIFY(simplifyRuleNames().size() >= 10);
+  }
+
+  void emptyPipelineKeepsTheGraph() {
+    auto r = runPipeline(parse(kChain), {});
+    QVERIFY(r.isOk());
+    QCOMPARE(r->snapshots.size(), size_t(1));
+  }
+
+  void rewritesAreLoggedInTheRecord() {
+    auto r = runPipeline(parse(kChain), *parsePipeline("simplify"));
+    QVERIFY(r.isOk());
+    const PassRecord& rec = r->snapshots.back().record;
+    QVERIFY(rec.changed);
+    QCOMPARE(rec.stats.at("mul-one"), int64_t(1));
+    QCOMPARE(rec.diagnostics.size(), size_t(1));
+    QCOMPARE(QString::fromStdString(rec.diagnostics[0].str()),
+             QString("node 'a' (Mul): mul-one: Mul 'a' multiplies by a constant 1"));
+  }
+
+  void unverifiableInputIsRejectedBeforeAnyPass() {
+    Graph g = parse(kChain);
+    g.mutableValue(*g.findValue("a")).users.clear();  // the Relu no longer listed as a user
+    QString err = runError(g, "dce", {});
+    QVERIFY2(err.contains("the input graph fails verification"), qPrintable(err));
+  }
+
+  void verifierFailureWritesAReproducerThatReplays() {
+    QTemporaryDir dir;
+    PipelineOptions opts;
+    opts.reproducerDir = dir.path().toStdString();
+    opts.afterPass = [](const PassSpec& spec, Graph& g) {
+      if (spec.name == "simplify") g.mutableValue(*g.findValue("b")).users.push_back(NodeId(0));
+      return Status::ok();
+    };
+    QString err = runError(parse(kChain), "const-fold,simplify,dce", opts);
+    QVERIFY2(err.startsWith("pass simplify: the graph fails verification after this pass"), qPrintable(err));
+    std::string path = reproducerPath(err);
+    QVERIFY2(std::filesystem::exists(path), qPrintable(err));
+    QVERIFY(QString::fromStdString(path).startsWith(dir.path()));
+    auto repro = readReproducer(path);
+    QVERIFY2(repro.isOk(), repro.message().c_str());
+    QCOMPARE(repro->pipeline, std::string("simplify"));
+    QCOMPARE(printGraph(repro->graph), printGraph(parse(kChain)));  // the input of the failing pass
+    QFile f(QString::fromStdString(path));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll().contains("// full pipeline: const-fold,simplify,dce"));
+    // Replayed with the same fault it fails again; without it, it runs.
+    PipelineOptions replay = opts;
+    replay.writeReproducer = false;
+    QVERIFY(runError(repro->graph, repro->pipeline, replay).contains("fails verification"));
+    QVERIFY(runError(repro->graph, repro->pipeline, {}).isEmpty());
+  }
+
+  void passErrorWritesAReproducerWithConstantsInFull() {
+    QTemporaryDir dir;
+    PipelineOptions opts;
+    opts.reproducerDir = dir.path().toStdString();
+    opts.afterPass = [](const PassSpec& spec, Graph&) {
+      return spec.name == "cse" ? Status::error("injected failure") : Status::ok();
+    };
+    Graph g = parse(R"(
+graph @main(%x: f32[20]) -> (f32[20]) {
+  %w = Constant : f32[20] dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.5]>
+  %y = Add(%x, %w) : f32[20] loc("y")
+  return %y
+})");
+    QString err = runError(g, "cse", opts);
+    QVERIFY2(err.startsWith("pass cse: injected failure; reproducer written to"), qPrintable(err));
+    auto repro = readReproducer(reproducerPath(err));
+    QVERIFY2(repro.isOk(), repro.message().c_str());
+    QCOMPARE(repro->graph.value(*repro->graph.findValue("w")).constant->at(19), 20.5);
+  }
+
+  void readReproducerRejectsOtherFiles() {
+    auto r = readReproducer(FUSELENS_SOURCE_DIR "/README.md");
+    QVERIFY(!r.isOk());
+    QVERIFY(QString::fromStdString(r.message()).contains("not a fuselens reproducer"));
+  }
+
+  // Every pass of -O3, alone and in order, on every fixture model: verified
+  // (runPipeline does that) and the same eager outputs.
+  void everyPassKeepsFixtureOutputs_data() {
+    QTest::addColumn<QString>("model");
+    for (const auto& c : test::fixtureCases()) QTest::newRow(c.name.c_str()) << QString::fromStdString(c.model.string());
+  }
+  void everyPassKeepsFixtureOutputs() {
+    QFETCH(QString, model);
+    auto m = importOnnxFile(model.toStdString());
+    if (!m) QSKIP("the fixture does not import here");
+    auto specs = parsePipeline(pipelineForLevel(3));
+    QVERIFY(specs.isOk());
+    for (const PassSpec& spec : *specs) {
+      auto alone = runPipeline(m->graph, {spec});
+      QVERIFY2(alone.isOk(), alone.message().c_str());
+      QString diff = sameOutputs(m->graph, alone->snapshots.back().graph);
+      QVERIFY2(diff.isEmpty(), qPrintable(QString::fromStdString(spec.str()) + ": " + diff));
+    }
+    auto all = runPipeline(m->graph, *specs);
+    QVERIFY2(all.isOk(), all.message().c_str());
+    for (const Snapshot& s : all->snapshots) {
+      QString diff = sameOutputs(m->graph, s.graph);
+      QVERIFY2(diff.isEmpty(), qPrintable(QString::fromStdString(s.label) + ": " + diff));
+    }
+    for (const SplitEdge& e : splitEdges(all->snapshots.back().graph, all->decisions))
+      QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " + e.consumerName + ": " + e.reason)));
+  }
+};
+
+QTEST_APPLESS_MAIN(PassManagerTest)
+#include "pass_manager_test.moc"
