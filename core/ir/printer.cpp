@@ -3,6 +3,7 @@
 // parser can read them back.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "core/ir/printer.h"
@@ -53,7 +54,7 @@ class Printer {
     } else {
       out_ << "dense<[";
       for (int64_t i = 0; i < t.numel(); ++i)
-        out_ << (i ? ", " : "") << (isFloat(t.dtype) ? floatLiteral(t.at(i)) : number(t.at(i)));
+        out_ << (i ? ", " : "") << (isFloat(t.dtype) ? floatLiteral(t.at(i), digitsFor(t.dtype)) : number(t.at(i)));
       out_ << "]>";
     }
     origin(g, v);
@@ -132,14 +133,21 @@ class Printer {
       out_ << " origin(" << v.origin.index << ")";
   }
 
-  static std::string number(double d) {
+  // The shortest text that reads back to the same value: f64 constants keep
+  // every bit, and 0.1 still prints as 0.1.
+  static int digitsFor(DType t) { return t == DType::F64 ? 17 : 9; }
+  static std::string number(double d, int maxDigits = 9) {
     char buf[40];
-    std::snprintf(buf, sizeof buf, "%.9g", d);
+    for (int digits = 6; digits <= maxDigits; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, d);
+      double back = std::strtod(buf, nullptr);
+      bool same = maxDigits > 9 ? back == d : static_cast<float>(back) == static_cast<float>(d);
+      if (same || std::isnan(d)) break;
+    }
     return buf;
   }
-  // Floats always carry a '.', 'e', "inf" or "nan" so the parser tells them from ints.
-  static std::string floatLiteral(double d) {
-    std::string s = number(d);
+  static std::string floatLiteral(double d, int digits = 9) {
+    std::string s = number(d, digits);
     if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
     return s;
   }
