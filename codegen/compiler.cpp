@@ -1,15 +1,21 @@
 // compileGraph: walks the optimized graph in topological order, lowers each
-// kernel (fused group or compute op) to a LoopFunc, applies the default
-// schedule, compiles them all as one LLVM module and wires the CPU executor.
+// kernel (fused group or compute op) to a LoopFunc, applies the schedule
+// (planKernels, shared with export), compiles them all as one LLVM module and
+// wires the CPU executor.
 // Progress is reported per kernel; cancel is checked between kernels.
 #include "codegen/compiler.h"
 
 #include <cctype>
+#include <chrono>
+#include <cstdlib>
 
 #include "codegen/cpu_executor.h"
+#include "codegen/kernel_plan.h"
 #include "codegen/llvm_backend.h"
 #include "codegen/lower.h"
 #include "codegen/schedule.h"
+#include "codegen/target.h"
+#include "codegen/tuner.h"
 
 namespace fuselens {
 namespace {
@@ -43,8 +49,9 @@ Status checkStatic(const Graph& g, ValueId v) {
 class LlvmCompiledModule : public CompiledModule {
  public:
   LlvmCompiledModule(std::vector<KernelInfo> kernels, std::string loopIr,
-                     std::unique_ptr<JitModule> jit, CpuExecutor exec)
-      : kernels_(std::move(kernels)),
+                     std::unique_ptr<JitModule> jit, CpuExecutor exec, CompileStats stats)
+      : stats_(stats),
+        kernels_(std::move(kernels)),
         loopIr_(std::move(loopIr)),
         jit_(std::move(jit)),
         exec_(std::move(exec)) {}
@@ -52,12 +59,20 @@ class LlvmCompiledModule : public CompiledModule {
   const std::vector<KernelInfo>& kernels() const override { return kernels_; }
   std::string loopIrText() const override { return loopIr_; }
   std::string llvmIrText() const override { return jit_->irText(); }
+  CompileStats stats() const override { return stats_; }
   Expected<std::vector<std::optional<TensorData>>> run(
       const std::map<std::string, TensorData>& inputs, const CancelToken& cancel) const override {
     return exec_.run(inputs, cancel);
   }
+  Status runInto(const std::map<std::string, TensorData>& inputs,
+                 std::map<std::string, TensorData>& outputs,
+                 const CancelToken& cancel) const override {
+    return exec_.runInto(inputs, outputs, cancel);
+  }
+  std::string memoryPlanText() const override { return exec_.memoryPlan().summary(); }
 
  private:
+  CompileStats stats_;
   std::vector<KernelInfo> kernels_;
   std::string loopIr_;
   std::unique_ptr<JitModule> jit_;  // owns the code exec_ calls
@@ -66,20 +81,43 @@ class LlvmCompiledModule : public CompiledModule {
 
 }  // namespace
 
-Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const CompileOptions& opts,
-                                                       const Progress& progress,
-                                                       const CancelToken& cancel) {
+std::vector<const LoopFunc*> KernelPlan::funcPtrs() const {
+  std::vector<const LoopFunc*> ptrs;
+  for (const LoopFunc& f : funcs) ptrs.push_back(&f);
+  return ptrs;
+}
+
+ExecKernel KernelPlan::execKernel(size_t i, void (*fn)(void**)) const {
+  ExecKernel k{infos[i].name, fn, infos[i].inputs, infos[i].outputs, {}, 0};
+  for (size_t pos = 0; pos < funcs[i].numInputs; ++pos)
+    if (auto it = funcs[i].prepacked.find(funcs[i].params[pos].index);
+        it != funcs[i].prepacked.end())
+      k.prepacked[pos] = it->second;
+  scratchLayout(funcs[i], &k.scratchBytes);
+  return k;
+}
+
+Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
+                                 const Progress& progress, const CancelToken& cancel) {
   auto order = g.topoOrder();
   if (!order) return Status::error("the graph has a cycle", "graph '" + g.name + "'");
   for (ValueId v : g.inputs()) FL_RETURN_IF_ERROR(checkStatic(g, v));
 
-  const Schedule sched = opts.schedule ? *opts.schedule : Schedule::defaults();
-  std::vector<KernelInfo> infos;
-  std::vector<LoopFunc> funcs;
-  std::vector<std::pair<ValueId, ValueId>> aliases;
+  auto t0 = std::chrono::steady_clock::now();
+  KernelPlan plan;
+  plan.schedule = opts.schedule ? *opts.schedule : Schedule::defaults();
+  std::string logPath = opts.tuningLog ? *opts.tuningLog : "";
+  if (!opts.tuningLog)
+    if (const char* env = std::getenv("FUSELENS_TUNING_LOG")) logPath = env;
+  std::optional<TuningLog> log;
+  if (!logPath.empty()) {
+    auto l = TuningLog::load(logPath);
+    if (!l) return l.status();
+    log = std::move(*l);
+  }
+  const std::string target = hostTarget().key();
   size_t kernelNodes = 0;
   for (NodeId id : *order) kernelNodes += isAliasNode(g.node(id)) ? 0 : 1;
-  std::string loopIr;
   for (NodeId id : *order) {
     const Node& n = g.node(id);
     for (ValueId v : n.outputs) FL_RETURN_IF_ERROR(checkStatic(g, v));
@@ -87,42 +125,62 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
       if (n.inputs.empty() || !n.inputs[0].valid() || n.outputs.size() != 1)
         return Status::error(n.op + " needs a data input and one output",
                              "node '" + n.name + "' (" + n.op + ")");
-      aliases.emplace_back(n.outputs[0], n.inputs[0]);
+      plan.aliases.emplace_back(n.outputs[0], n.inputs[0]);
       continue;
     }
     if (cancel.cancelled()) return Status::error("compilation cancelled");
-    KernelInfo info{kernelName(infos.size(), n), id, {}, n.outputs};
+    KernelInfo info{kernelName(plan.infos.size(), n), id, {}, n.outputs};
     for (ValueId v : n.inputs)
       if (v.valid()) info.inputs.push_back(v);
-    report(progress, double(infos.size()) / double(kernelNodes + 1), "lower " + info.name);
+    report(progress, double(plan.infos.size()) / double(kernelNodes + 1), "lower " + info.name);
+    Schedule sched = plan.schedule;
+    if (log)
+      if (auto tuned = log->find(target, kernelSignature(g, n))) sched = *tuned;
     auto fn = lowerKernel(g, n, info.name, sched);
     if (!fn) return fn.status();
     applySchedule(*fn, sched);
-    loopIr += (loopIr.empty() ? "" : "\n") + printLoopFunc(*fn);
-    funcs.push_back(std::move(*fn));
-    infos.push_back(std::move(info));
+    plan.schedules.push_back(sched);
+    plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + printLoopFunc(*fn);
+    plan.funcs.push_back(std::move(*fn));
+    plan.infos.push_back(std::move(info));
   }
+  plan.lowerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return plan;
+}
 
+Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const CompileOptions& opts,
+                                                       const Progress& progress,
+                                                       const CancelToken& cancel) {
+  auto plan = planKernels(g, opts, progress, cancel);
+  if (!plan) return plan.status();
+  size_t n = plan->infos.size();
   if (cancel.cancelled()) return Status::error("compilation cancelled");
-  report(progress, double(kernelNodes) / double(kernelNodes + 1), "LLVM optimize and JIT");
-  std::vector<const LoopFunc*> ptrs;
-  for (const LoopFunc& f : funcs) ptrs.push_back(&f);
-  auto jit = JitModule::compile(ptrs, opts.optLevel);
+  report(progress, double(n) / double(n + 1), "LLVM optimize and JIT");
+  CompileStats stats;
+  stats.lowerSeconds = plan->lowerSeconds;
+  auto jit = JitModule::compile(plan->funcPtrs(), opts.optLevel);
   if (!jit) return jit.status();
+  stats.llvmEmitSeconds = (*jit)->emitSeconds;
+  stats.llvmOptimizeSeconds = (*jit)->optimizeSeconds;
+  stats.llvmCodegenSeconds = (*jit)->codegenSeconds;
 
   std::vector<ExecKernel> exec;
-  for (size_t i = 0; i < infos.size(); ++i) {
-    ExecKernel k{infos[i].name, (*jit)->kernel(i), infos[i].inputs, infos[i].outputs, {}};
-    for (size_t pos = 0; pos < funcs[i].numInputs; ++pos)
-      if (auto it = funcs[i].prepacked.find(funcs[i].params[pos].index);
-          it != funcs[i].prepacked.end())
-        k.prepacked[pos] = it->second;
-    exec.push_back(std::move(k));
-  }
-  CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(aliases));
+  for (size_t i = 0; i < n; ++i) exec.push_back(plan->execKernel(i, (*jit)->kernel(i)));
+  CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec),
+                       std::move(plan->aliases));
   report(progress, 1.0, "compiled");
   return std::unique_ptr<CompiledModule>(std::make_unique<LlvmCompiledModule>(
-      std::move(infos), std::move(loopIr), std::move(*jit), std::move(executor)));
+      std::move(plan->infos), std::move(plan->loopIr), std::move(*jit), std::move(executor),
+      stats));
+}
+
+}  // namespace fuselens
+
+namespace fuselens {
+
+Status CompiledModule::runInto(const std::map<std::string, TensorData>&,
+                               std::map<std::string, TensorData>&, const CancelToken&) const {
+  return Status::error("this compiled module has no arena runtime; use run()");
 }
 
 }  // namespace fuselens

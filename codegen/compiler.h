@@ -21,6 +21,10 @@ struct CompileOptions {
   int optLevel = 3;  // LLVM optimization level, 0..3
   // The schedule for every kernel; unset: Schedule::defaults() for the host.
   std::optional<Schedule> schedule;
+  // A tuning log (codegen/tuner.h) whose schedules replace `schedule` for the
+  // kernels it has measured on this host. Unset: $FUSELENS_TUNING_LOG when set;
+  // "": none.
+  std::optional<std::string> tuningLog;
 };
 
 // One launch of the compiled run: a fused group or a single op.
@@ -31,17 +35,34 @@ struct KernelInfo {
   std::vector<ValueId> outputs;
 };
 
+// Seconds per compile step.
+struct CompileStats {
+  double lowerSeconds = 0;        // graph -> loop IR, schedules included
+  double llvmEmitSeconds = 0;     // loop IR -> LLVM IR
+  double llvmOptimizeSeconds = 0; // the -O pipeline
+  double llvmCodegenSeconds = 0;  // machine code and JIT linking
+};
+
 class CompiledModule {
  public:
   virtual ~CompiledModule() = default;
   virtual const std::vector<KernelInfo>& kernels() const = 0;
   virtual std::string loopIrText() const = 0;  // every kernel's loop nest, C-like
   virtual std::string llvmIrText() const = 0;  // the module before JIT
+  virtual CompileStats stats() const { return {}; }
   // Runs the graph on inputs by graph-input name. Returns every tensor at a
   // kernel boundary (graph inputs, kernel outputs), indexed by the optimized
   // graph's ValueId.index.
   virtual Expected<std::vector<std::optional<TensorData>>> run(
       const std::map<std::string, TensorData>& inputs, const CancelToken& cancel = {}) const = 0;
+  // Runs into output tensors by graph-output name (allocated when missing; when
+  // present they must match the graph's dtype and shape). Intermediates live in
+  // one arena from the memory plan and are not returned: the deployment path.
+  virtual Status runInto(const std::map<std::string, TensorData>& inputs,
+                         std::map<std::string, TensorData>& outputs,
+                         const CancelToken& cancel = {}) const;
+  // "arena 1.50 MiB (tensors without reuse: 4.00 MiB)"; empty when not planned.
+  virtual std::string memoryPlanText() const { return {}; }
 };
 
 // The graph must have static shapes. Ops the lowering does not cover fail with

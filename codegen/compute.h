@@ -118,6 +118,7 @@ class KernelBuilder {
 // The index into an operand of `inShape` that broadcasts to `out` (ONNX multidirectional).
 Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape);
 bool broadcastsTo(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
+bool isBinaryElementwise(const std::string& op);  // Add, Sub, Mul, Div, Max, Min, Pow
 // The op applied to already-indexed operands.
 ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args);
 
@@ -130,5 +131,10 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n, const KernelB
 std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
 std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
                                   const KernelBuilder::Sink& sink);
+// ReduceSum / ReduceMean / ReduceMax / ReduceMin over any axes, and
+// LayerNormalization (compute_reduce.cpp).
+std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
+std::vector<StmtRef> lowerLayerNorm(KernelBuilder& kb, const Node& n,
+                                    const KernelBuilder::Sink& sink);
 
 }  // namespace fuselens

@@ -1,5 +1,6 @@
-// Compute definitions of the elementwise family: Add, Sub, Mul, Div (with ONNX
-// multidirectional broadcasting), Relu, Sigmoid, Tanh, Exp. Each is an
+// Compute definitions of the elementwise family: Add, Sub, Mul, Div, Max, Min,
+// Pow with a constant exponent (with ONNX multidirectional broadcasting), Relu,
+// LeakyRelu, Sigmoid, Tanh, Exp, Neg, Abs, Sqrt, Reciprocal, Erf, Gelu. Each is an
 // expression over already-indexed operands, which is what lets lowering inline
 // a whole chain into one loop nest or into a MatMul's epilogue. Written apart
 // from the eager kernels on purpose: a bug shared by both would hide from every
@@ -27,8 +28,29 @@ Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape) {
   return Index::ofDims(inShape, std::move(dims));
 }
 
+bool isBinaryElementwise(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
+         op == "Pow";
+}
+
+namespace {
+
+// x^p for the constant exponents models use; nullptr for others.
+ExprRef powExpr(const ExprRef& x, double p) {
+  if (p == 1) return x;
+  if (p == 2) return mul(x, x);
+  if (p == 3) return mul(mul(x, x), x);
+  if (p == 0.5) return unary(UnOp::Sqrt, x);
+  if (p == -1) return div(floatConst(1), x);
+  if (p == -0.5) return div(floatConst(1), unary(UnOp::Sqrt, x));
+  if (p == 0) return floatConst(1);
+  return nullptr;
+}
+
+}  // namespace
+
 ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args) {
-  bool binaryOp = n.op == "Add" || n.op == "Sub" || n.op == "Mul" || n.op == "Div";
+  bool binaryOp = isBinaryElementwise(n.op);
   if (args.size() != (binaryOp ? 2u : 1u)) {
     kb.fail(Status::error(
         n.op + " takes " + (binaryOp ? "2" : "1") + " inputs, got " + std::to_string(args.size()),
@@ -40,6 +62,33 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   if (n.op == "Sub") return sub(x, args[1]);
   if (n.op == "Mul") return mul(x, args[1]);
   if (n.op == "Div") return div(x, args[1]);
+  if (n.op == "Max") return binary(BinOp::Max, x, args[1]);
+  if (n.op == "Min") return binary(BinOp::Min, x, args[1]);
+  if (n.op == "Pow") {
+    ExprRef e = args[1]->kind == ExprKind::FloatConst ? powExpr(x, args[1]->f) : nullptr;
+    if (!e)
+      kb.fail(Status::error("Pow has code generation for a constant exponent in "
+                            "{-1, -0.5, 0, 0.5, 1, 2, 3} only",
+                            nodePlace(n)));
+    return e ? e : floatConst(0);
+  }
+  if (n.op == "Neg") return unary(UnOp::Neg, x);
+  if (n.op == "Abs") return unary(UnOp::Abs, x);
+  if (n.op == "Sqrt") return unary(UnOp::Sqrt, x);
+  if (n.op == "Reciprocal") return div(floatConst(1), x);
+  if (n.op == "Erf") return unary(UnOp::Erf, x);
+  if (n.op == "LeakyRelu")
+    return select(compare(CmpOp::GE, x, floatConst(0)), x,
+                  mul(x, floatConst(n.attrs.getFloat("alpha", 0.01))));
+  if (n.op == "Gelu") {
+    if (n.attrs.getString("approximate", "none") == "tanh") {
+      ExprRef inner = mul(floatConst(0.7978845608028654),
+                          add(x, mul(floatConst(0.044715), mul(mul(x, x), x))));
+      return mul(mul(floatConst(0.5), x), add(floatConst(1), unary(UnOp::Tanh, inner)));
+    }
+    return mul(mul(floatConst(0.5), x),
+               add(floatConst(1), unary(UnOp::Erf, mul(x, floatConst(0.7071067811865476)))));
+  }
   if (n.op == "Relu") return binary(BinOp::Max, x, floatConst(0));
   if (n.op == "Exp") return unary(UnOp::Exp, x);
   if (n.op == "Tanh") return unary(UnOp::Tanh, x);

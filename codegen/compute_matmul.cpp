@@ -112,11 +112,14 @@ class TiledMatMul {
       for (StmtRef& s : blocks(bd, bOff, true)) out.push_back(std::move(s));
       return out;
     }
-    out.push_back(pinnedLoop(bv, nbatch, ForKind::Parallel, blocks(bd, bOff, false)));
+    out.push_back(pinnedLoop(bv, nbatch, par(), blocks(bd, bOff, false)));
     return out;
   }
 
  private:
+  // Parallel loops of the template run on the pool unless the schedule says serial.
+  ForKind par() const { return kb_.schedule().parallelOuter ? ForKind::Parallel : ForKind::Serial; }
+
   // The flat position in B's batch of result batch position bd.
   ExprRef bIndexOf(const std::vector<ExprRef>& bd) {
     if (p_.bBatch.empty()) return intConst(0);
@@ -171,7 +174,7 @@ class TiledMatMul {
     if (panels_ > 0) {
       Var pv = kb_.newLoopVar();
       ExprRef off = add(base, mul(varRef(pv), intConst(p_.k * nr_)));
-      body.push_back(pinnedLoop(pv, panels_, panels_ >= 4 ? ForKind::Parallel : ForKind::Serial,
+      body.push_back(pinnedLoop(pv, panels_, panels_ >= 4 ? par() : ForKind::Serial,
                                 {packPanel(mul(varRef(pv), intConst(nr_)), off, nr_)}));
     }
     if (nt_ > 0)
@@ -209,12 +212,12 @@ class TiledMatMul {
                                   {tile(bd, bOff, intConst(mb_ * mr_), mt_, panel2, nr_)}));
       }
       if (!rowsOuter) {
-        out.push_back(pinnedLoop(jc, jcN, parallel && jcN >= 2 ? ForKind::Parallel : ForKind::Serial,
+        out.push_back(pinnedLoop(jc, jcN, parallel && jcN >= 2 ? par() : ForKind::Serial,
                                  rows));
       } else {
         // ib outermost: the full-row tiles, then the row tail for every block.
         StmtRef full = pinnedLoop(jc, jcN, ForKind::Serial, {rows[0]});
-        out.push_back(pinnedLoop(ib, mb_, parallel ? ForKind::Parallel : ForKind::Serial, {full}));
+        out.push_back(pinnedLoop(ib, mb_, parallel ? par() : ForKind::Serial, {full}));
         if (mt_ > 0) {
           Var jc2 = kb_.newLoopVar(), jr2 = kb_.newLoopVar();
           ExprRef panel2 = add(mul(varRef(jc2), intConst(nc_)), varRef(jr2));

@@ -3,12 +3,91 @@
 // every position of the other dims: a max pass, a sum-of-exp pass, and a pass
 // that hands exp(x - max) / sum to the Sink (where a fused epilogue applies).
 // The input expression is inlined in each pass; recomputing a cheap producer is
-// better than a temp buffer for it.
+// better than a temp buffer for it. Over the last axis, with the schedule's
+// reduceLanes = L > 0 and a row of at least L, the max and sum passes keep L
+// partial results in a local vector (lane l takes elements l, l+L, ...), then
+// combine them and finish the row's tail; the third pass is vectorized as usual.
 #include <cmath>
+#include <functional>
 
 #include "codegen/compute.h"
 
 namespace fuselens {
+namespace {
+
+StmtRef kindLoop(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> body) {
+  StmtRef s = forLoop(v, extent, std::move(body));
+  s->forKind = k;
+  s->pinned = true;
+  return s;
+}
+
+// One row with lane-parallel max and sum (see the file comment).
+std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vector<int64_t>& shape,
+                                int64_t axis, int64_t lanes, const Index& at,
+                                const KernelBuilder::Sink& sink) {
+  int64_t len = shape[axis], chunks = len / lanes, tail = len - chunks * lanes;
+  std::vector<ExprRef> dims = at.dimExprs();
+  auto x = [&](ExprRef pos) {
+    std::vector<ExprRef> d = dims;
+    d[axis] = pos;
+    return kb.valueAt(n.inputs[0], Index::ofDims(shape, d));
+  };
+  LoopFunc& fn = kb.func();
+  auto part = [&](const char* name) {
+    return fn.buffer(fn.addBuffer(name + std::to_string(fn.buffers.size()), BufferKind::Local,
+                                  DType::F32, {lanes}));
+  };
+  const Buffer& pmax = part("pmax");
+  const Buffer& psum = part("psum");
+  Var mx = kb.newLocal("max"), sum = kb.newLocal("sum");
+  // A lane-parallel pass: part[l] = combine(part[l], f(x[c*L + l])), then the
+  // scalar `acc` = combine over lanes and the tail.
+  auto pass = [&](const Buffer& p, double init, Var acc,
+                  const std::function<ExprRef(ExprRef, ExprRef)>& combine,
+                  const std::function<ExprRef(ExprRef)>& f) {
+    std::vector<StmtRef> out;
+    Var l0 = kb.newLoopVar();
+    out.push_back(kindLoop(l0, lanes, ForKind::Vectorized,
+                           {store(p, varRef(l0), floatConst(init))}));
+    Var c = kb.newLoopVar(), l = kb.newLoopVar();
+    ExprRef pos = add(mul(varRef(c), intConst(lanes)), varRef(l));
+    out.push_back(kindLoop(
+        c, chunks, ForKind::Serial,
+        {kindLoop(l, lanes, ForKind::Vectorized,
+                  {store(p, varRef(l), combine(load(p, varRef(l)), f(x(pos))))})}));
+    out.push_back(let(acc, floatConst(init)));
+    Var l2 = kb.newLoopVar();
+    out.push_back(kindLoop(l2, lanes, ForKind::Unrolled,
+                           {assign(acc, combine(varRef(acc), load(p, varRef(l2))))}));
+    if (tail > 0) {
+      Var t = kb.newLoopVar();
+      out.push_back(kindLoop(
+          t, tail, ForKind::Serial,
+          {assign(acc, combine(varRef(acc), f(x(add(intConst(chunks * lanes), varRef(t))))))}));
+    }
+    return out;
+  };
+  auto maxOf = [](ExprRef a, ExprRef b) { return binary(BinOp::Max, a, b); };
+  std::vector<StmtRef> body = pass(pmax, -INFINITY, mx, maxOf, [](ExprRef v) { return v; });
+  std::vector<StmtRef> sums =
+      pass(psum, 0.0, sum, [](ExprRef a, ExprRef b) { return add(a, b); },
+           [&](ExprRef v) { return unary(UnOp::Exp, sub(v, varRef(mx))); });
+  body.insert(body.end(), sums.begin(), sums.end());
+  // One division per row; the normalize pass multiplies (within an ulp of dividing).
+  Var inv = kb.newLocal("inv");
+  body.push_back(let(inv, div(floatConst(1), varRef(sum))));
+  Var r = kb.newLoopVar();
+  std::vector<ExprRef> d = dims;
+  d[axis] = varRef(r);
+  Index i3 = Index::ofDims(shape, d);
+  ExprRef e3 = unary(UnOp::Exp, sub(kb.valueAt(n.inputs[0], i3), varRef(mx)));
+  body.push_back(kindLoop(r, len, ForKind::Vectorized, sink(i3, mul(e3, varRef(inv)))));
+  std::vector<StmtRef> wrapped = {allocate(psum, {allocate(pmax, body)})};
+  return wrapped;
+}
+
+}  // namespace
 
 std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
                                   const KernelBuilder::Sink& sink) {
@@ -30,6 +109,9 @@ std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
   outer[axis] = 1;
   int64_t len = shape[axis];
 
+  int64_t lanes = kb.schedule().reduceLanes;
+  if (lanes >= 2 && axis == rank - 1 && len >= lanes)
+    return kb.loopNest(outer, [&](const Index& at) { return vectorRows(kb, n, shape, axis, lanes, at, sink); });
   return kb.loopNest(outer, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> dims = at.dimExprs();
     // The input at position r along the axis, with a fresh loop counter per pass.

@@ -1,13 +1,40 @@
-// The CPU executor. Storage is one TensorData per boundary value, allocated
-// per run (a memory-planned arena is future work); constants are never copied.
+// The CPU executor (see cpu_executor.h).
 #include "codegen/cpu_executor.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <new>
+
 namespace fuselens {
+namespace {
+
+// One 64-byte aligned block, freed on scope exit; null when bytes is 0.
+struct AlignedBlock {
+  void* p = nullptr;
+  ~AlignedBlock() { std::free(p); }
+};
+
+Status allocate(AlignedBlock& b, int64_t bytes, const std::string& what) {
+  if (bytes <= 0) return Status::ok();
+  b.p = std::aligned_alloc(64, size_t((bytes + 63) / 64 * 64));
+  if (!b.p)
+    return Status::error("cannot allocate " + std::to_string(bytes) + " bytes for the " + what);
+  return Status::ok();
+}
+
+}  // namespace
 
 CpuExecutor::CpuExecutor(std::shared_ptr<const Graph> g, std::vector<ExecKernel> kernels,
                          std::vector<std::pair<ValueId, ValueId>> aliases)
     : g_(std::move(g)), kernels_(std::move(kernels)), aliases_(std::move(aliases)) {
   for (auto& [v, src] : aliases_) aliasSource_[v.index] = src;
+  std::vector<PlannedKernelUse> uses;
+  for (const ExecKernel& k : kernels_) {
+    uses.push_back({k.inputs, k.outputs, k.scratchBytes});
+    maxScratch_ = std::max(maxScratch_, k.scratchBytes);
+  }
+  plan_ = planMemory(*g_, uses, aliases_);
 }
 
 ValueId CpuExecutor::storageOf(ValueId v) const {
@@ -17,8 +44,7 @@ ValueId CpuExecutor::storageOf(ValueId v) const {
   return v;
 }
 
-Status CpuExecutor::bindInputs(const std::map<std::string, TensorData>& inputs,
-                               std::vector<std::optional<TensorData>>& slots) const {
+Status CpuExecutor::checkInputs(const std::map<std::string, TensorData>& inputs) const {
   std::map<std::string, ValueId> byName;
   std::string names;
   for (ValueId v : g_->inputs()) {
@@ -45,15 +71,39 @@ Status CpuExecutor::bindInputs(const std::map<std::string, TensorData>& inputs,
       return Status::error("input '" + name + "' holds " + std::to_string(t.bytes.size()) +
                            " bytes; " + want.str() + " needs " +
                            std::to_string(size_t(t.numel()) * dtypeSize(t.dtype)));
-    slots[v.index] = t;
   }
+  return Status::ok();
+}
+
+Status CpuExecutor::call(const ExecKernel& k, const std::function<void*(ValueId)>& data,
+                         void* scratch, std::vector<void*>& args) const {
+  args.clear();
+  size_t nextInput = 0;
+  for (size_t pos = 0; pos < k.inputs.size() + k.prepacked.size(); ++pos) {
+    if (auto it = k.prepacked.find(pos); it != k.prepacked.end()) {
+      args.push_back(const_cast<std::byte*>(it->second->bytes.data()));
+      continue;
+    }
+    ValueId v = k.inputs[nextInput++];
+    void* p = data(v);
+    if (!p && g_->value(storageOf(v)).type.numElements().value_or(0) > 0)
+      return Status::error("internal: value '" + g_->value(v).name + "' is not computed yet",
+                           "kernel " + k.name);
+    args.push_back(p);
+  }
+  for (ValueId v : k.outputs) args.push_back(data(v));
+  if (k.scratchBytes > 0) args.push_back(scratch);
+  k.fn(args.data());
   return Status::ok();
 }
 
 Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
     const std::map<std::string, TensorData>& inputs, const CancelToken& cancel) const {
+  FL_RETURN_IF_ERROR(checkInputs(inputs));
   std::vector<std::optional<TensorData>> slots(g_->valueCapacity());
-  FL_RETURN_IF_ERROR(bindInputs(inputs, slots));
+  for (ValueId v : g_->inputs()) slots[v.index] = inputs.at(g_->value(v).name);
+  AlignedBlock scratch;
+  FL_RETURN_IF_ERROR(allocate(scratch, maxScratch_, "kernel scratch"));
   // Kernels only read their inputs; the const_cast meets the C ABI of void** args.
   auto data = [&](ValueId v) -> void* {
     ValueId s = storageOf(v);
@@ -64,26 +114,15 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
   std::vector<void*> args;
   for (const ExecKernel& k : kernels_) {
     if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
-    args.clear();
-    size_t nextInput = 0;
-    for (size_t pos = 0; pos < k.inputs.size() + k.prepacked.size(); ++pos) {
-      if (auto it = k.prepacked.find(pos); it != k.prepacked.end()) {
-        args.push_back(const_cast<std::byte*>(it->second->bytes.data()));
-        continue;
+    try {
+      for (ValueId v : k.outputs) {
+        const TensorType& t = g_->value(v).type;
+        slots[v.index] = TensorData(t.dtype, *t.staticShape());
       }
-      ValueId v = k.inputs[nextInput++];
-      void* p = data(v);
-      if (!p && g_->value(storageOf(v)).type.numElements().value_or(0) > 0)
-        return Status::error("internal: value '" + g_->value(v).name + "' is not computed yet",
-                             "kernel " + k.name);
-      args.push_back(p);
+    } catch (const std::bad_alloc&) {
+      return Status::error("cannot allocate the outputs of kernel " + k.name);
     }
-    for (ValueId v : k.outputs) {
-      const TensorType& t = g_->value(v).type;
-      slots[v.index] = TensorData(t.dtype, *t.staticShape());
-      args.push_back(slots[v.index]->bytes.data());
-    }
-    k.fn(args.data());
+    FL_RETURN_IF_ERROR(call(k, data, scratch.p, args));
   }
   // Aliases and constant outputs get their own tensors in the result.
   auto materialize = [&](ValueId v) {
@@ -101,6 +140,61 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
   for (ValueId o : g_->outputs())
     if (!slots[o.index]) materialize(o);
   return slots;
+}
+
+Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
+                            std::map<std::string, TensorData>& outputs,
+                            const CancelToken& cancel) const {
+  FL_RETURN_IF_ERROR(checkInputs(inputs));
+  // Graph outputs: the caller's tensors (allocated here when absent). The first
+  // output naming a storage value is written by its kernel; others are copies.
+  std::map<int32_t, void*> external;  // storage value -> caller memory
+  std::vector<std::pair<TensorData*, ValueId>> copies;
+  for (ValueId v : g_->inputs())
+    external[v.index] = const_cast<std::byte*>(inputs.at(g_->value(v).name).bytes.data());
+  for (ValueId o : g_->outputs()) {
+    const Value& val = g_->value(o);
+    auto shape = *val.type.staticShape();
+    auto it = outputs.find(val.name);
+    if (it == outputs.end()) {
+      try {
+        it = outputs.emplace(val.name, TensorData(val.type.dtype, shape)).first;
+      } catch (const std::bad_alloc&) {
+        return Status::error("cannot allocate output '" + val.name + "'");
+      }
+    }
+    TensorData& t = it->second;
+    if (t.dtype != val.type.dtype || t.shape != shape ||
+        t.bytes.size() != size_t(t.numel()) * dtypeSize(t.dtype))
+      return Status::error("output '" + val.name + "' is " + std::string(dtypeName(t.dtype)) +
+                           formatShape(t.shape) + "; the graph produces " + val.type.str());
+    ValueId s = storageOf(o);
+    if (external.count(s.index) || g_->value(s).constant)
+      copies.emplace_back(&t, s);
+    else
+      external[s.index] = t.bytes.data();
+  }
+  AlignedBlock arena;
+  FL_RETURN_IF_ERROR(allocate(arena, plan_.arenaBytes, "arena (" + plan_.summary() + ")"));
+  auto data = [&](ValueId v) -> void* {
+    ValueId s = storageOf(v);
+    const Value& val = g_->value(s);
+    if (val.constant) return const_cast<std::byte*>(val.constant->bytes.data());
+    if (auto it = external.find(s.index); it != external.end()) return it->second;
+    auto at = plan_.offsetOf.find(s.index);
+    return at == plan_.offsetOf.end() ? nullptr : static_cast<std::byte*>(arena.p) + at->second;
+  };
+  std::vector<void*> args;
+  void* scratch = arena.p ? static_cast<std::byte*>(arena.p) + plan_.scratchOffset : nullptr;
+  for (const ExecKernel& k : kernels_) {
+    if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
+    FL_RETURN_IF_ERROR(call(k, data, scratch, args));
+  }
+  for (auto& [t, s] : copies) {
+    const void* from = data(s);
+    if (from) std::memcpy(t->bytes.data(), from, t->bytes.size());
+  }
+  return Status::ok();
 }
 
 }  // namespace fuselens

@@ -1,9 +1,14 @@
-// Runs compiled kernels over the tensors of one graph: checks and binds the
-// inputs, points kernels at constants in place, allocates every kernel output,
-// calls the kernels in order (stopping between them when cancelled), and
-// returns every boundary tensor by ValueId.index. Reshape / Identity outside
-// groups are aliases: they share their source's storage while running and get
-// their own copy in the result.
+// Runs compiled kernels over the tensors of one graph. Two ways:
+//   run      checks and binds the inputs, gives every kernel output its own
+//            tensor and returns every boundary tensor by ValueId.index (what
+//            compare-with-eager needs);
+//   runInto  writes the graph outputs into caller-owned tensors and keeps every
+//            intermediate in one arena laid out by the memory plan (liveness,
+//            reuse), with the kernels' scratch at its end (deployment speed).
+// Both point kernels at constants in place, stop between kernels when
+// cancelled, and check every allocation (a failure is a Status, not an abort).
+// Reshape / Identity outside groups are aliases: they share their source's
+// storage while running and get their own copy in run's result.
 #pragma once
 
 #include <map>
@@ -12,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/memory_plan.h"
 #include "core/ir/graph.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
@@ -26,6 +32,7 @@ struct ExecKernel {
   // Input params the compiler supplies (prepacked constants), by param position;
   // the graph values in `inputs` fill the other input positions in order.
   std::map<size_t, std::shared_ptr<const TensorData>> prepacked;
+  int64_t scratchBytes = 0;  // > 0: one more argument, the scratch base
 };
 
 class CpuExecutor {
@@ -37,15 +44,26 @@ class CpuExecutor {
   Expected<std::vector<std::optional<TensorData>>> run(
       const std::map<std::string, TensorData>& inputs, const CancelToken& cancel) const;
 
+  // outputs: by graph-output name; missing ones are allocated, present ones must
+  // have the output's dtype and shape.
+  Status runInto(const std::map<std::string, TensorData>& inputs,
+                 std::map<std::string, TensorData>& outputs, const CancelToken& cancel) const;
+
+  const MemoryPlan& memoryPlan() const { return plan_; }
+
  private:
-  Status bindInputs(const std::map<std::string, TensorData>& inputs,
-                    std::vector<std::optional<TensorData>>& slots) const;
+  Status checkInputs(const std::map<std::string, TensorData>& inputs) const;
   ValueId storageOf(ValueId v) const;
+  // Calls kernel k with `data(v)` for its graph values; scratch at `scratch`.
+  Status call(const ExecKernel& k, const std::function<void*(ValueId)>& data, void* scratch,
+              std::vector<void*>& args) const;
 
   std::shared_ptr<const Graph> g_;
   std::vector<ExecKernel> kernels_;
   std::vector<std::pair<ValueId, ValueId>> aliases_;
   std::map<int32_t, ValueId> aliasSource_;
+  MemoryPlan plan_;
+  int64_t maxScratch_ = 0;
 };
 
 }  // namespace fuselens

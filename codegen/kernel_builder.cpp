@@ -54,10 +54,13 @@ ExprRef Index::flatExpr() const {
 
 ComputeClass computeClassOf(const Node& n) {
   if (!n.domain.empty() && n.domain != "ai.onnx") return ComputeClass::Unsupported;
-  static const char* const kElementwise[] = {"Add",  "Sub",     "Mul",  "Div",
-                                             "Relu", "Sigmoid", "Tanh", "Exp"};
+  static const char* const kElementwise[] = {
+      "Add", "Sub",  "Mul", "Div",  "Max",        "Min", "Pow",       "Relu",
+      "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Gelu", "LeakyRelu"};
   static const char* const kIndexMap[] = {"Transpose", "Reshape", "Identity"};
-  static const char* const kReduction[] = {"MatMul", "Gemm", "Softmax"};
+  static const char* const kReduction[] = {"MatMul",    "Gemm",      "Softmax",   "ReduceSum",
+                                           "ReduceMean", "ReduceMax", "ReduceMin",
+                                           "LayerNormalization"};
   for (const char* op : kElementwise)
     if (n.op == op) return ComputeClass::Elementwise;
   for (const char* op : kIndexMap)
@@ -102,9 +105,10 @@ Var KernelBuilder::newLocal(const std::string& prefix, DType t) {
 ExprRef KernelBuilder::valueAt(ValueId v, const Index& idx) {
   if (subst_ && subst_->first == v) return subst_->second;
   const Value& val = body_.value(v);
-  // A one-element constant is a literal, whatever its rank.
-  if (val.constant && val.constant->numel() == 1 && val.constant->dtype == DType::F32)
-    return floatConst(val.constant->at(0));
+  // A one-element constant is a literal, whatever its rank (also when the kernel
+  // receives it as an input bound to a constant of the outer graph).
+  if (auto c = constantOf(v); c && c->numel() == 1 && c->dtype == DType::F32)
+    return floatConst(c->at(0));
   if (auto it = bound_.find(v.index); it != bound_.end())
     return load(fn_.buffer(it->second), idx.flatExpr());
   if (!val.producer.valid()) {

@@ -16,9 +16,17 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Host.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
+#include <chrono>
+#include <cstdio>
+#include <functional>
 #include <mutex>
 
 #include "codegen/llvm_emit.h"
@@ -34,6 +42,10 @@ JitModule::JitModule() : impl_(std::make_unique<Impl>()) {}
 JitModule::~JitModule() = default;
 
 namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 Status llvmError(llvm::Error e, const std::string& what) {
   return Status::error(what + ": " + llvm::toString(std::move(e)), "LLVM backend");
@@ -92,6 +104,7 @@ Expected<std::unique_ptr<JitModule>> JitModule::compile(const std::vector<const 
         }
       },
       nullptr);
+  auto t0 = std::chrono::steady_clock::now();
   auto mod = std::make_unique<llvm::Module>("fuselens", *ctx);
   mod->setDataLayout((*tm)->createDataLayout());
   mod->setTargetTriple((*tm)->getTargetTriple().str());
@@ -100,9 +113,15 @@ Expected<std::unique_ptr<JitModule>> JitModule::compile(const std::vector<const 
   llvm::raw_string_ostream vos(msg);
   if (llvm::verifyModule(*mod, &vos))
     return Status::error("internal: the module does not verify: " + vos.str(), "LLVM backend");
+  double emitSeconds = secondsSince(t0);
+  t0 = std::chrono::steady_clock::now();
   optimize(*mod, **tm, level);
+  double optimizeSeconds = secondsSince(t0);
 
   std::unique_ptr<JitModule> out(new JitModule());
+  out->emitSeconds = emitSeconds;
+  out->optimizeSeconds = optimizeSeconds;
+  t0 = std::chrono::steady_clock::now();
   llvm::raw_string_ostream irOs(out->ir_);
   mod->print(irOs, nullptr);
   irOs.flush();
@@ -128,7 +147,106 @@ Expected<std::unique_ptr<JitModule>> JitModule::compile(const std::vector<const 
     out->fns_.push_back(addr->toPtr<KernelFn>());
   }
   out->impl_->jit = std::move(*jit);
+  out->codegenSeconds = secondsSince(t0);
   return out;
+}
+
+}  // namespace fuselens
+
+namespace fuselens {
+namespace {
+
+// Writes via a temp file and a rename, so a reader never sees half a file.
+Status writeAtomically(const std::string& path, const std::function<bool(llvm::raw_fd_ostream&)>& w) {
+  std::string tmp = path + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
+    if (ec) return Status::error("cannot write " + tmp + ": " + ec.message());
+    if (!w(os)) return Status::error("cannot emit " + path);
+    os.flush();
+    if (os.has_error()) return Status::error("cannot write " + tmp + ": " + os.error().message());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return Status::error("cannot rename " + tmp + " to " + path);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
+                       const std::vector<DataGlobal>& globals, int optLevel,
+                       const ObjectFiles& out) {
+  static std::once_flag initOnce;
+  std::call_once(initOnce, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  int level = std::clamp(optLevel, 0, 3);
+  std::string triple = llvm::sys::getProcessTriple();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) return Status::error("no LLVM target for " + triple + ": " + err, "LLVM backend");
+  llvm::StringMap<bool> feats;
+  std::string features;
+  if (llvm::sys::getHostCPUFeatures(feats))
+    for (const auto& f : feats) features += (features.empty() ? "" : ",") + std::string(f.getValue() ? "+" : "-") + f.getKey().str();
+  static const llvm::CodeGenOpt::Level cgLevels[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less,
+                                                     llvm::CodeGenOpt::Default,
+                                                     llvm::CodeGenOpt::Aggressive};
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      llvm::None, cgLevels[level]));
+  if (!tm) return Status::error("cannot create a target machine for " + triple, "LLVM backend");
+
+  llvm::LLVMContext ctx;
+  llvm::Module mod("fuselens", ctx);
+  mod.setDataLayout(tm->createDataLayout());
+  mod.setTargetTriple(triple);
+  for (const LoopFunc* f : funcs) FL_RETURN_IF_ERROR(emitLoopFunc(mod, *f));
+  // Kernels are internal to the shared library: only its C entry is exported.
+  for (llvm::Function& f : mod)
+    if (!f.isDeclaration()) f.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  for (const DataGlobal& g : globals) {
+    llvm::StringRef raw(reinterpret_cast<const char*>(g.data->bytes.data()), g.data->bytes.size());
+    llvm::Constant* init = llvm::ConstantDataArray::getRaw(
+        raw, g.data->bytes.size(), llvm::Type::getInt8Ty(ctx));
+    auto* gv = new llvm::GlobalVariable(mod, init->getType(), true,
+                                        llvm::GlobalValue::ExternalLinkage, init, g.name);
+    gv->setAlignment(llvm::Align(64));
+    gv->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  }
+  std::string msg;
+  llvm::raw_string_ostream vos(msg);
+  if (llvm::verifyModule(mod, &vos))
+    return Status::error("internal: the module does not verify: " + vos.str(), "LLVM backend");
+  optimize(mod, *tm, level);
+
+  if (!out.llPath.empty())
+    FL_RETURN_IF_ERROR(writeAtomically(out.llPath, [&](llvm::raw_fd_ostream& os) {
+      mod.print(os, nullptr);
+      return true;
+    }));
+  auto emit = [&](const std::string& path, llvm::CodeGenFileType kind) {
+    return writeAtomically(path, [&](llvm::raw_fd_ostream& os) {
+      llvm::legacy::PassManager pm;
+      if (tm->addPassesToEmitFile(pm, os, nullptr, kind)) return false;
+      pm.run(mod);
+      return true;
+    });
+  };
+  if (!out.asmPath.empty()) {
+    // Emission runs codegen IR passes over the module: the .s is made from a copy.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(mod);
+    FL_RETURN_IF_ERROR(writeAtomically(out.asmPath, [&](llvm::raw_fd_ostream& os) {
+      llvm::legacy::PassManager pm;
+      if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) return false;
+      pm.run(*copy);
+      return true;
+    }));
+  }
+  if (!out.objPath.empty()) FL_RETURN_IF_ERROR(emit(out.objPath, llvm::CGFT_ObjectFile));
+  return Status::ok();
 }
 
 }  // namespace fuselens

@@ -25,6 +25,8 @@ class JitModule {
   KernelFn kernel(size_t i) const { return fns_[i]; }  // in the order given to compile
   // The module after optimization, just before it is handed to the JIT.
   const std::string& irText() const { return ir_; }
+  // Seconds per backend step of compile().
+  double emitSeconds = 0, optimizeSeconds = 0, codegenSeconds = 0;
 
  private:
   struct Impl;
@@ -33,5 +35,21 @@ class JitModule {
   std::vector<KernelFn> fns_;
   std::string ir_;
 };
+
+// Ahead-of-time output for export: the same kernels (optimized like the JIT's),
+// plus read-only data globals (external, 64-byte aligned, named by `globals`),
+// written as LLVM IR text, assembly and an ELF object (position independent, so
+// it links into a shared library). Empty paths are skipped. The host CPU is the
+// target: the object runs on machines with the same features.
+struct ObjectFiles {
+  std::string llPath, asmPath, objPath;
+};
+struct DataGlobal {
+  std::string name;
+  std::shared_ptr<const TensorData> data;
+};
+Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
+                       const std::vector<DataGlobal>& globals, int optLevel,
+                       const ObjectFiles& out);
 
 }  // namespace fuselens

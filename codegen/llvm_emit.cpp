@@ -116,6 +116,10 @@ class Emitter {
   }
 
   llvm::IRBuilder<>& builder() { return b_; }
+  void setScratch(llvm::Value* base, std::map<int32_t, int64_t> at) {
+    scratch_ = base;
+    scratchAt_ = std::move(at);
+  }
   std::vector<llvm::Value*>& buffers() { return bufs_; }
   const Status& error() const { return err_; }
 
@@ -347,14 +351,12 @@ class Emitter {
       bufs_[buf.id.index] = nullptr;
       return;
     }
-    llvm::FunctionCallee mallocFn =
-        m_.getOrInsertFunction("malloc", b_.getPtrTy(), b_.getInt64Ty());
-    llvm::FunctionCallee freeFn = m_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy());
-    int64_t bytes = std::max<int64_t>(1, buf.numel()) * int64_t(dtypeSize(buf.dtype));
-    llvm::Value* p = b_.CreateCall(mallocFn, {b_.getInt64(bytes)}, buf.name);
+    auto at = scratchAt_.find(buf.id.index);
+    if (at == scratchAt_.end() || !scratch_) return fail("temp " + buf.name + " has no scratch");
+    llvm::Value* p = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), scratch_, uint64_t(at->second),
+                                                  buf.name);
     bufs_[buf.id.index] = p;
     for (const auto& c : s->body) stmt(c);
-    b_.CreateCall(freeFn, {p});
     bufs_[buf.id.index] = nullptr;
   }
 
@@ -510,11 +512,40 @@ class Emitter {
     llvm::Value* r2 = b_.CreateFMul(r, r);
     y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r2, r});
     y = b_.CreateFAdd(y, fconst(t, 1.0));
-    llvm::Value* n = b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {it, t}, {fx});
+    // fx is in [-128, 128] for every number; NaN becomes 0 so the conversion is
+    // defined (y is NaN already). fptosi.sat would scalarize on x86.
+    llvm::Value* fxi = b_.CreateSelect(b_.CreateFCmpUNO(fx, fx), fconst(t, 0.0), fx);
+    llvm::Value* n = b_.CreateFPToSI(fxi, it);
     n = b_.CreateShl(b_.CreateAdd(n, llvm::ConstantInt::get(it, 127)), llvm::ConstantInt::get(it, 23));
     y = b_.CreateFMul(y, b_.CreateBitCast(n, t));
     y = b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(t, 88.72283935546875)), fconst(t, INFINITY), y);
     return b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(t, -103.972076416015625)), fconst(t, 0.0), y);
+  }
+
+  // erf: an odd Taylor polynomial below |x| = 0.5 (error < 1e-8), Abramowitz &
+  // Stegun 7.1.26 above (absolute error < 1.5e-7), sign restored by copysign.
+  llvm::Value* emitErf(llvm::Value* x) {
+    llvm::Type* t = x->getType();
+    llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value* tt = b_.CreateFDiv(fconst(t, 1.0),
+                                    b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t},
+                                                       {ax, fconst(t, 0.3275911), fconst(t, 1.0)}));
+    static const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+    llvm::Value* p = fconst(t, a[0]);
+    for (int k = 1; k < 5; ++k)
+      p = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {p, tt, fconst(t, a[k])});
+    p = b_.CreateFMul(p, tt);
+    llvm::Value* e = emitExp(b_.CreateFNeg(b_.CreateFMul(ax, ax)));
+    llvm::Value* big = b_.CreateFSub(fconst(t, 1.0), b_.CreateFMul(p, e));
+    big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+    // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
+    static const double q[] = {-1.0 / 1320, 1.0 / 216, -1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0};
+    llvm::Value* z = b_.CreateFMul(x, x);
+    llvm::Value* y = fconst(t, q[0]);
+    for (int k = 1; k < 6; ++k)
+      y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, z, fconst(t, q[k])});
+    llvm::Value* small = b_.CreateFMul(b_.CreateFMul(y, x), fconst(t, 1.1283791670955126));
+    return b_.CreateSelect(b_.CreateFCmpOLT(ax, fconst(t, 0.5)), small, big);
   }
 
   // Cephes tanhf: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1) above.
@@ -563,6 +594,12 @@ class Emitter {
         return fp ? b_.CreateFNeg(a) : b_.CreateNeg(a);
       case UnOp::Exp:
         return emitExp(a);
+      case UnOp::Sqrt:
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a);
+      case UnOp::Abs:
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
+      case UnOp::Erf:
+        return emitErf(a);
       case UnOp::Tanh: {
         if (a->getType()->getScalarType()->isFloatTy()) return emitTanh(a);
         bool f32 = a->getType()->isFloatTy();
@@ -599,6 +636,8 @@ class Emitter {
   std::map<int32_t, llvm::AllocaInst*> locals_;
   std::map<const Expr*, llvm::Value*> memo_;  // this statement's emitted subexpressions
   int depth_ = 0;
+  llvm::Value* scratch_ = nullptr;           // the kernel's scratch base, when it has one
+  std::map<int32_t, int64_t> scratchAt_;     // Temp buffer -> offset in scratch
   int64_t lanes_ = 0;                        // > 0 inside a vector body
   std::set<int32_t> vecLocals_;              // locals set inside the vector body
   std::map<int32_t, int64_t> strideOf_;      // lane step of i64 vars in the vector body
@@ -629,6 +668,12 @@ Status emitLoopFunc(llvm::Module& m, const LoopFunc& lf) {
   for (size_t i = 0; i < lf.params.size(); ++i) {
     llvm::Value* slot = b.CreateConstInBoundsGEP1_64(ptrTy, fn->getArg(0), i);
     e.buffers()[lf.params[i].index] = b.CreateLoad(ptrTy, slot, lf.buffer(lf.params[i]).name);
+  }
+  int64_t scratchBytes = 0;
+  auto scratchAt = scratchLayout(lf, &scratchBytes);
+  if (scratchBytes > 0) {
+    llvm::Value* slot = b.CreateConstInBoundsGEP1_64(ptrTy, fn->getArg(0), lf.params.size());
+    e.setScratch(b.CreateLoad(ptrTy, slot, "scratch"), std::move(scratchAt));
   }
   for (const Buffer& buf : lf.buffers) {
     if (buf.kind != BufferKind::Constant) continue;

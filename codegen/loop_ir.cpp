@@ -3,6 +3,7 @@
 // transpose, reshape) mechanically and would otherwise print `i0 * 1 + 0`.
 #include "codegen/loop_ir.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace fuselens {
@@ -224,6 +225,18 @@ BufferId LoopFunc::addBuffer(std::string bufName, BufferKind kind, DType dtype,
   b.shape = std::move(shape);
   buffers.push_back(std::move(b));
   return buffers.back().id;
+}
+
+std::map<int32_t, int64_t> scratchLayout(const LoopFunc& f, int64_t* totalBytes) {
+  std::map<int32_t, int64_t> at;
+  int64_t end = 0;
+  for (const Buffer& b : f.buffers) {
+    if (b.kind != BufferKind::Temp) continue;
+    at[b.id.index] = end;
+    end += (std::max<int64_t>(1, b.numel()) * int64_t(dtypeSize(b.dtype)) + 63) / 64 * 64;
+  }
+  *totalBytes = end;
+  return at;
 }
 
 Var LoopFunc::addVar(std::string varName, DType type) {

@@ -51,7 +51,7 @@ struct Var {
 // ---- expressions ----
 enum class ExprKind { FloatConst, IntConst, VarRef, Load, Binary, Unary, Compare, Select, Fma };
 enum class BinOp { Add, Sub, Mul, Div, Mod, Max, Min };  // Mod: integers only
-enum class UnOp { Neg, Exp, Tanh };
+enum class UnOp { Neg, Exp, Tanh, Sqrt, Abs, Erf };
 enum class CmpOp { LT, LE, GT, GE, EQ, NE };
 
 struct Expr;
@@ -134,6 +134,12 @@ struct LoopFunc {
   const Buffer& buffer(BufferId id) const { return buffers[id.index]; }
   const Var& var(VarId id) const { return vars[id.index]; }
 };
+
+// Where each Temp buffer lives in the kernel's scratch area (64-byte aligned
+// offsets by BufferId.index) and the area's size. A kernel with scratch takes
+// its base pointer as one more argument after its params; the runtime provides
+// it, so kernels never allocate.
+std::map<int32_t, int64_t> scratchLayout(const LoopFunc& f, int64_t* totalBytes);
 
 // C-like text: `for (int64 i0 = 0; i0 < 64; ++i0) { ... }`.
 std::string printExpr(const LoopFunc& f, const ExprRef& e);

@@ -100,6 +100,24 @@ const char* cmpText(CmpOp op) {
   return "?";
 }
 
+const char* unaryName(UnOp op) {
+  switch (op) {
+    case UnOp::Neg:
+      return "-";
+    case UnOp::Exp:
+      return "exp";
+    case UnOp::Tanh:
+      return "tanh";
+    case UnOp::Sqrt:
+      return "sqrt";
+    case UnOp::Abs:
+      return "fabs";
+    case UnOp::Erf:
+      return "erf";
+  }
+  return "?";
+}
+
 class ExprPrinter {
  public:
   explicit ExprPrinter(const LoopFunc& f) : f_(f) {}
@@ -116,7 +134,7 @@ class ExprPrinter {
         return f_.buffer(e->buffer).name + "[" + print(e->ops[0]) + "]";
       case ExprKind::Unary:
         if (e->un == UnOp::Neg) return "-" + operand(e->ops[0], 6);
-        return std::string(e->un == UnOp::Exp ? "exp(" : "tanh(") + print(e->ops[0]) + ")";
+        return std::string(unaryName(e->un)) + ("(" + print(e->ops[0]) + ")");
       case ExprKind::Binary: {
         if (e->bin == BinOp::Max || e->bin == BinOp::Min)
           return std::string(binText(e->bin)) + "(" + print(e->ops[0]) + ", " + print(e->ops[1]) +

@@ -159,7 +159,9 @@ class BodyLowering {
   std::vector<StmtRef> lowerReduction(const Node& n, const KernelBuilder::Sink& sink) {
     if (n.op == "MatMul") return lowerMatMul(kb_, n, sink);
     if (n.op == "Gemm") return lowerGemm(kb_, n, sink);
-    return lowerSoftmax(kb_, n, sink);
+    if (n.op == "Softmax") return lowerSoftmax(kb_, n, sink);
+    if (n.op == "LayerNormalization") return lowerLayerNorm(kb_, n, sink);
+    return lowerReduce(kb_, n, sink);
   }
 
   // Output o computed in the loop nest of reduction result v: the accumulator

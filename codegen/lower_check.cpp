@@ -58,9 +58,9 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
 }
 
 size_t expectedInputs(const Node& n) {
-  if (n.op == "Gemm") return n.inputs.size() >= 3 ? 3 : 2;
-  bool binaryOp = n.op == "Add" || n.op == "Sub" || n.op == "Mul" || n.op == "Div" ||
-                  n.op == "MatMul" || n.op == "Reshape";
+  if (n.op == "Gemm" || n.op == "LayerNormalization") return n.inputs.size() >= 3 ? 3 : 2;
+  if (n.op.rfind("Reduce", 0) == 0) return n.inputs.size() >= 2 ? 2 : 1;  // axes optional
+  bool binaryOp = isBinaryElementwise(n.op) || n.op == "MatMul" || n.op == "Reshape";
   return binaryOp ? 2 : 1;
 }
 
@@ -80,11 +80,11 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
                                std::to_string(n.outputs.size()) + " outputs; expected " +
                                std::to_string(expectedInputs(n)) + " and 1",
                            where);
-    // Reshape's second input is its target shape (i64), not data.
-    size_t dataInputs = n.op == "Reshape" ? 1 : n.inputs.size();
+    // Reshape's second input is its target shape (i64), a Reduce's its axes: not data.
+    size_t dataInputs = n.op == "Reshape" || n.op.rfind("Reduce", 0) == 0 ? 1 : n.inputs.size();
     for (size_t i = 0; i < dataInputs; ++i) {
       if (!n.inputs[i].valid()) {
-        if (n.op == "Gemm" && i == 2) continue;  // C is optional
+        if ((n.op == "Gemm" || n.op == "LayerNormalization") && i == 2) continue;  // optional
         return Status::error("input " + std::to_string(i) + " is missing", where);
       }
       FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where));

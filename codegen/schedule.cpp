@@ -97,6 +97,7 @@ Schedule Schedule::defaultsFor(const CpuTarget& t) {
   int lanes = std::max(4, t.vectorLanes());
   s.matmul.nr = 2 * lanes;
   s.matmul.mr = t.vectorBits >= 512 ? 8 : 6;
+  s.reduceLanes = lanes;
   return s;
 }
 
@@ -107,6 +108,7 @@ std::string Schedule::toJson() const {
                       {"parallel_outer", parallelOuter},
                       {"parallel_min_work", parallelMinWork},
                       {"vectorize_inner", vectorizeInner},
+                      {"reduce_lanes", reduceLanes},
                       {"matmul",
                        {{"enabled", matmul.enabled},
                         {"mr", matmul.mr},
@@ -127,6 +129,7 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
     s.parallelOuter = j.value("parallel_outer", s.parallelOuter);
     s.parallelMinWork = j.value("parallel_min_work", s.parallelMinWork);
     s.vectorizeInner = j.value("vectorize_inner", s.vectorizeInner);
+    s.reduceLanes = j.value("reduce_lanes", s.reduceLanes);
     if (j.contains("matmul")) {
       const auto& m = j["matmul"];
       s.matmul.enabled = m.value("enabled", s.matmul.enabled);
@@ -139,6 +142,8 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
   } catch (const nlohmann::json::exception& e) {
     return Status::error(std::string("bad schedule field: ") + e.what());
   }
+  if (s.reduceLanes < 0 || s.reduceLanes > 64)
+    return Status::error("reduce_lanes " + std::to_string(s.reduceLanes) + " is outside 0..64");
   if (s.matmul.mr < 1 || s.matmul.mr > 32 || s.matmul.nr < 1 || s.matmul.nr > 64)
     return Status::error("matmul tile " + std::to_string(s.matmul.mr) + "x" +
                          std::to_string(s.matmul.nr) + " is outside 1..32 x 1..64");

@@ -62,13 +62,16 @@ struct Schedule {
   bool parallelOuter = true;          // outermost loop of a nest runs on the thread pool...
   int64_t parallelMinWork = 1 << 15;  // ...when the nest runs at least this many iterations
   bool vectorizeInner = true;         // contiguous innermost loops are vectorized
+  // Row reductions (Softmax over the last axis) keep this many partial results
+  // in a vector and combine them at the end; 0 keeps one scalar accumulator.
+  int64_t reduceLanes = 16;
   MatMulTiling matmul;
 
   // The preset for the host: register tile from its vector width and register count.
   static Schedule defaults();
   static Schedule defaultsFor(const CpuTarget& t);
   static Schedule serial() {
-    Schedule s{"serial", false, 0, false, {}};
+    Schedule s{"serial", false, 0, false, 0, {}};
     s.matmul.enabled = false;
     return s;
   }

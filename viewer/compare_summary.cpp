@@ -19,8 +19,9 @@ std::string valueName(const std::string& name) {
   return !name.empty() && name[0] == '%' ? name : "%" + name;
 }
 
-// "group 0" when a fused group produced the value, else the producer's name.
-std::string producerOf(const CompareRow& row, const Graph& g) {
+}  // namespace
+
+std::string kernelName(const CompareRow& row, const Graph& g) {
   if (g.hasValue(row.value)) {
     const NodeId p = g.value(row.value).producer;
     if (p.valid() && g.hasNode(p)) {
@@ -31,8 +32,6 @@ std::string producerOf(const CompareRow& row, const Graph& g) {
   }
   return row.producer;
 }
-
-}  // namespace
 
 std::string compareSummary(const CompareReport& report, const Graph& graph) {
   const size_t total = report.rows.size();
@@ -49,7 +48,7 @@ std::string compareSummary(const CompareReport& report, const Graph& graph) {
   const std::string tensors = std::to_string(total) + (total == 1 ? " tensor" : " tensors");
   if (bad == 0)
     return "compare: " + tensors + ", all within tolerance (max abs " + shortNumber(maxAbs) + ")";
-  std::string where = producerOf(*first, graph);
+  std::string where = kernelName(*first, graph);
   return "compare: " + std::to_string(bad) + " of " + tensors + " out of tolerance, first at " +
          valueName(first->name) + (where.empty() ? "" : " (" + where + ")");
 }

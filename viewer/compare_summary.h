@@ -9,6 +9,7 @@
 namespace fuselens {
 class Graph;
 struct CompareReport;
+struct CompareRow;
 }  // namespace fuselens
 
 namespace fuselens::viewer {
@@ -16,5 +17,9 @@ namespace fuselens::viewer {
 // `graph` is the graph the report's value ids refer to (the final snapshot);
 // it names the fused group that produced the first divergent tensor.
 std::string compareSummary(const CompareReport& report, const Graph& graph);
+
+// The kernel that produced a row's tensor: "group 0" for a fused group of
+// `graph`, else the report's producer name.
+std::string kernelName(const CompareRow& row, const Graph& graph);
 
 }  // namespace fuselens::viewer

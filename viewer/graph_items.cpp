@@ -5,6 +5,7 @@
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
 #include <QtMath>
+#include <algorithm>
 #include <array>
 
 namespace fuselens::viewer {
@@ -12,6 +13,7 @@ namespace {
 
 constexpr double kTextLod = 0.3;  // below this zoom, boxes only
 const QColor kSelected(30, 111, 217);
+const QColor kHighlight(234, 138, 0);
 
 QColor blend(const QColor& under, const QColor& over, double alpha) {
   auto mix = [&](int a, int b) { return static_cast<int>(a * (1 - alpha) + b * alpha); };
@@ -26,6 +28,15 @@ double lod(const QPainter* p, const QStyleOptionGraphicsItem* option) {
 QRectF toRect(const LayoutBox& b) { return QRectF(0, 0, b.width, b.height); }
 
 }  // namespace
+
+QColor heatColor(double fraction) {
+  // Pastel green -> yellow -> red, light enough for black text on top. The
+  // lower half eases in, so rounding noise stays green and yellow means near
+  // the default tolerance (1e-4 sits mid-scale).
+  static const QColor cool(187, 247, 208), warm(254, 240, 138), hot(248, 113, 113);
+  const double f = std::clamp(fraction, 0.0, 1.0);
+  return f < 0.5 ? blend(cool, warm, (f * 2) * (f * 2)) : blend(warm, hot, (f - 0.5) * 2);
+}
 
 QColor groupColor(int group) {
   static const std::array<QColor, 8> palette = {
@@ -42,12 +53,36 @@ NodeItem::NodeItem(LayoutNode node, const QFont& font) : node_(std::move(node)),
   setFlag(ItemIsSelectable);
   setZValue(2);
   setAcceptHoverEvents(false);
-  QString tip = QString::fromStdString(node_.op);
-  for (const std::string& line : node_.lines) tip += "\n" + QString::fromStdString(line);
-  setToolTip(tip);
+  setToolTip(baseToolTip());
 }
 
-QRectF NodeItem::boundingRect() const { return toRect(node_.box).adjusted(-2, -2, 2, 2); }
+QString NodeItem::baseToolTip() const {
+  QString tip = QString::fromStdString(node_.op);
+  if (node_.kind == LayoutNodeKind::Op && !node_.name.empty())
+    tip += "  " + QString::fromStdString(node_.name);
+  for (const std::string& line : node_.lines) tip += "\n" + QString::fromStdString(line);
+  return tip;
+}
+
+bool NodeItem::produces(const QString& valueName) const {
+  const std::string v = valueName.toStdString();
+  return std::find(node_.outputs.begin(), node_.outputs.end(), v) != node_.outputs.end();
+}
+
+void NodeItem::setHeat(const QColor& fill, const QString& note) {
+  heat_ = fill;
+  setToolTip(fill.isValid() && !note.isEmpty() ? baseToolTip() + "\n" + note : baseToolTip());
+  update();
+}
+
+void NodeItem::setHighlighted(bool on) {
+  if (highlighted_ == on) return;
+  highlighted_ = on;
+  setZValue(on ? 3 : 2);
+  update();
+}
+
+QRectF NodeItem::boundingRect() const { return toRect(node_.box).adjusted(-6, -6, 6, 6); }
 
 void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
   const QRectF r = toRect(node_.box);
@@ -56,7 +91,13 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
   if (node_.kind == LayoutNodeKind::Input) fill = QColor(219, 234, 254);
   if (node_.kind == LayoutNodeKind::Output) fill = QColor(220, 252, 231);
   if (node_.group >= 0) border = groupColor(node_.group).darker(140);
+  if (heat_.isValid()) fill = heat_;
   p->setRenderHint(QPainter::Antialiasing);
+  if (highlighted_) {
+    p->setPen(QPen(kHighlight, 3.5));
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(r.adjusted(-4, -4, 4, 4), 6, 6);
+  }
   p->setPen(QPen(selected ? kSelected : border, selected ? 2.5 : 1.2));
   p->setBrush(fill);
   if (node_.kind == LayoutNodeKind::Op)
@@ -79,48 +120,6 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     line.translate(0, lineH);
     p->drawText(line, Qt::AlignCenter, QString::fromStdString(text));
   }
-}
-
-// --- EdgeItem ---
-
-EdgeItem::EdgeItem(const LayoutEdge& edge)
-    : from_(edge.from), to_(edge.to), hasArrow_(edge.hasArrow) {
-  QPainterPath path;
-  const auto& pts = edge.points;
-  if (!pts.empty()) {
-    path.moveTo(pts[0].x, pts[0].y);
-    for (size_t i = 1; i + 2 < pts.size(); i += 3)
-      path.cubicTo(pts[i].x, pts[i].y, pts[i + 1].x, pts[i + 1].y, pts[i + 2].x, pts[i + 2].y);
-    base_ = QPointF(pts.back().x, pts.back().y);
-  }
-  tip_ = QPointF(edge.arrowTip.x, edge.arrowTip.y);
-  setPath(path);
-  setPen(QPen(QColor(110, 110, 110), 1.2));
-  setZValue(1);
-}
-
-QPolygonF EdgeItem::arrowHead() const {
-  QPointF d = tip_ - base_;
-  const double len = std::hypot(d.x(), d.y());
-  if (len < 1e-6) return {};
-  const QPointF n(-d.y() / len * 3.5, d.x() / len * 3.5);
-  return QPolygonF({tip_, base_ + n, base_ - n});
-}
-
-QRectF EdgeItem::boundingRect() const {
-  QRectF r = QGraphicsPathItem::boundingRect();
-  if (hasArrow_) r = r.united(arrowHead().boundingRect());
-  return r.adjusted(-2, -2, 2, 2);
-}
-
-void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
-  p->setRenderHint(QPainter::Antialiasing);
-  p->setPen(pen());
-  p->setBrush(Qt::NoBrush);
-  p->drawPath(path());
-  if (!hasArrow_) return;
-  p->setBrush(pen().color());
-  p->drawPolygon(arrowHead());
 }
 
 // --- ClusterItem ---

@@ -74,7 +74,8 @@ class Builder {
       LayoutNode n;
       n.kind = LayoutNodeKind::Input;
       n.value = v;
-      n.op = value.name;
+      n.op = n.name = value.name;
+      n.outputs = {value.name};
       n.lines = {value.type.str()};
       inputs.push_back({addNode(root_, std::move(n)), nullptr, v});
     }
@@ -84,7 +85,8 @@ class Builder {
       LayoutNode n;
       n.kind = LayoutNodeKind::Output;
       n.value = value.id;
-      n.op = value.name;
+      n.op = n.name = value.name;
+      n.outputs = {value.name};
       n.lines = {value.type.str()};
       int me = addNode(root_, std::move(n));
       if (i < outs.size() && outs[i].node >= 0) addEdge(outs[i].node, me, outs[i].value);
@@ -103,7 +105,14 @@ class Builder {
              h = ND_height(agNodes_[i]) * kPointsPerInch;
       out_.nodes[i].box = {c.x - w / 2, c.y - h / 2, w, h};
     }
-    for (size_t i = 0; i < out_.edges.size(); ++i) readSpline(agEdges_[i], flip, out_.edges[i]);
+    for (size_t i = 0; i < out_.edges.size(); ++i) {
+      readSpline(agEdges_[i], flip, out_.edges[i]);
+      const textlabel_t* label = ED_label(agEdges_[i]);
+      if (out_.edges[i].hasLabel && label && label->set)
+        out_.edges[i].labelCenter = flip(label->pos);
+      else
+        out_.edges[i].hasLabel = false;
+    }
     for (size_t i = 0; i < out_.clusters.size(); ++i) {
       boxf cb = GD_bb(agClusters_[i]);
       LayoutPoint tl = flip(pointf{cb.LL.x, cb.UR.y});
@@ -171,6 +180,9 @@ class Builder {
     n.bodyNode = outer.valid() ? node.id : NodeId();
     n.group = group;
     n.op = node.op;
+    n.name = node.name;
+    for (ValueId v : node.outputs)
+      if (v.valid()) n.outputs.push_back(g.value(v).name);
     if (!node.outputs.empty()) {
       std::string type = g.value(node.outputs[0]).type.str();
       if (node.outputs.size() > 1) type += " +" + std::to_string(node.outputs.size() - 1);
@@ -217,8 +229,21 @@ class Builder {
     edge.from = from;
     edge.to = to;
     edge.value = v;
+    edge.hasLabel = addLabel(e, out_.nodes[size_t(from)], out_.nodes[size_t(to)]);
     out_.edges.push_back(std::move(edge));
     agEdges_.push_back(e);
+  }
+
+  // dot sizes a label from its own font metrics: a fixed-size font scaled to
+  // the view's label font keeps the room it leaves close to what is drawn.
+  bool addLabel(Agedge_t* e, const LayoutNode& from, const LayoutNode& to) {
+    if (from.kind != LayoutNodeKind::Op || to.kind != LayoutNodeKind::Op) return false;
+    auto it = opts_.edgeLabels.find({from.name, to.name});
+    if (it == opts_.edgeLabels.end()) return false;
+    set(e, "label", it->second);
+    set(e, "fontname", "Courier");  // 0.6 em per character
+    set(e, "fontsize", std::to_string(opts_.labelCharWidth / 0.6));
+    return true;
   }
 
   template <class Flip>

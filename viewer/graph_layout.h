@@ -15,7 +15,9 @@
 // Graphviz is not thread-safe across contexts: layoutGraph serializes calls.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ir/graph.h"
@@ -29,6 +31,11 @@ struct LayoutOptions {
   double lineHeight = 15.0;
   int maxConstantLines = 3;  // per node; more become "+N constants"
   size_t maxNodes = 1500;    // dot is too slow past this: the layout fails instead
+  // Labels for op-to-op edges, keyed by (producer name, consumer name): dot
+  // makes room for each and says where it goes (the rule id of a rejected
+  // fusion decision).
+  std::map<std::pair<std::string, std::string>, std::string> edgeLabels;
+  double labelCharWidth = 6.0;  // average advance in the labels' (smaller) font
 };
 
 struct LayoutPoint {
@@ -48,6 +55,10 @@ struct LayoutNode {
   ValueId value;    // inputs/outputs: the graph input or output
   int group = -1;   // the fused group the op belongs to, else -1
   std::string op;   // "MatMul"; inputs/outputs: the value's name
+  std::string name;  // the op's node name ("fc1/MatMul"); inputs/outputs: the value's name
+  // The names of the values it produces (inputs/outputs: its own value), by
+  // which decisions, compare rows and searches find it in any snapshot.
+  std::vector<std::string> outputs;
   std::vector<std::string> lines;  // further label lines: output type, constants
   LayoutBox box;
 };
@@ -60,6 +71,8 @@ struct LayoutEdge {
   std::vector<LayoutPoint> points;
   bool hasArrow = false;
   LayoutPoint arrowTip;  // where the arrowhead points, when hasArrow
+  bool hasLabel = false;  // an edgeLabels entry applied
+  LayoutPoint labelCenter;
 };
 
 struct LayoutCluster {

@@ -1,5 +1,5 @@
 // GraphView: asynchronous layout, scene building from a GraphLayout, and the
-// zoom/pan/fit behaviour.
+// zoom/pan/fit behaviour. The overlays live in graph_view_overlays.cpp.
 #include "viewer/graph_view.h"
 
 #include <QFontMetricsF>
@@ -15,6 +15,7 @@
 
 #include "viewer/graph_items.h"
 #include "viewer/graph_layout.h"
+#include "viewer/heat_legend.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -23,12 +24,21 @@ constexpr double kMinFitScale = 0.65;  // below this labels are unreadable: show
 constexpr double kMaxFitScale = 1.0;   // small graphs should not look blown up
 constexpr double kMinScale = 0.03, kMaxScale = 8.0;
 
-LayoutOptions optionsFor(const QFont& font) {
+double charWidth(const QFont& font) {
   QFontMetricsF fm(font);
   const QString sample = QStringLiteral("f32[1,128] MatMul_0 weight bias %12");
+  return std::max(fm.averageCharWidth(), fm.horizontalAdvance(sample) / sample.size());
+}
+
+// Rejected decisions get a labelled edge, so dot leaves room for the rule chip.
+LayoutOptions optionsFor(const QFont& font, const QFont& labelFont, const Decisions& decisions) {
   LayoutOptions opts;
-  opts.charWidth = std::max(fm.averageCharWidth(), fm.horizontalAdvance(sample) / sample.size());
-  opts.lineHeight = fm.height() + 2;
+  opts.charWidth = charWidth(font);
+  opts.lineHeight = QFontMetricsF(font).height() + 2;
+  opts.labelCharWidth = charWidth(labelFont) + 0.5;  // the chip's padding
+  if (decisions)
+    for (const FusionDecision& d : *decisions)
+      if (!d.accepted) opts.edgeLabels[{d.producerName, d.consumerName}] = d.rule;
   return opts;
 }
 
@@ -37,7 +47,8 @@ LayoutOptions optionsFor(const QFont& font) {
 GraphView::GraphView(QWidget* parent)
     : QGraphicsView(parent),
       scene_(new QGraphicsScene(this)),
-      watcher_(new QFutureWatcher<LayoutResult>(this)) {
+      watcher_(new QFutureWatcher<LayoutResult>(this)),
+      legend_(new HeatLegend(this)) {
   setScene(scene_);
   setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
   setDragMode(ScrollHandDrag);
@@ -47,18 +58,24 @@ GraphView::GraphView(QWidget* parent)
   setBackgroundBrush(kBackground);
   font_ = font();
   font_.setPointSizeF(9);
+  labelFont_ = font_;
+  labelFont_.setPointSizeF(7);
+  legend_->hide();
   connect(watcher_, &QFutureWatcher<LayoutResult>::finished, this, &GraphView::onLayoutDone);
   connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
 }
 
 GraphView::~GraphView() {
+  // The scene outlives this class's part of the object: it must not call back.
+  disconnect(scene_, nullptr, this, nullptr);
   // The task holds its own copy of the graph, but Graphviz must not be torn
   // down under it at exit.
   if (running_) watcher_->waitForFinished();
 }
 
-void GraphView::showGraph(const Graph& g) {
+void GraphView::showGraph(const Graph& g, std::vector<FusionDecision> decisions) {
   pending_ = std::make_shared<const Graph>(g);
+  pendingDecisions_ = std::make_shared<const std::vector<FusionDecision>>(std::move(decisions));
   ++generation_;
   if (!running_) startLayout();
 }
@@ -66,6 +83,7 @@ void GraphView::showGraph(const Graph& g) {
 void GraphView::clear() {
   ++generation_;
   pending_.reset();
+  pendingDecisions_.reset();
   scene_->clear();
   scene_->setSceneRect(QRectF());
 }
@@ -73,9 +91,11 @@ void GraphView::clear() {
 void GraphView::startLayout() {
   std::shared_ptr<const Graph> graph = std::move(pending_);
   pending_.reset();
+  runningDecisions_ = std::move(pendingDecisions_);
+  pendingDecisions_.reset();
   running_ = true;
   runningGeneration_ = generation_;
-  const LayoutOptions opts = optionsFor(font_);
+  const LayoutOptions opts = optionsFor(font_, labelFont_, runningDecisions_);
   watcher_->setFuture(QtConcurrent::run([graph, opts]() -> LayoutResult {
     return std::make_shared<const Expected<GraphLayout>>(layoutGraph(*graph, opts));
   }));
@@ -103,8 +123,15 @@ void GraphView::onLayoutDone() {
 void GraphView::buildScene(const GraphLayout& layout) {
   scene_->clear();
   for (const LayoutCluster& c : layout.clusters) scene_->addItem(new ClusterItem(c, font_));
-  for (const LayoutEdge& e : layout.edges) scene_->addItem(new EdgeItem(e));
+  std::vector<EdgeItem*> edges;
+  for (const LayoutEdge& e : layout.edges) {
+    edges.push_back(new EdgeItem(e, QString::fromStdString(layout.nodes[size_t(e.from)].name),
+                                 QString::fromStdString(layout.nodes[size_t(e.to)].name)));
+    scene_->addItem(edges.back());
+  }
   for (const LayoutNode& n : layout.nodes) scene_->addItem(new NodeItem(n, font_));
+  applyDecisions(layout, edges);
+  applyHeat();
   scene_->setSceneRect(QRectF(0, 0, layout.width, layout.height).adjusted(-20, -20, 20, 20));
   autoFit_ = true;
   fitGraph();
@@ -168,6 +195,7 @@ void GraphView::wheelEvent(QWheelEvent* event) {
 
 void GraphView::resizeEvent(QResizeEvent* event) {
   QGraphicsView::resizeEvent(event);
+  placeLegend();
   if (autoFit_) fitGraph();
 }
 
@@ -185,9 +213,11 @@ void GraphView::onSelectionChanged() {
   for (QGraphicsItem* item : scene_->selectedItems()) {
     if (auto* n = qgraphicsitem_cast<NodeItem*>(item)) {
       if (n->nodeId().valid()) emit nodeSelected(n->nodeId());
+      emit opSelected(n->name());
       return;
     }
   }
+  emit opSelected(QString());
 }
 
 }  // namespace fuselens::viewer

@@ -1,10 +1,11 @@
-// MainWindow: widgets, actions, and the worker jobs that drive the Session.
+// MainWindow: widgets, docks, actions, and the views' reactions to each
+// other. The worker jobs are in main_window_jobs.cpp.
 #include "viewer/main_window.h"
 
 #include <QAction>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QFutureWatcher>
@@ -15,26 +16,38 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTextCursor>
 #include <QToolBar>
 #include <QToolButton>
-#include <QtConcurrent/QtConcurrentRun>
-#include <algorithm>
 
 #include "core/ir/printer.h"
 #include "core/session/session.h"
-#include "viewer/compare_summary.h"
+#include "viewer/compare_panel.h"
+#include "viewer/edge_decisions.h"
+#include "viewer/fusion_inspector.h"
+#include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
 #include "viewer/pass_list.h"
 
 namespace fuselens::viewer {
 namespace {
 
+constexpr int kMaxRecentFiles = 8;
+constexpr int kMessageMs = 8000;
+const char* const kRecentKey = "recentFiles";
+
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-bool isOnnxPath(const QString& path) { return path.endsWith(".onnx", Qt::CaseInsensitive); }
+bool isSessionPath(const QString& path) {
+  return path.endsWith(".fuselens.json", Qt::CaseInsensitive);
+}
+
+bool isOpenablePath(const QString& path) {
+  return path.endsWith(".onnx", Qt::CaseInsensitive) || isSessionPath(path);
+}
 
 }  // namespace
 
@@ -43,10 +56,11 @@ MainWindow::MainWindow(QWidget* parent)
   setWindowTitle(tr("FuseLens"));
   setAcceptDrops(true);
   buildLayout();
+  buildDocks();
   buildActions();
   buildStatusBar();
   connect(watcher_, &QFutureWatcher<JobResult>::finished, this, &MainWindow::onJobDone);
-  resize(1400, 860);
+  resize(1400, 900);
 }
 
 MainWindow::~MainWindow() {
@@ -74,43 +88,87 @@ void MainWindow::buildLayout() {
   splitter->setStretchFactor(0, 0);
   splitter->setStretchFactor(1, 1);
   splitter->setStretchFactor(2, 0);
-  splitter->setSizes({250, 650, 500});
+  splitter->setSizes({250, 700, 450});
   setCentralWidget(splitter);
 
   connect(passList_, &PassList::snapshotSelected, this, &MainWindow::showSnapshot);
   connect(graphView_, &GraphView::nodeSelected, this, &MainWindow::onNodeSelected);
 }
 
+void MainWindow::buildDocks() {
+  inspector_ = new FusionInspector(this);
+  comparePanel_ = new ComparePanel(this);
+  inspectorDock_ = new QDockWidget(tr("Fusion inspector"), this);
+  inspectorDock_->setObjectName("fusionInspectorDock");
+  inspectorDock_->setWidget(inspector_);
+  compareDock_ = new QDockWidget(tr("Compare"), this);
+  compareDock_->setObjectName("compareDock");
+  compareDock_->setWidget(comparePanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, inspectorDock_);
+  addDockWidget(Qt::BottomDockWidgetArea, compareDock_);
+  splitDockWidget(inspectorDock_, compareDock_, Qt::Horizontal);
+  resizeDocks({inspectorDock_}, {230}, Qt::Vertical);
+  resizeDocks({inspectorDock_, compareDock_}, {790, 610}, Qt::Horizontal);
+
+  connect(graphView_, &GraphView::opSelected, inspector_, &FusionInspector::setNodeFilter);
+  connect(inspector_, &FusionInspector::decisionPicked, this, &MainWindow::onDecisionPicked);
+  connect(comparePanel_, &ComparePanel::tensorPicked, this, &MainWindow::onTensorPicked);
+}
+
 void MainWindow::buildActions() {
-  openAct_ = new QAction(tr("&Open..."), this);
+  openAct_ = new QAction(tr("&Open Model..."), this);
   openAct_->setShortcut(QKeySequence::Open);
   connect(openAct_, &QAction::triggered, this, &MainWindow::openWithDialog);
-  auto* quitAct = new QAction(tr("&Quit"), this);
-  quitAct->setShortcut(QKeySequence::Quit);
-  connect(quitAct, &QAction::triggered, this, &QWidget::close);
+  openSessionAct_ = new QAction(tr("Open &Session..."), this);
+  openSessionAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+  connect(openSessionAct_, &QAction::triggered, this, &MainWindow::openSessionWithDialog);
+  saveSessionAct_ = new QAction(tr("&Save Session..."), this);
+  saveSessionAct_->setShortcut(QKeySequence::Save);
+  connect(saveSessionAct_, &QAction::triggered, this, &MainWindow::saveSessionWithDialog);
   runAct_ = new QAction(tr("&Run"), this);
   runAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
   runAct_->setToolTip(tr("Run the pipeline, compile and compare with the eager reference"));
   connect(runAct_, &QAction::triggered, this, &MainWindow::runPipeline);
-  auto* fitAct = new QAction(tr("&Fit graph"), this);
-  fitAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
-  connect(fitAct, &QAction::triggered, graphView_, &GraphView::fitGraph);
+  buildFileMenu();
 
-  QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(openAct_);
-  file->addSeparator();
-  file->addAction(quitAct);
   QMenu* pipe = menuBar()->addMenu(tr("&Pipeline"));
   pipe->addAction(runAct_);
   pipe->addSeparator();
   pipe->addAction(passList_->stepBackAction());
   pipe->addAction(passList_->stepForwardAction());
-  menuBar()->addMenu(tr("&View"))->addAction(fitAct);
+
+  auto* fitAct = new QAction(tr("&Fit graph"), this);
+  fitAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  connect(fitAct, &QAction::triggered, graphView_, &GraphView::fitGraph);
+  heatAct_ = new QAction(tr("Divergence &heat"), this);
+  heatAct_->setCheckable(true);
+  heatAct_->setToolTip(tr("Color nodes by the max relative error of their outputs vs eager"));
+  connect(heatAct_, &QAction::toggled, graphView_, &GraphView::setHeatVisible);
+  auto* findAct = new QAction(tr("&Find node"), this);
+  findAct->setShortcut(QKeySequence::Find);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(fitAct);
+  view->addAction(findAct);
+  view->addAction(heatAct_);
+  view->addSeparator();
+  view->addAction(inspectorDock_->toggleViewAction());
+  view->addAction(compareDock_->toggleViewAction());
 
   pipelineEdit_ = new QLineEdit(qs(defaultPipeline()), this);
   pipelineEdit_->setMinimumWidth(360);
   pipelineEdit_->setToolTip(tr("Pipeline: comma-separated passes, options in braces"));
   connect(pipelineEdit_, &QLineEdit::returnPressed, this, &MainWindow::runPipeline);
+  searchEdit_ = new QLineEdit(this);
+  searchEdit_->setObjectName("searchBox");
+  searchEdit_->setPlaceholderText(tr("Find node (name or op)"));
+  searchEdit_->setClearButtonEnabled(true);
+  searchEdit_->setMaximumWidth(240);
+  connect(searchEdit_, &QLineEdit::returnPressed, this,
+          [this] { findNode(searchEdit_->text()); });
+  connect(findAct, &QAction::triggered, this, [this] {
+    searchEdit_->setFocus();
+    searchEdit_->selectAll();
+  });
 
   QToolBar* bar = addToolBar(tr("Pipeline"));
   bar->setObjectName("pipelineToolBar");
@@ -123,6 +181,23 @@ void MainWindow::buildActions() {
   bar->addSeparator();
   bar->addAction(passList_->stepBackAction());
   bar->addAction(passList_->stepForwardAction());
+  bar->addSeparator();
+  bar->addAction(heatAct_);
+  bar->addWidget(searchEdit_);
+}
+
+void MainWindow::buildFileMenu() {
+  auto* quitAct = new QAction(tr("&Quit"), this);
+  quitAct->setShortcut(QKeySequence::Quit);
+  connect(quitAct, &QAction::triggered, this, &QWidget::close);
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(openAct_);
+  file->addAction(openSessionAct_);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentMenu);
+  file->addAction(saveSessionAct_);
+  file->addSeparator();
+  file->addAction(quitAct);
 }
 
 void MainWindow::buildStatusBar() {
@@ -150,183 +225,28 @@ QString MainWindow::pipeline() const { return pipelineEdit_->text(); }
 
 void MainWindow::setPipeline(const QString& pipeline) { pipelineEdit_->setText(pipeline); }
 
+void MainWindow::setHeatVisible(bool visible) { heatAct_->setChecked(visible); }
+
 void MainWindow::cancel() {
   cancel_.cancel();
   stageLabel_->setText(tr("cancelling..."));
 }
 
-// --- jobs ---
-
-void MainWindow::openWithDialog() {
-  const QString dir = session_ ? QFileInfo(qs(session_->modelPath())).absolutePath() : QString();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), dir,
-                                                    tr("ONNX models (*.onnx);;All files (*)"));
-  if (!path.isEmpty()) openFile(path);
-}
-
-void MainWindow::openFile(const QString& path) {
-  if (isBusy()) {
-    showError(tr("Wait for the current run to finish, or cancel it, before opening %1.")
-                  .arg(QFileInfo(path).fileName()));
-    return;
-  }
-  if (!QFileInfo(path).isFile()) {
-    showError(tr("%1: no such file.").arg(path));
-    return;
-  }
-  const std::string file = path.toStdString(), pipe = pipeline().toStdString();
-  Progress progress = progressSink();
-  CancelToken cancel = cancel_;
-  start(Job::Open, [file, pipe, progress, cancel] {
-    JobResult r;
-    auto s = std::make_shared<Session>();
-    r.status = s->open(file, progress, cancel);
-    if (!r.status) return r;
-    r.session = s;
-    r.status = s->optimize(pipe, progress, cancel);
-    return r;
-  });
-}
-
-void MainWindow::runPipeline() {
-  if (isBusy()) return;
-  if (!session_) {
-    openWithDialog();
-    return;
-  }
-  passList_->setSession(nullptr);  // the worker rewrites the snapshots
-  shown_ = nullptr;
-  std::shared_ptr<Session> s = session_;
-  const std::string pipe = pipeline().toStdString();
-  Progress progress = progressSink();
-  CancelToken cancel = cancel_;
-  start(Job::Optimize, [s, pipe, progress, cancel] {
-    JobResult r;
-    r.status = s->optimize(pipe, progress, cancel);
-    return r;
-  });
-}
-
-void MainWindow::startCompare() {
-  std::shared_ptr<Session> s = session_;
-  Progress progress = progressSink();
-  CancelToken cancel = cancel_;
-  compareLabel_->setText(tr("compare: running..."));
-  start(Job::Compare, [s, progress, cancel] {
-    JobResult r;
-    auto inputs = s->randomInputs(0);
-    if (!inputs) {
-      r.status = inputs.status();
-      return r;
-    }
-    auto report = s->compare(*inputs, Tolerance{}, progress, cancel);
-    if (!report) {
-      r.status = report.status();
-      return r;
-    }
-    r.summary = compareSummary(*report, s->finalGraph());
-    return r;
-  });
-}
-
-void MainWindow::start(Job job, std::function<JobResult()> work) {
-  job_ = job;
-  cancel_.reset();
-  openAct_->setEnabled(false);
-  runAct_->setEnabled(false);
-  progress_->setValue(0);
-  progress_->show();
-  stageLabel_->show();
-  cancelButton_->show();
-  watcher_->setFuture(QtConcurrent::run(std::move(work)));
-}
-
-Progress MainWindow::progressSink() {
-  // Called on the worker thread; the window outlives the job (see ~MainWindow).
-  return [this](double fraction, const std::string& stage) {
-    QMetaObject::invokeMethod(
-        this, [this, fraction, s = qs(stage)] { onProgress(fraction, s); }, Qt::QueuedConnection);
-  };
-}
-
-void MainWindow::onProgress(double fraction, const QString& stage) {
-  if (!isBusy()) return;
-  progress_->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
-  stageLabel_->setText(stage);
-}
-
-void MainWindow::onJobDone() {
-  const Job job = job_;
-  const JobResult r = watcher_->result();
-  setIdle();
-  switch (job) {
-    case Job::Open:
-      finishOpen(r);
-      break;
-    case Job::Optimize:
-      finishOptimize(r);
-      break;
-    case Job::Compare:
-      finishCompare(r);
-      break;
-    case Job::None:
-      break;
-  }
-  if (!isBusy()) emit jobsFinished();
-}
-
-void MainWindow::setIdle() {
-  job_ = Job::None;
-  openAct_->setEnabled(true);
-  runAct_->setEnabled(true);
-  progress_->hide();
-  stageLabel_->hide();
-  cancelButton_->hide();
-}
-
-void MainWindow::finishOpen(const JobResult& r) {
-  if (!r.session) {  // the import failed: keep what was open before
-    if (!cancel_.cancelled()) showError(qs(r.status.message()));
-    return;
-  }
-  passList_->setSession(nullptr);
-  session_ = r.session;
-  shown_ = nullptr;
-  const QString path = qs(session_->modelPath());
-  setWindowTitle(tr("FuseLens \u2014 %1").arg(QFileInfo(path).fileName()));
-  compareLabel_->clear();
-  emit modelOpened(path);
-  finishOptimize(r);
-}
-
-void MainWindow::finishOptimize(const JobResult& r) {
-  passList_->setSession(session_.get());
-  if (!r.status) {
-    compareLabel_->setText(cancel_.cancelled() ? tr("pipeline cancelled") : tr("pipeline failed"));
-    shown_ = &session_->original();
-    graphView_->showGraph(*shown_);
-    irPane_->setPlainText(qs(printGraph(*shown_)));
-    if (!cancel_.cancelled()) showError(qs(r.status.message()));
-    return;
-  }
-  emit pipelineFinished();
-  if (passList_->currentSnapshot() < 0) selectSnapshot(-1);
-  startCompare();
-}
-
-void MainWindow::finishCompare(const JobResult& r) {
-  if (!r.status) {
-    compareLabel_->setText(cancel_.cancelled()
-                               ? tr("compare: cancelled")
-                               : tr("compare: failed (%1)").arg(qs(r.status.message())));
-    if (!cancel_.cancelled()) showError(qs(r.status.message()));
-    return;
-  }
-  compareLabel_->setText(qs(r.summary));
-  emit compareFinished(compareLabel_->text());
-}
-
 // --- views ---
+
+void MainWindow::attachViews() {
+  passList_->setSession(session_.get());
+  inspector_->setSession(session_.get());
+  comparePanel_->setSession(session_.get());
+}
+
+void MainWindow::detachViews() {
+  passList_->setSession(nullptr);
+  inspector_->setSession(nullptr);
+  comparePanel_->setSession(nullptr);
+  graphView_->setHeat({});
+  shown_ = nullptr;
+}
 
 void MainWindow::selectSnapshot(int row) {
   const int rows = passList_->passModel()->rowCount();
@@ -336,8 +256,10 @@ void MainWindow::selectSnapshot(int row) {
 void MainWindow::showSnapshot(int row) {
   if (!session_ || row < 0 || row >= static_cast<int>(session_->snapshots().size())) return;
   shown_ = &session_->snapshots()[static_cast<size_t>(row)].graph;
-  graphView_->showGraph(*shown_);
+  graphView_->showGraph(*shown_, decisionsUpTo(session_->snapshots(), row));
   irPane_->setPlainText(qs(printGraph(*shown_)));
+  inspector_->setSnapshot(row);
+  searchHit_ = -1;
 }
 
 void MainWindow::onNodeSelected(NodeId node) {
@@ -352,14 +274,77 @@ void MainWindow::onNodeSelected(NodeId node) {
   irPane_->centerCursor();
 }
 
+void MainWindow::onDecisionPicked(const QString& producer, const QString& consumer) {
+  const int found = graphView_->highlightNodes({producer, consumer});
+  if (found < 2)
+    statusBar()->showMessage(tr("%1 \u2192 %2 is not drawn in this step (%3 of 2 nodes found)")
+                                 .arg(producer, consumer)
+                                 .arg(found),
+                             kMessageMs);
+}
+
+void MainWindow::onTensorPicked(const QString& valueName) {
+  if (!graphView_->selectProducerOf(valueName))
+    statusBar()->showMessage(tr("No node in this step produces %%1").arg(valueName), kMessageMs);
+}
+
+void MainWindow::findNode(const QString& text) {
+  const QList<NodeItem*> hits = graphView_->findNodes(text);
+  if (hits.isEmpty()) {
+    statusBar()->showMessage(tr("No node matches \u201c%1\u201d").arg(text.trimmed()), kMessageMs);
+    return;
+  }
+  searchHit_ = text == lastSearch_ ? (searchHit_ + 1) % int(hits.size()) : 0;
+  lastSearch_ = text;
+  graphView_->selectAndCenter(hits[searchHit_]);
+  statusBar()->showMessage(tr("%1 of %2: %3 (%4)")
+                               .arg(searchHit_ + 1)
+                               .arg(hits.size())
+                               .arg(hits[searchHit_]->name(), hits[searchHit_]->op()),
+                           kMessageMs);
+}
+
 void MainWindow::showError(const QString& message) {
   emit errorShown(message);
   if (modalErrors_) QMessageBox::warning(this, tr("FuseLens"), message);
 }
 
+// --- files ---
+
+QStringList MainWindow::recentFiles() const {
+  return QSettings().value(kRecentKey).toStringList();
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+  QStringList files = recentFiles();
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  files.removeAll(abs);
+  files.prepend(abs);
+  while (files.size() > kMaxRecentFiles) files.removeLast();
+  QSettings().setValue(kRecentKey, files);
+}
+
+void MainWindow::fillRecentMenu() {
+  recentMenu_->clear();
+  for (const QString& path : recentFiles()) {
+    QAction* act = recentMenu_->addAction(QFileInfo(path).fileName());
+    act->setToolTip(path);
+    act->setEnabled(!isBusy() && QFileInfo::exists(path));
+    connect(act, &QAction::triggered, this, [this, path] { openAny(path); });
+  }
+  if (recentMenu_->isEmpty()) recentMenu_->addAction(tr("(none)"))->setEnabled(false);
+}
+
+void MainWindow::openAny(const QString& path) {
+  if (isSessionPath(path))
+    openSession(path);
+  else
+    openFile(path);
+}
+
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
   const QList<QUrl> urls = event->mimeData()->urls();
-  if (urls.size() == 1 && urls[0].isLocalFile() && isOnnxPath(urls[0].toLocalFile()))
+  if (urls.size() == 1 && urls[0].isLocalFile() && isOpenablePath(urls[0].toLocalFile()))
     event->acceptProposedAction();
 }
 
@@ -367,7 +352,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
   const QList<QUrl> urls = event->mimeData()->urls();
   if (urls.isEmpty()) return;
   event->acceptProposedAction();
-  openFile(urls[0].toLocalFile());
+  openAny(urls[0].toLocalFile());
 }
 
 }  // namespace fuselens::viewer

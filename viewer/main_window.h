@@ -1,30 +1,36 @@
-// The main window: pass timeline (left), graph (center), IR text (right), a
-// toolbar with the pipeline string, and a status bar with progress, Cancel and
-// the last compare result. It holds the Session; the widgets observe it.
+// The main window: pass timeline (left), graph (center), IR text (right), the
+// fusion inspector and compare docks (bottom), a toolbar with the pipeline
+// string and node search, and a status bar with progress, Cancel and the last
+// compare result. It holds the Session; the widgets observe it.
 //
-// Long work runs on a worker thread in up to two jobs:
-//   open:     a fresh Session imports the model and runs the pipeline (the old
-//             session stays on screen meanwhile, untouched);
-//   optimize: Run re-runs the pipeline on the held session; the pass list is
-//             detached from it while the worker rewrites its snapshots;
-//   compare:  compiles and compares with the eager run on randomInputs(0).
-//             Compile/compare write only the session's compiled module and
-//             report, so the widgets keep reading its snapshots meanwhile.
+// Long work runs on a worker thread, one job at a time:
+//   open:     a fresh Session imports the model (or restores a saved session)
+//             and runs the pipeline; the old session stays on screen meanwhile;
+//   optimize: Run re-runs the pipeline on the held session; the views that
+//             read its snapshots are detached while the worker rewrites them;
+//   compare:  compiles and compares with the eager run on the session's seed
+//             and tolerance. It writes only the compiled module and the report,
+//             so only the compare dock is detached meanwhile;
+//   save:     writes the session file (hashing the model can take a while).
 #pragma once
 
 #include <QMainWindow>
 #include <QString>
+#include <QStringList>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/ir/ids.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QLineEdit;
+class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
 class QToolButton;
@@ -38,6 +44,8 @@ class Session;
 
 namespace fuselens::viewer {
 
+class ComparePanel;
+class FusionInspector;
 class GraphView;
 class PassList;
 
@@ -45,6 +53,8 @@ struct JobResult {
   Status status;
   std::shared_ptr<Session> session;  // the open job's new session, once imported
   std::string summary;               // the compare job's status line
+  std::vector<Diagnostic> warnings;  // a restored session's warnings
+  std::string path;                  // the session file saved or restored
 };
 
 class MainWindow : public QMainWindow {
@@ -54,12 +64,18 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  void openFile(const QString& path);  // imports, optimizes, then compares
-  void runPipeline();                  // re-optimizes with the toolbar's pipeline
+  void openFile(const QString& path);     // imports, optimizes, then compares
+  void openSession(const QString& path);  // restores a *.fuselens.json, then compares
+  void saveSession(const QString& path);  // adds the .fuselens.json suffix if missing
+  void runPipeline();                     // re-optimizes with the toolbar's pipeline
   void setPipeline(const QString& pipeline);
   QString pipeline() const;
   void selectSnapshot(int row);  // -1 selects the last
   void cancel();
+  // Selects and centers the next node whose name contains `text` or whose op
+  // is `text`; repeating the same text steps through the matches.
+  void findNode(const QString& text);
+  void setHeatVisible(bool visible);
 
   // Off: errors go only to errorShown, no modal box (tests, --screenshot).
   void setModalErrors(bool modal) { modalErrors_ = modal; }
@@ -69,11 +85,19 @@ class MainWindow : public QMainWindow {
   GraphView* graphView() const { return graphView_; }
   PassList* passList() const { return passList_; }
   QPlainTextEdit* irPane() const { return irPane_; }
+  FusionInspector* fusionInspector() const { return inspector_; }
+  ComparePanel* comparePanel() const { return comparePanel_; }
+  QDockWidget* inspectorDock() const { return inspectorDock_; }
+  QDockWidget* compareDock() const { return compareDock_; }
+  QLineEdit* searchBox() const { return searchEdit_; }
+  QAction* heatAction() const { return heatAct_; }
+  QStringList recentFiles() const;
 
  signals:
   void modelOpened(const QString& path);
   void pipelineFinished();  // the session's snapshots are ready
   void compareFinished(const QString& summary);
+  void sessionSaved(const QString& path);
   void errorShown(const QString& message);
   void jobsFinished();  // no work left running
 
@@ -82,12 +106,29 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
-  enum class Job { None, Open, Optimize, Compare };
+  enum class Job { None, Open, Optimize, Compare, Save };
 
+  // main_window.cpp: widgets and views
   void buildActions();
+  void buildFileMenu();
   void buildLayout();
+  void buildDocks();
   void buildStatusBar();
+  void showSnapshot(int row);
+  void onNodeSelected(NodeId node);
+  void onDecisionPicked(const QString& producer, const QString& consumer);
+  void onTensorPicked(const QString& valueName);
+  void showError(const QString& message);
+  void attachViews();
+  void detachViews();
+  void addRecentFile(const QString& path);
+  void fillRecentMenu();
+  void openAny(const QString& path);
+
+  // main_window_jobs.cpp: the worker jobs
   void openWithDialog();
+  void openSessionWithDialog();
+  void saveSessionWithDialog();
   void start(Job job, std::function<JobResult()> work);
   Progress progressSink();
   void onProgress(double fraction, const QString& stage);
@@ -95,10 +136,8 @@ class MainWindow : public QMainWindow {
   void finishOpen(const JobResult& r);
   void finishOptimize(const JobResult& r);
   void finishCompare(const JobResult& r);
+  void finishSave(const JobResult& r);
   void startCompare();
-  void showSnapshot(int row);
-  void onNodeSelected(NodeId node);
-  void showError(const QString& message);
   void setIdle();
 
   std::shared_ptr<Session> session_;
@@ -107,13 +146,24 @@ class MainWindow : public QMainWindow {
   QFutureWatcher<JobResult>* watcher_;
   bool modalErrors_ = true;
   const Graph* shown_ = nullptr;  // the graph on screen, owned by session_
+  QString lastSearch_;
+  int searchHit_ = -1;
 
   PassList* passList_ = nullptr;
   GraphView* graphView_ = nullptr;
   QPlainTextEdit* irPane_ = nullptr;
+  FusionInspector* inspector_ = nullptr;
+  ComparePanel* comparePanel_ = nullptr;
+  QDockWidget* inspectorDock_ = nullptr;
+  QDockWidget* compareDock_ = nullptr;
   QLineEdit* pipelineEdit_ = nullptr;
+  QLineEdit* searchEdit_ = nullptr;
   QAction* openAct_ = nullptr;
+  QAction* openSessionAct_ = nullptr;
+  QAction* saveSessionAct_ = nullptr;
   QAction* runAct_ = nullptr;
+  QAction* heatAct_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
   QLabel* compareLabel_ = nullptr;
   QLabel* stageLabel_ = nullptr;
   QProgressBar* progress_ = nullptr;

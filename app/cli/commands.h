@@ -11,5 +11,7 @@ void addCompileCommand(CLI::App& app, int& exitCode);
 void addRunCommand(CLI::App& app, int& exitCode);
 void addCompareCommand(CLI::App& app, int& exitCode);
 void addExplainCommand(CLI::App& app, int& exitCode);
+void addExportCommand(CLI::App& app, int& exitCode);
+void addTuneCommand(CLI::App& app, int& exitCode);
 
 }  // namespace fuselens::cli

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   fuselens::cli::addRunCommand(app, exitCode);
   fuselens::cli::addCompareCommand(app, exitCode);
   fuselens::cli::addExplainCommand(app, exitCode);
+  fuselens::cli::addExportCommand(app, exitCode);
+  fuselens::cli::addTuneCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,13 +1,18 @@
 // fuselens: the desktop app.
-//   fuselens [model.onnx] [--pipeline STR] [--screenshot out.png] [--step N]
-// With --screenshot it opens the model, runs the pipeline and the compare,
-// shows snapshot N (default: the last), waits for the layout, saves the window
-// as a PNG and exits; it works with QT_QPA_PLATFORM=offscreen.
+//   fuselens [model.onnx | saved.fuselens.json] [--pipeline STR] [--screenshot out.png]
+//            [--step N] [--heat] [--find TEXT] [--decision ROW]
+// With --screenshot it opens the model (or restores the session), runs the
+// pipeline and the compare, shows snapshot N (default: the last), turns on the
+// heat overlay, finds a node and picks a fusion inspector row if asked, waits
+// for the layout, saves the window as a PNG and exits; it works with
+// QT_QPA_PLATFORM=offscreen.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 #include <cstdio>
+#include <memory>
 
+#include "viewer/fusion_inspector.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
 
@@ -17,11 +22,28 @@ using fuselens::viewer::MainWindow;
 
 constexpr int kScreenshotTimeoutMs = 10 * 60 * 1000;
 
-// Polls until the window is idle and laid out, then saves it and quits.
-void takeScreenshotWhenIdle(MainWindow& w, const QString& out) {
+// What to show before the screenshot is taken, once the window is idle.
+struct ShotSetup {
+  QString find;
+  int decisionRow = -1;
+};
+
+void prepareShot(MainWindow& w, const ShotSetup& setup) {
+  if (!setup.find.isEmpty()) w.findNode(setup.find);
+  if (setup.decisionRow >= 0) w.fusionInspector()->selectRow(setup.decisionRow);
+}
+
+// Polls until the window is idle and laid out, prepares it, then saves it and quits.
+void takeScreenshotWhenIdle(MainWindow& w, const QString& out, const ShotSetup& setup) {
   auto* poll = new QTimer(&w);
-  QObject::connect(poll, &QTimer::timeout, &w, [&w, out, poll] {
+  auto prepared = std::make_shared<bool>(false);
+  QObject::connect(poll, &QTimer::timeout, &w, [&w, out, poll, setup, prepared] {
     if (w.isBusy() || w.graphView()->isLayoutPending()) return;
+    if (!*prepared && w.session()) {
+      *prepared = true;
+      prepareShot(w, setup);
+      return;  // one more tick for the view to settle
+    }
     poll->stop();
     if (!w.session()) {
       std::fprintf(stderr, "fuselens: no model open, no screenshot taken\n");
@@ -49,15 +71,21 @@ void takeScreenshotWhenIdle(MainWindow& w, const QString& out) {
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName("fuselens");
+  QApplication::setOrganizationName("fuselens");
 
   QCommandLineParser parser;
   parser.setApplicationDescription("FuseLens: a graph-compiler explorer.");
   parser.addHelpOption();
-  parser.addPositionalArgument("model", "The ONNX model to open.", "[model.onnx]");
+  parser.addPositionalArgument("model", "The ONNX model or saved session to open.",
+                               "[model.onnx | session.fuselens.json]");
   QCommandLineOption pipelineOpt("pipeline", "The pass pipeline to run.", "STR");
   QCommandLineOption shotOpt("screenshot", "Save the window to a PNG and exit.", "out.png");
   QCommandLineOption stepOpt("step", "The snapshot to show (default: the last).", "N");
-  parser.addOptions({pipelineOpt, shotOpt, stepOpt});
+  QCommandLineOption heatOpt("heat", "Turn on the divergence heat overlay.");
+  QCommandLineOption findOpt("find", "Find a node by name or op (with --screenshot).", "TEXT");
+  QCommandLineOption decisionOpt("decision", "Pick a fusion inspector row (with --screenshot).",
+                                 "ROW");
+  parser.addOptions({pipelineOpt, shotOpt, stepOpt, heatOpt, findOpt, decisionOpt});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
@@ -69,6 +97,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fuselens: --step takes a number\n");
     return 2;
   }
+  ShotSetup setup{parser.value(findOpt), -1};
+  if (parser.isSet(decisionOpt)) setup.decisionRow = parser.value(decisionOpt).toInt(&stepOk);
+  if (!stepOk || setup.decisionRow < -1) {
+    std::fprintf(stderr, "fuselens: --decision takes a row number\n");
+    return 2;
+  }
   if (!shot.isEmpty() && model.isEmpty()) {
     std::fprintf(stderr, "fuselens: --screenshot needs a model\n");
     return 2;
@@ -76,6 +110,7 @@ int main(int argc, char** argv) {
 
   MainWindow w;
   if (parser.isSet(pipelineOpt)) w.setPipeline(parser.value(pipelineOpt));
+  w.setHeatVisible(parser.isSet(heatOpt));
   if (!shot.isEmpty()) {
     w.setModalErrors(false);
     QObject::connect(&w, &MainWindow::errorShown, &w, [](const QString& message) {
@@ -84,7 +119,10 @@ int main(int argc, char** argv) {
     QObject::connect(&w, &MainWindow::pipelineFinished, &w, [&w, step] { w.selectSnapshot(step); });
   }
   w.show();
-  if (!model.isEmpty()) w.openFile(model);
-  if (!shot.isEmpty()) takeScreenshotWhenIdle(w, shot);
+  if (model.endsWith(".fuselens.json", Qt::CaseInsensitive))
+    w.openSession(model);
+  else if (!model.isEmpty())
+    w.openFile(model);
+  if (!shot.isEmpty()) takeScreenshotWhenIdle(w, shot, setup);
   return app.exec();
 }

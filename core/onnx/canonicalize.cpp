@@ -257,6 +257,28 @@ Status resizePre11(Rewrite& r) {
   return Status::ok();
 }
 
+// Upsample (opsets 7-9, deprecated in 10) is Resize-10: scales as an attribute
+// (7) or an input (9) -> Resize(X, "", scales) with Resize-10's coordinates.
+Status upsampleToResize(Rewrite& r) {
+  FL_RETURN_IF_ERROR(r.needInputs(1));
+  if (auto scales = r.node().attrs.find("scales")) {
+    if (!std::holds_alternative<std::vector<double>>(*scales))
+      return r.error("the scales attribute must be a list of floats");
+    std::vector<float> v;
+    for (double d : std::get<std::vector<double>>(*scales)) v.push_back(float(d));
+    auto t = std::make_shared<TensorData>(TensorData::fromVector(DType::F32, {int64_t(v.size())}, v));
+    ValueId c = r.g.addConstant(r.node().name + "/scales", t);
+    Node& nd = r.g.mutableNode(r.n);
+    nd.attrs.erase("scales");
+    nd.inputs.resize(2);
+    r.g.setInput(r.n, 1, c);
+  }
+  FL_RETURN_IF_ERROR(r.needInputs(2));
+  r.g.mutableNode(r.n).op = "Resize";
+  r.note("converted " + opsetText(r.opset) + " Upsample to Resize");
+  return resizePre11(r);
+}
+
 RewriteFn eraseAttr(const char* attr) {
   return [attr](Rewrite& r) {
     r.g.mutableNode(r.n).attrs.erase(attr);
@@ -297,6 +319,7 @@ const std::vector<Rule>& rules() {
       {"Dropout", 7, eraseAttr("is_test")},
       {"GroupNormalization", 21, groupNormPre21},
       {"Resize", 11, resizePre11},
+      {"Upsample", 1000, upsampleToResize},  // every opset: the IR has no Upsample
   };
   return table;
 }

@@ -126,7 +126,7 @@ Expected<TensorData> tensorFromProto(const TP& t, const std::string& what,
                            what);
     std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     TensorData out(*dt, dims);
-    std::memcpy(out.bytes.data(), raw->data(), bytes);
+    if (bytes) std::memcpy(out.bytes.data(), raw->data(), bytes);
     return out;
   }
 

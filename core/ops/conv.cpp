@@ -280,6 +280,7 @@ Outputs convTransposeKernel(const Node& n, const Inputs& in) {
   if (!geo) return geo.status();
   std::vector<int64_t> shape{x.shape[0], w.shape[1] * group};
   for (const Axis& a : *geo) shape.push_back(a.out);
+  FL_RETURN_IF_ERROR(checkAllocatable(n, shape, x.dtype));
   switch (x.dtype) {
     case DType::F32: return std::vector{convTransposeLoop<float>(x, w, b, to3(*geo), group, shape)};
     case DType::F64: return std::vector{convTransposeLoop<double>(x, w, b, to3(*geo), group, shape)};

@@ -688,8 +688,10 @@ Outputs expandKernel(const Node& n, const Inputs& in) {
   const TensorData& x = *in[0];
   auto target = intsOf(n, *in[1], "shape");
   if (!target) return target.status();
+  FL_RETURN_IF_ERROR(checkAllocatable(n, *target, x.dtype));
   auto shape = broadcastShapes(n, x.shape, *target);
   if (!shape) return shape.status();
+  FL_RETURN_IF_ERROR(checkAllocatable(n, *shape, x.dtype));
   TensorData o(x.dtype, *shape);
   forEachBroadcast({&x}, *shape, [&](int64_t i, const std::vector<int64_t>& off) {
     copyElem(o, i, x, off[0]);
@@ -718,9 +720,12 @@ Outputs tileKernel(const Node& n, const Inputs& in) {
   if (reps->size() != x.rank()) return nodeError(n, "repeats must have one entry per input axis");
   std::vector<int64_t> shape;
   for (size_t i = 0; i < x.rank(); ++i) {
-    if ((*reps)[i] < 0) return nodeError(n, "repeats must not be negative");
-    shape.push_back(x.shape[i] * (*reps)[i]);
+    int64_t len = 0;
+    if ((*reps)[i] < 0 || __builtin_mul_overflow(x.shape[i], (*reps)[i], &len))
+      return nodeError(n, "repeats " + shapeStr(*reps) + " are negative or too large");
+    shape.push_back(len);
   }
+  FL_RETURN_IF_ERROR(checkAllocatable(n, shape, x.dtype));
   TensorData o(x.dtype, shape);
   std::vector<int64_t> st = rowMajorStrides(x.shape), idx(shape.size(), 0);
   for (int64_t i = 0; i < o.numel(); ++i) {
@@ -789,13 +794,18 @@ Outputs padKernel(const Node& n, const Inputs& in) {
   size_t r = x.rank();
   std::vector<int64_t> shape;
   for (size_t i = 0; i < r; ++i) {
-    shape.push_back(x.shape[i] + (*pads)[i] + (*pads)[i + r]);
+    int64_t len = 0;
+    if (__builtin_add_overflow(x.shape[i], (*pads)[i], &len) ||
+        __builtin_add_overflow(len, (*pads)[i + r], &len))
+      return nodeError(n, "pads " + shapeStr(*pads) + " are too large");
+    shape.push_back(len);
     if (shape.back() < 0) return nodeError(n, "negative pads remove more than the axis holds");
     if (mode != "constant" && x.shape[i] == 0 && shape.back() > 0)
       return nodeError(n, "cannot pad an empty axis in " + mode + " mode");
     if (mode == "reflect" && x.shape[i] == 1 && shape.back() > 1)
       return nodeError(n, "reflect padding needs an axis longer than 1");
   }
+  FL_RETURN_IF_ERROR(checkAllocatable(n, shape, x.dtype));
   TensorData o(x.dtype, shape);
   TensorData fill(x.dtype, {});
   if (const TensorData* cv = inputAt(in, 2); cv && cv->numel() == 1) {
@@ -1033,6 +1043,7 @@ Outputs oneHotKernel(const Node& n, const Inputs& in) {
   if (!a) return nodeError(n, "axis " + std::to_string(axis) + " is out of range");
   std::vector<int64_t> shape = ind.shape;
   shape.insert(shape.begin() + *a, depth);
+  FL_RETURN_IF_ERROR(checkAllocatable(n, shape, vals.dtype));
   TensorData o(vals.dtype, shape);
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < int64_t(ind.rank()); ++i) (i < *a ? outer : inner) *= ind.shape[i];

@@ -111,6 +111,14 @@ std::vector<Dim> staticDims(const std::vector<int64_t>& shape) {
   return d;
 }
 
+Status checkAllocatable(const Node& n, const std::vector<int64_t>& shape, DType t) {
+  uint64_t bytes = dtypeSize(t);
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(bytes, uint64_t(d), &bytes) || bytes > (uint64_t(1) << 34))
+      return nodeError(n, "the output shape " + shapeStr(shape) + " is negative or too large");
+  return Status::ok();
+}
+
 std::string dtypeStr(DType t) { return std::string(dtypeName(t)); }
 
 Status needFloat(const Node& n, DType t) {

@@ -113,6 +113,9 @@ inline TensorType unknownRank(DType t) {
   return out;
 }
 std::vector<Dim> staticDims(const std::vector<int64_t>& shape);
+// An output shape computed from data (pads, repeats, sizes) must be
+// non-negative and small enough to allocate (at most 2^34 bytes, no overflow).
+Status checkAllocatable(const Node& n, const std::vector<int64_t>& shape, DType t);
 std::string dtypeStr(DType t);  // "f32"
 Status needFloat(const Node& n, DType t);
 

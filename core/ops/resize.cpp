@@ -49,6 +49,7 @@ Expected<Params> params(const Node& n, const std::vector<int64_t>& shape, const 
       p.scales.push_back(shape[i] ? double(float((*v)[i]) / float(shape[i])) : 1.0);
     }
   }
+  FL_RETURN_IF_ERROR(checkAllocatable(n, p.outShape, DType::F64));
   if (roi) {
     if (roi->numel() != int64_t(2 * r)) return nodeError(n, "roi must hold 2 values per axis");
     for (int64_t i = 0; i < roi->numel(); ++i) p.roi.push_back(roi->at(i));
@@ -224,6 +225,11 @@ Types inferResize(const InferContext& c) {
 
 void registerResizeOps(OpRegistry& r) {
   r.add(OpInfo{"Resize", "", PatternKind::Injective, inferResize, resizeKernel});
+  // Only so the importer recognizes it: it rewrites every Upsample into Resize.
+  r.add(OpInfo{"Upsample", "", PatternKind::Injective, inferResize,
+               [](const Node& n, const Inputs&) -> Outputs {
+                 return nodeError(n, "Upsample must be converted to Resize on import");
+               }});
 }
 
 }  // namespace fuselens::ops

@@ -63,6 +63,8 @@ Outputs recurrentKernel(Cell cell, const Node& n, const Inputs& in) {
   Dims d{batchFirst ? x.shape[1] : x.shape[0], batchFirst ? x.shape[0] : x.shape[1], x.shape[2],
          n.attrs.getInt("hidden_size", r.shape[2]), dir == "bidirectional" ? 2 : 1};
   const int64_t H = d.hidden;
+  if (H <= 0 || H > (int64_t(1) << 24))
+    return nodeError(n, "hidden_size " + std::to_string(H) + " is not a positive size");
   if (w.shape != std::vector<int64_t>{d.dirs, G * H, d.input} ||
       r.shape != std::vector<int64_t>{d.dirs, G * H, H} ||
       (bias && bias->numel() != d.dirs * 2 * G * H) || (lens && lens->numel() != d.batch) ||

@@ -263,6 +263,9 @@ void CodegenCompileTest::softmax_data() {
   QTest::newRow("middle axis") << Shape{2, 3, 4} << 1;
   QTest::newRow("negative non-last") << Shape{2, 3, 4} << -3;
   QTest::newRow("large logits") << Shape{4, 16} << 1;
+  // Lane-parallel max/sum (reduceLanes) with and without a tail.
+  QTest::newRow("lanes with tail") << Shape{3, 37} << -1;
+  QTest::newRow("long rows") << Shape{2, 1000} << 1;
 }
 
 void CodegenCompileTest::softmax() {

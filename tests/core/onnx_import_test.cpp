@@ -220,6 +220,7 @@ class OnnxImportTest : public QObject {
       QVERIFY2(m.isOk(), (c.name + ": " + m.message()).c_str());
       for (NodeId id : m->graph.nodeIds()) {
         const Node& n = m->graph.node(id);
+        QVERIFY2(n.op != "Upsample", (c.name + ": Upsample was not rewritten to Resize").c_str());
         auto it = moved.find(n.op);
         if (it == moved.end()) continue;
         ++checked;

@@ -6,6 +6,7 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QPlainTextEdit>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
@@ -50,6 +51,9 @@ class MainWindowTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // Recent files go to a throwaway settings folder, not the user's.
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
   void fuseOpsSnapshotShowsOneGroup() {
     REQUIRE_SAMPLE();
     MainWindow w;

@@ -1,0 +1,55 @@
+// `fuselens-cli export model.onnx --out DIR`: optimize the model, compile every
+// kernel ahead of time and write the .ll, .s, .o, a .so with its C header
+// (model.h) and a manifest JSON (codegen/export.h), each file atomically.
+#include <iostream>
+
+#include "app/cli/cli_common.h"
+#include "app/cli/commands.h"
+#include "codegen/export.h"
+#include "passes/pass_manager.h"
+
+namespace fuselens::cli {
+namespace {
+
+struct ExportArgs {
+  std::string model;
+  std::string out;
+  std::string name = "model";
+  std::string passes = defaultPipeline();
+  std::string tuningLog;
+  int opt = 3;
+  bool noLink = false;
+};
+
+int runExport(const ExportArgs& a) {
+  Session s;
+  if (Status st = openAndOptimize(s, a.model, a.passes); !st) return fail(st);
+  ExportOptions o;
+  o.outDir = a.out;
+  o.name = a.name;
+  o.compile.optLevel = a.opt;
+  if (!a.tuningLog.empty()) o.compile.tuningLog = a.tuningLog;
+  if (a.noLink) o.cc.clear();
+  auto r = exportModel(s.finalGraph(), o, terminalProgress(), interruptToken());
+  if (!r) return fail(r.status());
+  for (const std::string& f : r->files) std::cout << f << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void addExportCommand(CLI::App& app, int& exitCode) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Compile the model ahead of time: .ll, .s, .o, a .so with a C header, a manifest");
+  cmd->add_option("model", args->model, "ONNX model")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", args->out, "output folder (created when missing)")->required();
+  cmd->add_option("--name", args->name, "file base name and C prefix (default: model)");
+  cmd->add_option("--passes", args->passes, "pass pipeline (default: the -O2 pipeline)");
+  cmd->add_option("--tuning-log", args->tuningLog, "use schedules tuned by `fuselens-cli tune`");
+  cmd->add_option("--opt", args->opt, "LLVM optimization level 0..3 (default 3)");
+  cmd->add_flag("--no-link", args->noLink, "skip the .so (no C compiler needed)");
+  cmd->callback([args, &exitCode] { exitCode = runExport(*args); });
+}
+
+}  // namespace fuselens::cli

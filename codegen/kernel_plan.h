@@ -1,0 +1,32 @@
+// Internal to codegen: the lowered kernels of one graph, before any backend —
+// what compileGraph hands to the JIT and exportModel to the object emitter.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/compiler.h"
+#include "codegen/cpu_executor.h"
+#include "codegen/loop_ir.h"
+
+namespace fuselens {
+
+struct KernelPlan {
+  Schedule schedule;
+  std::vector<KernelInfo> infos;
+  std::vector<LoopFunc> funcs;  // one per info, scheduled
+  std::vector<Schedule> schedules;  // per kernel: `schedule`, or the tuning log's
+  std::vector<std::pair<ValueId, ValueId>> aliases;
+  std::string loopIr;
+  double lowerSeconds = 0;
+
+  std::vector<const LoopFunc*> funcPtrs() const;
+  // The executor's view of kernel i (prepacked params, scratch), given its code.
+  ExecKernel execKernel(size_t i, void (*fn)(void**)) const;
+};
+
+Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
+                                 const Progress& progress, const CancelToken& cancel);
+
+}  // namespace fuselens

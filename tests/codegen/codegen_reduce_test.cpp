@@ -1,0 +1,234 @@
+// Reductions over any axes (lane-parallel when the last axis is reduced),
+// LayerNormalization, the newer elementwise ops, and a decomposed LayerNorm
+// and a GELU MLP fused by the real pipeline, checked against the eager
+// interpreter (the independent reference) or plain loops written here.
+#include <QtTest>
+
+#include <set>
+
+#include "codegen/compiler.h"
+#include "core/eager/interpreter.h"
+#include "passes/pass_manager.h"
+#include "test_util.h"
+
+using namespace fuselens;
+using namespace fuselens::testing;
+
+Q_DECLARE_METATYPE(std::vector<int64_t>)
+
+namespace {
+
+double maxAbs(const TensorData& a, const TensorData& b) {
+  if (a.shape != b.shape) return INFINITY;
+  double w = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double d = std::fabs(a.at(i) - b.at(i));
+    if (!(d <= w)) w = std::isnan(d) ? INFINITY : d;
+  }
+  return w;
+}
+
+// Compiles g (after `pipeline`) and compares every graph output with eager.
+double againstEager(const Graph& g, const std::map<std::string, TensorData>& in,
+                    const std::string& pipeline, std::string* info) {
+  auto eager = runEager(g, in);
+  if (!eager) {
+    *info = "eager: " + eager.message();
+    return INFINITY;
+  }
+  Graph opt = g;
+  if (!pipeline.empty()) {
+    auto r = runPipeline(g, *parsePipeline(pipeline));
+    if (!r) {
+      *info = "pipeline: " + r.message();
+      return INFINITY;
+    }
+    opt = r->snapshots.back().graph;
+  }
+  auto m = compileGraph(opt, {});
+  if (!m) {
+    *info = "compile: " + m.message();
+    return INFINITY;
+  }
+  auto run = (*m)->run(in);
+  if (!run) {
+    *info = "run: " + run.message();
+    return INFINITY;
+  }
+  *info = (*m)->loopIrText();
+  double worst = 0;
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const TensorData* want = eager->find(g.outputs()[i]);
+    const auto& got = (*run)[opt.outputs()[i].index];
+    if (!want || !got) return INFINITY;
+    worst = std::max(worst, maxAbs(*got, *want));
+  }
+  return worst;
+}
+
+ValueId i64Const(Graph& g, const std::string& name, std::vector<int64_t> v) {
+  int64_t n = int64_t(v.size());
+  return g.addConstant(name, std::make_shared<const TensorData>(
+                                 TensorData::fromVector(DType::I64, {n}, v)));
+}
+
+ValueId f32Const(Graph& g, const std::string& name, float v) {
+  return g.addConstant(name, std::make_shared<const TensorData>(
+                                 TensorData::fromVector(DType::F32, {}, std::vector<float>{v})));
+}
+
+}  // namespace
+
+class CodegenReduceTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void reduce_data();
+  void reduce();
+  void layerNorm_data();
+  void layerNorm();
+  void elementwiseOps_data();
+  void elementwiseOps();
+  void decomposedLayerNormFuses();
+  void unsupportedPowIsAnError();
+};
+
+void CodegenReduceTest::reduce_data() {
+  QTest::addColumn<QString>("op");
+  QTest::addColumn<Shape>("shape");
+  QTest::addColumn<Shape>("axes");  // {}: all
+  QTest::addColumn<bool>("keep");
+  QTest::newRow("sum last, lanes + tail") << "ReduceSum" << Shape{3, 37} << Shape{-1} << true;
+  QTest::newRow("mean last, no keep") << "ReduceMean" << Shape{4, 100} << Shape{1} << false;
+  QTest::newRow("max first") << "ReduceMax" << Shape{5, 6} << Shape{0} << true;
+  QTest::newRow("min middle") << "ReduceMin" << Shape{2, 7, 3} << Shape{1} << false;
+  QTest::newRow("sum two axes incl last") << "ReduceSum" << Shape{2, 5, 40} << Shape{0, 2} << true;
+  QTest::newRow("mean all") << "ReduceMean" << Shape{3, 4, 5} << Shape{} << false;
+  QTest::newRow("max short row") << "ReduceMax" << Shape{8, 5} << Shape{-1} << true;
+}
+
+void CodegenReduceTest::reduce() {
+  QFETCH(QString, op);
+  QFETCH(Shape, shape);
+  QFETCH(Shape, axes);
+  QFETCH(bool, keep);
+  Graph g;
+  ValueId x = g.addInput("x", f32(shape));
+  std::vector<ValueId> ins = {x};
+  if (!axes.empty()) ins.push_back(i64Const(g, "axes", axes));
+  Attributes a;
+  a.set("keepdims", int64_t(keep));
+  // The output type comes from the eager side's shape inference: build, then fix.
+  Shape out;
+  std::set<int64_t> ax;
+  for (int64_t k : axes) ax.insert(k < 0 ? k + int64_t(shape.size()) : k);
+  for (size_t k = 0; k < shape.size(); ++k) {
+    bool red = axes.empty() || ax.count(int64_t(k));
+    if (!red) out.push_back(shape[k]);
+    else if (keep) out.push_back(1);
+  }
+  g.addOutput(g.node(g.addNode(op.toStdString(), ins, {{"y", f32(out)}}, a)).outputs[0]);
+  g.markAsOriginal();
+  std::string info;
+  double err = againstEager(g, {{"x", randomTensor(shape, 3)}}, "", &info);
+  QVERIFY2(err <= 1e-5, info.c_str());
+}
+
+void CodegenReduceTest::layerNorm_data() {
+  QTest::addColumn<Shape>("shape");
+  QTest::addColumn<int>("axis");
+  QTest::addColumn<bool>("bias");
+  QTest::newRow("rows of 768") << Shape{4, 768} << -1 << true;
+  QTest::newRow("odd row, no bias") << Shape{3, 37} << -1 << false;
+  QTest::newRow("axis 1 of 3-D") << Shape{2, 3, 20} << 1 << true;
+  QTest::newRow("short rows") << Shape{5, 7} << 1 << true;
+}
+
+void CodegenReduceTest::layerNorm() {
+  QFETCH(Shape, shape);
+  QFETCH(int, axis);
+  QFETCH(bool, bias);
+  Shape norm(shape.begin() + (axis < 0 ? axis + int64_t(shape.size()) : axis), shape.end());
+  Graph g;
+  ValueId x = g.addInput("x", f32(shape));
+  std::vector<ValueId> ins = {x, g.addConstant("scale", std::make_shared<const TensorData>(randomTensor(norm, 4)))};
+  if (bias) ins.push_back(g.addConstant("bias", std::make_shared<const TensorData>(randomTensor(norm, 5))));
+  Attributes a;
+  a.set("axis", int64_t(axis));
+  a.set("epsilon", 1e-5);
+  g.addOutput(g.node(g.addNode("LayerNormalization", ins, {{"y", f32(shape)}}, a)).outputs[0]);
+  g.markAsOriginal();
+  std::string info;
+  double err = againstEager(g, {{"x", randomTensor(shape, 6, -3, 5)}}, "", &info);
+  QVERIFY2(err <= 2e-5, info.c_str());
+}
+
+void CodegenReduceTest::elementwiseOps_data() {
+  QTest::addColumn<QString>("op");
+  QTest::addColumn<QString>("attr");
+  for (const char* op : {"Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Gelu", "LeakyRelu", "Max",
+                         "Min", "Pow"})
+    QTest::newRow(op) << op << "";
+  QTest::newRow("Gelu tanh") << "Gelu" << "tanh";
+  QTest::newRow("Pow 0.5") << "Pow" << "0.5";
+}
+
+void CodegenReduceTest::elementwiseOps() {
+  QFETCH(QString, op);
+  QFETCH(QString, attr);
+  Shape s{6, 53};
+  Graph g;
+  ValueId x = g.addInput("x", f32(s));
+  bool positive = op == "Sqrt" || op == "Reciprocal" || (op == "Pow" && attr == "0.5");
+  std::vector<ValueId> ins = {x};
+  if (op == "Max" || op == "Min") ins.push_back(g.addInput("z", f32({53})));
+  if (op == "Pow") ins.push_back(f32Const(g, "p", attr.isEmpty() ? 2.0f : attr.toFloat()));
+  Attributes a;
+  if (op == "Gelu" && !attr.isEmpty()) a.set("approximate", attr.toStdString());
+  if (op == "LeakyRelu") a.set("alpha", 0.2);
+  g.addOutput(g.node(g.addNode(op.toStdString(), ins, {{"y", f32(s)}}, a)).outputs[0]);
+  g.markAsOriginal();
+  std::map<std::string, TensorData> in = {{"x", randomTensor(s, 8, positive ? 0.1f : -4.f, 4.f)}};
+  if (ins.size() > 1 && (op == "Max" || op == "Min")) in["z"] = randomTensor({53}, 9, -2, 2);
+  std::string info;
+  double err = againstEager(g, in, "", &info);
+  QVERIFY2(err <= 2e-6 * (op == "Reciprocal" ? 10 : 1), (std::to_string(err) + "\n" + info).c_str());
+}
+
+// LayerNorm written out as ops (what exporters emit), fused by the pipeline.
+void CodegenReduceTest::decomposedLayerNormFuses() {
+  Shape s{8, 96};
+  Graph g;
+  ValueId x = g.addInput("x", f32(s));
+  int id = 0;
+  auto op = [&](const char* o, std::vector<ValueId> in, Shape out) {
+    return g.node(g.addNode(o, in, {{"v" + std::to_string(id++), f32(out)}}, {}, o + std::to_string(id)))
+        .outputs[0];
+  };
+  ValueId axes = i64Const(g, "axes", {-1});
+  ValueId mean = op("ReduceMean", {x, axes}, {8, 1});
+  ValueId d = op("Sub", {x, mean}, s);
+  ValueId var = op("ReduceMean", {op("Pow", {d, f32Const(g, "two", 2)}, s), axes}, {8, 1});
+  ValueId den = op("Sqrt", {op("Add", {var, f32Const(g, "eps", 1e-5f)}, {8, 1})}, {8, 1});
+  ValueId y = op("Div", {d, den}, s);
+  y = op("Mul", {y, g.addConstant("gamma", std::make_shared<const TensorData>(randomTensor({96}, 1)))}, s);
+  y = op("Add", {y, g.addConstant("beta", std::make_shared<const TensorData>(randomTensor({96}, 2)))}, s);
+  g.addOutput(op("Gelu", {y}, s));
+  g.markAsOriginal();
+  std::string info;
+  double err = againstEager(g, {{"x", randomTensor(s, 3, -2, 6)}}, defaultPipeline(), &info);
+  QVERIFY2(err <= 2e-5, info.c_str());
+}
+
+void CodegenReduceTest::unsupportedPowIsAnError() {
+  Graph g;
+  ValueId x = g.addInput("x", f32({4}));
+  g.addOutput(g.node(g.addNode("Pow", {x, f32Const(g, "p", 1.7f)}, {{"y", f32({4})}}, {}, "pw")).outputs[0]);
+  auto m = compileGraph(g, {});
+  QVERIFY(!m.isOk());
+  QCOMPARE(m.message(), std::string("node 'pw' (Pow): Pow has code generation for a constant "
+                                    "exponent in {-1, -0.5, 0, 0.5, 1, 2, 3} only"));
+}
+
+QTEST_APPLESS_MAIN(CodegenReduceTest)
+#include "codegen_reduce_test.moc"

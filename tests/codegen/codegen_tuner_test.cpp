@@ -1,0 +1,116 @@
+// The tuner: candidates respect the register file and come best-ranked; a
+// short tuning run writes a log keyed by signature and host, the log survives
+// a save/load round trip, and a compile that reads it uses the tuned tile and
+// still computes the right values. No timing is asserted.
+#include <QtTest>
+
+#include "codegen/target.h"
+#include "codegen/tuner.h"
+#include "test_util.h"
+
+using namespace fuselens;
+using namespace fuselens::testing;
+
+class CodegenTunerTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void candidatesFitRegisters();
+  void signatureNamesOpsAndConstants();
+  void tuneWritesAndReusesLog();
+  void badLogIsAnError();
+};
+
+void CodegenTunerTest::candidatesFitRegisters() {
+  Schedule base = Schedule::defaults();
+  auto c = matmulCandidates(base, 128, 3072, 768, 16, 32);
+  QVERIFY(c.size() >= 10);
+  for (const Schedule& s : c) {
+    int64_t nv = s.matmul.nr / 16;
+    QVERIFY(s.matmul.mr * nv + nv + 1 <= 32);
+    QCOMPARE(s.matmul.nr % 16, int64_t(0));
+  }
+  // AVX2-sized register file: smaller tiles only.
+  for (const Schedule& s : matmulCandidates(base, 64, 64, 64, 8, 16))
+    QVERIFY(s.matmul.mr * (s.matmul.nr / 8) + s.matmul.nr / 8 + 1 <= 16);
+  // Rows fewer than a tile never get that tile.
+  for (const Schedule& s : matmulCandidates(base, 3, 64, 64, 16, 32)) QVERIFY(s.matmul.mr <= 3);
+}
+
+void CodegenTunerTest::signatureNamesOpsAndConstants() {
+  Graph g;
+  ValueId x = g.addInput("x", f32({4, 8}));
+  ValueId w = g.addConstant("w", std::make_shared<const TensorData>(randomTensor({8, 2}, 1)));
+  Attributes a;
+  a.set("transB", int64_t(0));
+  NodeId n = g.addNode("Gemm", {x, w}, {{"y", f32({4, 2})}}, a);
+  QCOMPARE(kernelSignature(g, g.node(n)),
+           std::string("Gemm{transB=0}(f32[4,8],f32[8,2]c)->(f32[4,2])"));
+}
+
+void CodegenTunerTest::tuneWritesAndReusesLog() {
+  Graph g;
+  ValueId x = g.addInput("x", f32({40, 64}));
+  auto wt = std::make_shared<const TensorData>(randomTensor({64, 96}, 2));
+  ValueId w = g.addConstant("w", wt);
+  g.addOutput(g.node(g.addNode("MatMul", {x, w}, {{"y", f32({40, 96})}}, {}, "fc")).outputs[0]);
+
+  TuningLog log;
+  TuneOptions o;
+  o.budgetSeconds = 2;
+  o.runsPerCandidate = 2;
+  o.maxCandidatesPerKernel = 4;
+  std::vector<double> fractions;
+  auto r = tuneGraph(g, o, log, [&](double f, const std::string&) { fractions.push_back(f); });
+  QVERIFY2(r.isOk(), r.message().c_str());
+  QCOMPARE(r->size(), size_t(1));
+  QVERIFY((*r)[0].measured >= 2);
+  QVERIFY((*r)[0].bestSeconds <= (*r)[0].defaultSeconds);
+  QCOMPARE(fractions.back(), 1.0);
+  QCOMPARE(log.entries().size(), size_t(1));
+
+  // Force a recognizable tile into the log, round-trip it, and compile with it.
+  TuningEntry e = log.entries()[0];
+  e.schedule.matmul.mr = 5;
+  e.schedule.matmul.nr = 2 * hostTarget().vectorLanes();
+  e.schedule.matmul.minWork = 0;
+  log.put(e);
+  QCOMPARE(log.entries().size(), size_t(1));
+  QTemporaryDir dir;
+  std::string path = dir.path().toStdString() + "/tune.json";
+  QVERIFY(log.save(path).isOk());
+  auto back = TuningLog::load(path);
+  QVERIFY(back.isOk());
+  QVERIFY(back->find(hostTarget().key(), kernelSignature(g, g.node(g.nodeIds()[0]))) ==
+          std::optional<Schedule>(e.schedule));
+
+  CompileOptions co;
+  co.tuningLog = path;
+  auto m = compileGraph(g, co);
+  QVERIFY2(m.isOk(), m.message().c_str());
+  std::string tile = "[" + std::to_string(5 * e.schedule.matmul.nr) + "];  // local";
+  QVERIFY2((*m)->loopIrText().find(tile) != std::string::npos, (*m)->loopIrText().c_str());
+  TensorData xt = randomTensor({40, 64}, 3);
+  auto out = (*m)->run({{"x", xt}});
+  QVERIFY(out.isOk());
+  Shape os;
+  auto want = refMatMul(values(xt), {40, 64}, values(*wt), {64, 96}, &os);
+  auto got = values(*(*out)[g.outputs()[0].index]);
+  for (size_t i = 0; i < want.size(); ++i) QVERIFY(std::fabs(got[i] - want[i]) <= 1e-4f);
+}
+
+void CodegenTunerTest::badLogIsAnError() {
+  QTemporaryDir dir;
+  std::string path = dir.path().toStdString() + "/bad.json";
+  QFile f(QString::fromStdString(path));
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write("[1, 2]");
+  f.close();
+  auto l = TuningLog::load(path);
+  QVERIFY(!l.isOk());
+  QVERIFY(l.message().find("not a FuseLens tuning log") != std::string::npos);
+  QVERIFY(TuningLog::load(path + ".missing").isOk());  // no file yet: empty log
+}
+
+QTEST_APPLESS_MAIN(CodegenTunerTest)
+#include "codegen_tuner_test.moc"

@@ -1,0 +1,116 @@
+// CompareModel: report rows as table cells.
+#include "viewer/compare_model.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QFont>
+
+#include "core/session/session.h"
+#include "viewer/compare_summary.h"
+
+namespace fuselens::viewer {
+namespace {
+
+QString number(double v) { return QString::number(v, 'g', 3); }
+
+}  // namespace
+
+CompareModel::CompareModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void CompareModel::setSession(const Session* session) {
+  beginResetModel();
+  session_ = session;
+  endResetModel();
+}
+
+const CompareRow* CompareModel::rowAt(int row) const {
+  if (!session_ || !session_->lastReport()) return nullptr;
+  const auto& rows = session_->lastReport()->rows;
+  if (row < 0 || row >= static_cast<int>(rows.size())) return nullptr;
+  return &rows[static_cast<size_t>(row)];
+}
+
+int CompareModel::firstDivergentRow() const {
+  if (!session_ || !session_->lastReport()) return -1;
+  const CompareReport& report = *session_->lastReport();
+  const CompareRow* first = report.firstDivergent();
+  return first ? static_cast<int>(first - report.rows.data()) : -1;
+}
+
+int CompareModel::rowCount(const QModelIndex& parent) const {
+  if (parent.isValid() || !session_ || !session_->lastReport()) return 0;
+  return static_cast<int>(session_->lastReport()->rows.size());
+}
+
+int CompareModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+QString CompareModel::statusText(const CompareRow& row) {
+  const TensorMetrics& m = row.metrics;
+  if (!m.shapeMatch) return tr("shape mismatch");
+  if (m.nanMismatch > 0) return tr("%1 NaN/Inf mismatches").arg(m.nanMismatch);
+  if (m.outOfTolerance > 0) return tr("%1/%2 out of tolerance").arg(m.outOfTolerance).arg(m.count);
+  return tr("ok");
+}
+
+QVariant CompareModel::display(const CompareRow& row, int column) const {
+  const TensorMetrics& m = row.metrics;
+  switch (column) {
+    case TensorColumn: return QString::fromStdString(row.name);
+    case KernelColumn: return QString::fromStdString(kernelName(row, session_->finalGraph()));
+    case MaxAbsColumn: return number(m.maxAbs);
+    case MaxRelColumn: return number(m.maxRel);
+    case RmseColumn: return number(m.rmse);
+    case CosineColumn: return QString::number(m.cosine, 'g', 6);
+    case StatusColumn: return statusText(row);
+  }
+  return {};
+}
+
+QVariant CompareModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+    return {};
+  const CompareRow* row = rowAt(index.row());
+  if (!row) return {};
+  const bool within = row->metrics.withinTolerance();
+  const bool first = index.row() == firstDivergentRow();
+  switch (role) {
+    case Qt::DisplayRole: return display(*row, index.column());
+    case Qt::TextAlignmentRole:
+      if (index.column() >= MaxAbsColumn && index.column() <= CosineColumn)
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+      return {};
+    case Qt::ForegroundRole: return within ? QVariant() : QBrush(QColor(170, 30, 30));
+    case Qt::BackgroundRole: return first ? QBrush(QColor(254, 215, 215)) : QVariant();
+    case Qt::FontRole:
+      if (!first) return {};
+      {
+        QFont bold;
+        bold.setBold(true);
+        return bold;
+      }
+    case Qt::ToolTipRole:
+      return first ? tr("The first tensor out of tolerance, in topological order") : QVariant();
+    case ValueNameRole: return QString::fromStdString(row->name);
+    case WithinToleranceRole: return within;
+    case FirstDivergentRole: return first;
+  }
+  return {};
+}
+
+QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case TensorColumn: return tr("Tensor");
+    case KernelColumn: return tr("Kernel");
+    case MaxAbsColumn: return tr("Max abs");
+    case MaxRelColumn: return tr("Max rel");
+    case RmseColumn: return tr("RMSE");
+    case CosineColumn: return tr("Cosine");
+    case StatusColumn: return tr("Status");
+  }
+  return {};
+}
+
+}  // namespace fuselens::viewer

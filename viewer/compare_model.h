@@ -1,0 +1,54 @@
+// The compare dock's model: one row per tensor of the session's last compare
+// report (tensor, producing kernel, max abs, max rel, RMSE, cosine, status), in
+// topological order, the first divergent row marked. It reads the Session it
+// is given and keeps no copy.
+#pragma once
+
+#include <QAbstractTableModel>
+
+namespace fuselens {
+class Session;
+struct CompareRow;
+}  // namespace fuselens
+
+namespace fuselens::viewer {
+
+class CompareModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Column {
+    TensorColumn,
+    KernelColumn,
+    MaxAbsColumn,
+    MaxRelColumn,
+    RmseColumn,
+    CosineColumn,
+    StatusColumn,
+    ColumnCount
+  };
+  enum Role { ValueNameRole = Qt::UserRole + 1, WithinToleranceRole, FirstDivergentRole };
+
+  explicit CompareModel(QObject* parent = nullptr);
+  // nullptr detaches (while a worker writes a new report).
+  void setSession(const Session* session);
+  // The first row out of tolerance, or -1.
+  int firstDivergentRow() const;
+
+  int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+  int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+  // "ok", "3/64 out of tolerance", "shape mismatch", "2 NaN/Inf mismatches".
+  static QString statusText(const CompareRow& row);
+
+ private:
+  const CompareRow* rowAt(int row) const;
+  QVariant display(const CompareRow& row, int column) const;
+
+  const Session* session_ = nullptr;
+};
+
+}  // namespace fuselens::viewer

@@ -1,0 +1,44 @@
+// The compare dock's widget: the last compare report as a table (see
+// CompareModel) under a one-line summary, the first divergent tensor marked
+// and scrolled to. Picking a row names the tensor, so the graph can select
+// the node that produced it.
+#pragma once
+
+#include <QWidget>
+
+class QLabel;
+class QTableView;
+
+namespace fuselens {
+class Session;
+}
+
+namespace fuselens::viewer {
+
+class CompareModel;
+
+class ComparePanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ComparePanel(QWidget* parent = nullptr);
+  // Shows `session`'s last report; nullptr detaches (while a compare runs).
+  void setSession(const Session* session);
+  void setStatusText(const QString& text);  // "compare: running...", shown when no report
+
+  CompareModel* compareModel() const { return model_; }
+  QTableView* table() const { return table_; }
+  QString summary() const;
+
+ signals:
+  void tensorPicked(const QString& valueName);
+
+ private:
+  void onCurrentRowChanged();
+
+  CompareModel* model_;
+  QLabel* summary_;
+  QTableView* table_;
+};
+
+}  // namespace fuselens::viewer

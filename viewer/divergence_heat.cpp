@@ -1,0 +1,41 @@
+// Report rows -> per-value heat on the overlay's log scale.
+#include "viewer/divergence_heat.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/session/session.h"
+
+namespace fuselens::viewer {
+namespace {
+
+constexpr double kOutOfToleranceFloor = 0.6;
+
+}  // namespace
+
+std::map<std::string, ValueHeat> heatByValue(const CompareReport& report) {
+  std::map<std::string, ValueHeat> out;
+  for (const CompareRow& row : report.rows) {
+    ValueHeat h;
+    h.maxRel = row.metrics.maxRel;
+    h.maxAbs = row.metrics.maxAbs;
+    h.within = row.metrics.withinTolerance();
+    if (!row.metrics.shapeMatch || row.metrics.nanMismatch > 0) h.maxRel = INFINITY;
+    out[row.name] = h;
+  }
+  return out;
+}
+
+double heatFraction(double maxRel) {
+  if (std::isnan(maxRel)) return 1;
+  if (maxRel <= kHeatLow) return 0;
+  const double lo = std::log10(kHeatLow), hi = std::log10(kHeatHigh);
+  return std::clamp((std::log10(maxRel) - lo) / (hi - lo), 0.0, 1.0);
+}
+
+double heatFraction(const ValueHeat& heat) {
+  const double f = heatFraction(heat.maxRel);
+  return heat.within ? f : std::max(f, kOutOfToleranceFloor);
+}
+
+}  // namespace fuselens::viewer

@@ -1,0 +1,54 @@
+// Name-keyed matching of fusion decisions to layout edges.
+#include "viewer/edge_decisions.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "passes/pass_manager.h"
+
+namespace fuselens::viewer {
+namespace {
+
+using NamePair = std::pair<std::string, std::string>;
+
+}  // namespace
+
+std::vector<FusionDecision> decisionsUpTo(const std::vector<Snapshot>& snapshots, int row) {
+  std::vector<FusionDecision> out;
+  std::map<NamePair, size_t> index;  // where each edge's decision sits in `out`
+  const int last = std::min(row, static_cast<int>(snapshots.size()) - 1);
+  for (int i = 1; i <= last; ++i) {
+    for (const FusionDecision& d : snapshots[static_cast<size_t>(i)].record.decisions) {
+      auto [it, fresh] = index.emplace(NamePair{d.producerName, d.consumerName}, out.size());
+      if (fresh)
+        out.push_back(d);
+      else
+        out[it->second] = d;
+    }
+  }
+  return out;
+}
+
+std::vector<int> matchEdgeDecisions(const GraphLayout& layout,
+                                    const std::vector<FusionDecision>& decisions) {
+  std::map<NamePair, int> byNames;
+  for (size_t i = 0; i < decisions.size(); ++i) {
+    const FusionDecision& d = decisions[i];
+    if (!d.producerName.empty() && !d.consumerName.empty())
+      byNames[{d.producerName, d.consumerName}] = static_cast<int>(i);
+  }
+  std::vector<int> out(layout.edges.size(), -1);
+  for (size_t i = 0; i < layout.edges.size(); ++i) {
+    const LayoutEdge& e = layout.edges[i];
+    const LayoutNode& from = layout.nodes[static_cast<size_t>(e.from)];
+    const LayoutNode& to = layout.nodes[static_cast<size_t>(e.to)];
+    if (from.kind != LayoutNodeKind::Op || to.kind != LayoutNodeKind::Op) continue;
+    auto it = byNames.find({from.name, to.name});
+    if (it != byNames.end()) out[i] = it->second;
+  }
+  return out;
+}
+
+}  // namespace fuselens::viewer

@@ -1,0 +1,27 @@
+// Which fusion decision belongs to which drawn edge. Node ids change when a
+// pass outlines a group, but every pass keeps node names (a fused body holds
+// its members under their own names), so decisions are matched to the
+// layout's op-to-op edges by (producerName, consumerName). Qt-free.
+#pragma once
+
+#include <vector>
+
+#include "passes/fusion_decision.h"
+#include "viewer/graph_layout.h"
+
+namespace fuselens {
+struct Snapshot;
+}
+
+namespace fuselens::viewer {
+
+// The decisions in effect in snapshot `row`: those made by passes 1..row. An
+// edge decided twice (fuse-patterns, then fuse-ops) keeps the later decision.
+std::vector<FusionDecision> decisionsUpTo(const std::vector<Snapshot>& snapshots, int row);
+
+// For each edge of `layout`, the index into `decisions` of the decision about
+// it, or -1 (edges from graph inputs, edges no fusion pass considered).
+std::vector<int> matchEdgeDecisions(const GraphLayout& layout,
+                                    const std::vector<FusionDecision>& decisions);
+
+}  // namespace fuselens::viewer

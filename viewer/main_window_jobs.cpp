@@ -1,0 +1,286 @@
+// MainWindow's worker jobs: open a model or a saved session, optimize,
+// compare, save. Each runs on a QtConcurrent thread with a Progress sink and
+// the window's cancel token; its result comes back through onJobDone.
+#include <QAction>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QStatusBar>
+#include <QToolButton>
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+
+#include "core/ir/printer.h"
+#include "core/session/session.h"
+#include "viewer/compare_panel.h"
+#include "viewer/compare_summary.h"
+#include "viewer/divergence_heat.h"
+#include "viewer/fusion_inspector.h"
+#include "viewer/graph_view.h"
+#include "viewer/main_window.h"
+#include "viewer/pass_list.h"
+
+namespace fuselens::viewer {
+namespace {
+
+constexpr int kWarningMs = 15000;
+const char* const kSessionSuffix = ".fuselens.json";
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+QString sessionFilter() {
+  return QObject::tr("FuseLens sessions (*.fuselens.json);;All files (*)");
+}
+
+}  // namespace
+
+void MainWindow::openWithDialog() {
+  const QString dir = session_ ? QFileInfo(qs(session_->modelPath())).absolutePath() : QString();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), dir,
+                                                    tr("ONNX models (*.onnx);;All files (*)"));
+  if (!path.isEmpty()) openFile(path);
+}
+
+void MainWindow::openSessionWithDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), {}, sessionFilter());
+  if (!path.isEmpty()) openSession(path);
+}
+
+void MainWindow::saveSessionWithDialog() {
+  if (!session_) {
+    showError(tr("Open a model before saving a session."));
+    return;
+  }
+  const QFileInfo model(qs(session_->modelPath()));
+  const QString suggested = model.absolutePath() + "/" + model.completeBaseName() + kSessionSuffix;
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Save session"), suggested, sessionFilter());
+  if (!path.isEmpty()) saveSession(path);
+}
+
+void MainWindow::openFile(const QString& path) {
+  if (isBusy()) {
+    showError(tr("Wait for the current run to finish, or cancel it, before opening %1.")
+                  .arg(QFileInfo(path).fileName()));
+    return;
+  }
+  if (!QFileInfo(path).isFile()) {
+    showError(tr("%1: no such file.").arg(path));
+    return;
+  }
+  const std::string file = path.toStdString(), pipe = pipeline().toStdString();
+  Progress progress = progressSink();
+  CancelToken cancel = cancel_;
+  start(Job::Open, [file, pipe, progress, cancel] {
+    JobResult r;
+    auto s = std::make_shared<Session>();
+    r.status = s->open(file, progress, cancel);
+    if (!r.status) return r;
+    r.session = s;
+    r.status = s->optimize(pipe, progress, cancel);
+    return r;
+  });
+}
+
+void MainWindow::openSession(const QString& path) {
+  if (isBusy()) {
+    showError(tr("Wait for the current run to finish, or cancel it, before opening %1.")
+                  .arg(QFileInfo(path).fileName()));
+    return;
+  }
+  const std::string file = path.toStdString();
+  Progress progress = progressSink();
+  CancelToken cancel = cancel_;
+  start(Job::Open, [file, progress, cancel] {
+    JobResult r;
+    r.path = file;
+    auto s = std::make_shared<Session>();
+    auto warnings = s->restore(file, progress, cancel);
+    r.status = warnings.status();
+    if (warnings) r.warnings = *warnings;
+    // The model may have opened even if its pipeline then failed: show it.
+    if (s->isOpen()) r.session = s;
+    return r;
+  });
+}
+
+void MainWindow::saveSession(const QString& path) {
+  if (isBusy() || !session_) {
+    showError(isBusy() ? tr("Wait for the current run to finish before saving the session.")
+                       : tr("Open a model before saving a session."));
+    return;
+  }
+  QString file = path;
+  if (!file.endsWith(kSessionSuffix, Qt::CaseInsensitive)) {
+    if (file.endsWith(".json", Qt::CaseInsensitive)) file.chop(5);
+    file += kSessionSuffix;
+  }
+  std::shared_ptr<const Session> s = session_;
+  start(Job::Save, [s, f = file.toStdString()] {
+    JobResult r;
+    r.path = f;
+    r.status = s->save(f);
+    return r;
+  });
+}
+
+void MainWindow::runPipeline() {
+  if (isBusy()) return;
+  if (!session_) {
+    openWithDialog();
+    return;
+  }
+  detachViews();  // the worker rewrites the snapshots and drops the report
+  std::shared_ptr<Session> s = session_;
+  const std::string pipe = pipeline().toStdString();
+  Progress progress = progressSink();
+  CancelToken cancel = cancel_;
+  start(Job::Optimize, [s, pipe, progress, cancel] {
+    JobResult r;
+    r.status = s->optimize(pipe, progress, cancel);
+    return r;
+  });
+}
+
+void MainWindow::startCompare() {
+  std::shared_ptr<Session> s = session_;
+  Progress progress = progressSink();
+  CancelToken cancel = cancel_;
+  compareLabel_->setText(tr("compare: running..."));
+  comparePanel_->setSession(nullptr);  // the worker writes the report
+  comparePanel_->setStatusText(compareLabel_->text());
+  start(Job::Compare, [s, progress, cancel] {
+    JobResult r;
+    auto inputs = s->randomInputs(s->seed);
+    if (!inputs) {
+      r.status = inputs.status();
+      return r;
+    }
+    auto report = s->compare(*inputs, s->tolerance, progress, cancel);
+    if (!report) {
+      r.status = report.status();
+      return r;
+    }
+    r.summary = compareSummary(*report, s->finalGraph());
+    return r;
+  });
+}
+
+void MainWindow::start(Job job, std::function<JobResult()> work) {
+  job_ = job;
+  cancel_.reset();
+  for (QAction* act : {openAct_, openSessionAct_, saveSessionAct_, runAct_}) act->setEnabled(false);
+  progress_->setValue(0);
+  progress_->show();
+  stageLabel_->setText(job == Job::Save ? tr("saving...") : QString());
+  stageLabel_->show();
+  cancelButton_->setVisible(job != Job::Save);
+  watcher_->setFuture(QtConcurrent::run(std::move(work)));
+}
+
+Progress MainWindow::progressSink() {
+  // Called on the worker thread; the window outlives the job (see ~MainWindow).
+  return [this](double fraction, const std::string& stage) {
+    QMetaObject::invokeMethod(
+        this, [this, fraction, s = qs(stage)] { onProgress(fraction, s); }, Qt::QueuedConnection);
+  };
+}
+
+void MainWindow::onProgress(double fraction, const QString& stage) {
+  if (!isBusy()) return;
+  progress_->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
+  stageLabel_->setText(stage);
+}
+
+void MainWindow::onJobDone() {
+  const Job job = job_;
+  const JobResult r = watcher_->result();
+  setIdle();
+  switch (job) {
+    case Job::Open: finishOpen(r); break;
+    case Job::Optimize: finishOptimize(r); break;
+    case Job::Compare: finishCompare(r); break;
+    case Job::Save: finishSave(r); break;
+    case Job::None: break;
+  }
+  if (!isBusy()) emit jobsFinished();
+}
+
+void MainWindow::setIdle() {
+  job_ = Job::None;
+  for (QAction* act : {openAct_, openSessionAct_, runAct_}) act->setEnabled(true);
+  saveSessionAct_->setEnabled(session_ != nullptr);
+  progress_->hide();
+  stageLabel_->hide();
+  cancelButton_->hide();
+}
+
+void MainWindow::finishOpen(const JobResult& r) {
+  if (!r.session) {  // the import failed: keep what was open before
+    if (!cancel_.cancelled()) showError(qs(r.status.message()));
+    return;
+  }
+  detachViews();
+  session_ = r.session;
+  saveSessionAct_->setEnabled(true);
+  const QString path = qs(session_->modelPath());
+  setWindowTitle(tr("FuseLens \u2014 %1").arg(QFileInfo(path).fileName()));
+  compareLabel_->clear();
+  if (!session_->pipeline().empty()) setPipeline(qs(session_->pipeline()));
+  addRecentFile(r.path.empty() ? path : qs(r.path));
+  emit modelOpened(path);
+  if (!r.warnings.empty()) {
+    QStringList lines;
+    for (const Diagnostic& d : r.warnings) lines << qs(d.str());
+    statusBar()->showMessage(tr("Session restored with warnings: %1").arg(lines.join("; ")),
+                             kWarningMs);
+  }
+  finishOptimize(r);
+}
+
+void MainWindow::finishOptimize(const JobResult& r) {
+  passList_->setSession(session_.get());
+  inspector_->setSession(session_.get());
+  if (!r.status) {
+    compareLabel_->setText(cancel_.cancelled() ? tr("pipeline cancelled") : tr("pipeline failed"));
+    shown_ = &session_->original();
+    graphView_->showGraph(*shown_);
+    irPane_->setPlainText(qs(printGraph(*shown_)));
+    if (!cancel_.cancelled()) showError(qs(r.status.message()));
+    return;
+  }
+  emit pipelineFinished();
+  if (passList_->currentSnapshot() < 0) selectSnapshot(-1);
+  startCompare();
+}
+
+void MainWindow::finishCompare(const JobResult& r) {
+  if (!r.status) {
+    compareLabel_->setText(cancel_.cancelled()
+                               ? tr("compare: cancelled")
+                               : tr("compare: failed (%1)").arg(qs(r.status.message())));
+    comparePanel_->setStatusText(compareLabel_->text());
+    if (!cancel_.cancelled()) showError(qs(r.status.message()));
+    return;
+  }
+  compareLabel_->setText(qs(r.summary));
+  comparePanel_->setSession(session_.get());
+  if (session_->lastReport()) graphView_->setHeat(heatByValue(*session_->lastReport()));
+  emit compareFinished(compareLabel_->text());
+}
+
+void MainWindow::finishSave(const JobResult& r) {
+  if (!r.status) {
+    showError(tr("Could not save the session: %1").arg(qs(r.status.message())));
+    return;
+  }
+  const QString path = qs(r.path);
+  addRecentFile(path);
+  statusBar()->showMessage(tr("Saved session to %1").arg(path), kWarningMs);
+  emit sessionSaved(path);
+}
+
+}  // namespace fuselens::viewer
