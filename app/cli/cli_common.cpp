@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "core/io/npy.h"
@@ -36,11 +37,40 @@ Progress terminalProgress() {
   };
 }
 
-Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline) {
+namespace {
+
+// --dim name=value, each name once, value a non-negative integer.
+Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string>& args) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& arg : args) {
+    size_t eq = arg.find('=');
+    char* end = nullptr;
+    long long v = eq == std::string::npos || eq == 0 ? -1 : std::strtoll(arg.c_str() + eq + 1, &end, 10);
+    bool ok = v >= 0 && end && *end == '\0' && end != arg.c_str() + eq + 1;
+    if (!ok || !dims.emplace(arg.substr(0, eq), v).second)
+      return Status::error("expected name=value with a non-negative integer, each name once", "--dim " + arg);
+  }
+  return dims;
+}
+
+}  // namespace
+
+Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
+                       const std::vector<std::string>& dimArgs) {
+  auto dims = parseDims(dimArgs);
+  if (!dims) return dims.status();
   FL_RETURN_IF_ERROR(session.open(model, terminalProgress(), interruptToken()));
   for (const Diagnostic& d : session.model().diagnostics)
     if (d.severity != Severity::Note) std::cerr << "warning: " << d.str() << "\n";
+  if (!dims->empty()) FL_RETURN_IF_ERROR(session.bindDims(*dims));
   return session.optimize(pipeline, terminalProgress(), interruptToken());
+}
+
+void addInputOptions(CLI::App* cmd, InputArgs& in) {
+  cmd->add_option("--input", in.inputs, "An input tensor: name=file.npy (repeatable)");
+  cmd->add_flag("--random-inputs", in.random, "Seeded random values for inputs not given with --input");
+  cmd->add_option("--seed", in.seed, "Seed of --random-inputs")->capture_default_str();
+  cmd->add_option("--dim", in.dims, "Bind a symbolic dim of the model: name=value (repeatable)");
 }
 
 Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args) {

@@ -27,20 +27,23 @@ Progress terminalProgress();
 // Cancelled by SIGINT (Ctrl-C); the work stops at its next check.
 const CancelToken& interruptToken();
 
-Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline);
-
 struct InputArgs {
   std::vector<std::string> inputs;  // name=file.npy
   bool random = false;
   uint64_t seed = 0;
+  std::vector<std::string> dims;  // name=value, binding symbolic dims
 };
+
+// Opens the model, binds --dim values, and runs the pipeline.
+Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
+                       const std::vector<std::string>& dims = {});
 // Explicit inputs from .npy files; seeded random tensors for the rest when
 // `random` is set (or when no input was given at all).
 Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args);
 
 std::string formatDouble(double v);  // "2.4e-07", compact for tables
 
-// --input, --random-inputs and --seed on a subcommand.
+// --input, --random-inputs, --seed and --dim on a subcommand.
 void addInputOptions(CLI::App* cmd, InputArgs& in);
 
 }  // namespace fuselens::cli

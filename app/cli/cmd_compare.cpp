@@ -62,7 +62,7 @@ void printTable(const CompareReport& rep, const Session& s) {
 
 int runCompare(const CompareArgs& a) {
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.passes); !s) return fail(s);
+  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims); !s) return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
   auto rep = session.compare(*inputs, Tolerance{a.atol, a.rtol}, terminalProgress(), interruptToken());

@@ -17,7 +17,6 @@ struct RunArgs {
   std::string engine = "eager";
   std::string passes = defaultPipeline();
   InputArgs inputs;
-  std::vector<std::string> dims;  // name=value, binding symbolic dims
   std::string outputDir = ".";
   bool json = false;
 };
@@ -49,90 +48,11 @@ Expected<std::map<std::string, TensorData>> runEngine(Session& s, const RunArgs&
   return outputs;
 }
 
-// --dim name=value, each symbol once, value a non-negative integer.
-Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string>& args) {
-  std::map<std::string, int64_t> dims;
-  for (const std::string& arg : args) {
-    size_t eq = arg.find('=');
-    int64_t v = -1;
-    try {
-      size_t used = 0;
-      if (eq != std::string::npos && eq > 0) v = std::stoll(arg.substr(eq + 1), &used);
-      if (used != arg.size() - eq - 1) v = -1;
-    } catch (...) {
-      v = -1;
-    }
-    if (v < 0 || !dims.emplace(arg.substr(0, eq), v).second)
-      return Status::error("expected name=value with a non-negative integer, each name once",
-                           "--dim " + arg);
-  }
-  return dims;
-}
-
-// The input's type with its symbolic dims bound by --dim.
-Expected<TensorType> bindDims(const Value& v, const std::map<std::string, int64_t>& dims) {
-  TensorType t = v.type;
-  if (!t.rankKnown)
-    return Status::error("has no known rank; give it with --input", "input '" + v.name + "'");
-  for (size_t k = 0; k < t.rank(); ++k) {
-    Dim& d = t.shape[k];
-    if (d.isStatic()) continue;
-    if (d.symbol.empty())
-      return Status::error("dim " + std::to_string(k) + " of " + v.type.str() +
-                               " has no name to bind with --dim; give the input with --input",
-                           "input '" + v.name + "'");
-    auto it = dims.find(d.symbol);
-    if (it == dims.end())
-      return Status::error("dim " + std::to_string(k) + " of " + v.type.str() +
-                               " is symbolic; bind it with --dim " + d.symbol + "=N",
-                           "input '" + v.name + "'");
-    d = Dim::fixed(it->second);
-  }
-  return t;
-}
-
-// Explicit inputs, then seeded random tensors for the rest (as loadInputs,
-// seed + input index), with symbolic dims bound; explicit inputs must agree
-// with the bound dims.
-Expected<std::map<std::string, TensorData>> inputsWithDims(const Session& s, const RunArgs& a,
-                                                           const std::map<std::string, int64_t>& dims) {
-  std::map<std::string, TensorData> inputs;
-  if (!a.inputs.inputs.empty()) {
-    InputArgs explicitOnly = a.inputs;
-    explicitOnly.random = false;
-    auto given = loadInputs(s, explicitOnly);
-    if (!given) return given.status();
-    inputs = std::move(*given);
-  }
-  const Graph& g = s.original();
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    const Value& v = g.value(g.inputs()[i]);
-    if (auto it = inputs.find(v.name); it != inputs.end()) {
-      for (size_t k = 0; v.type.rankKnown && k < v.type.rank() && k < it->second.rank(); ++k) {
-        auto d = dims.find(v.type.shape[k].symbol);
-        if (d != dims.end() && d->second != it->second.shape[k])
-          return Status::error("dim " + std::to_string(k) + " is " + std::to_string(it->second.shape[k]) +
-                                   " but --dim " + d->first + "=" + std::to_string(d->second),
-                               "input '" + v.name + "'");
-      }
-      continue;
-    }
-    if (!a.inputs.random && !a.inputs.inputs.empty()) continue;  // the interpreter names it
-    auto t = bindDims(v, dims);
-    if (!t) return t.status();
-    auto data = randomTensor(*t, a.inputs.seed + i);
-    if (!data) return Status::error(data.message(), "input '" + v.name + "'");
-    inputs[v.name] = std::move(*data);
-  }
-  return inputs;
-}
-
 int runRun(const RunArgs& a) {
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : ""); !s) return fail(s);
-  auto dims = parseDims(a.dims);
-  if (!dims) return fail(dims.status());
-  auto inputs = dims->empty() ? loadInputs(session, a.inputs) : inputsWithDims(session, a, *dims);
+  if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : "", a.inputs.dims); !s)
+    return fail(s);
+  auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
   auto outputs = runEngine(session, a, *inputs);
   if (!outputs) return fail(outputs.status());
@@ -151,12 +71,6 @@ int runRun(const RunArgs& a) {
 
 }  // namespace
 
-void addInputOptions(CLI::App* cmd, InputArgs& in) {
-  cmd->add_option("--input", in.inputs, "An input tensor: name=file.npy (repeatable)");
-  cmd->add_flag("--random-inputs", in.random, "Seeded random values for inputs not given with --input");
-  cmd->add_option("--seed", in.seed, "Seed of --random-inputs")->capture_default_str();
-}
-
 void addRunCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Run a model eagerly or compiled; write outputs as .npy");
@@ -166,9 +80,6 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--passes", args->passes, "Pipeline for --engine cpu")->capture_default_str();
   addInputOptions(cmd, args->inputs);
-  cmd->add_option("--dim", args->dims,
-                  "Bind a symbolic dim: name=value (repeatable; used by --random-inputs and checked "
-                  "against --input tensors)");
   cmd->add_option("--output-dir", args->outputDir, "Where <output name>.npy files go")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print a JSON report");
   cmd->callback([args, &exitCode] { exitCode = runRun(*args); });

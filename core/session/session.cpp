@@ -7,6 +7,7 @@
 
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
+#include "core/ops/registry.h"
 #include "core/session/session_file.h"
 
 namespace fuselens {
@@ -59,6 +60,32 @@ Status Session::open(const std::string& modelPath, const Progress& progress, con
   return Status::ok();
 }
 
+Status Session::bindDims(const std::map<std::string, int64_t>& dims) {
+  if (!model_) return Status::error("no model is open");
+  Graph& g = model_->graph;
+  std::set<std::string> symbols;
+  for (ValueId v : g.valueIds())
+    for (const Dim& d : g.value(v).type.shape)
+      if (!d.symbol.empty()) symbols.insert(d.symbol);
+  for (const auto& [name, value] : dims) {
+    if (symbols.count(name)) continue;
+    std::string known;
+    for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
+    return Status::error("the model has no symbolic dim named '" + name + "'" +
+                             (known.empty() ? " (all its dims are static)" : " (it has: " + known + ")"),
+                         "--dim " + name);
+  }
+  for (ValueId v : g.valueIds())
+    for (Dim& d : g.mutableValue(v).type.shape)
+      if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end()) d = Dim::fixed(it->second);
+  FL_RETURN_IF_ERROR(inferGraphTypes(g));
+  snapshots_.clear();
+  decisions_.clear();
+  compiled_.reset();
+  report_.reset();
+  return Status::ok();
+}
+
 const Graph& Session::finalGraph() const {
   return snapshots_.empty() ? model_->graph : snapshots_.back().graph;
 }
@@ -91,6 +118,12 @@ Expected<std::map<std::string, TensorData>> Session::randomInputs(uint64_t seed)
   const Graph& g = model_->graph;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
+    for (const Dim& d : v.type.shape)
+      if (!d.isStatic())
+        return Status::error("has the dynamic dim '" + d.str() + "' in " + v.type.str() +
+                                 (d.symbol.empty() ? "; give this input as a tensor"
+                                                   : "; bind it to a number (--dim " + d.symbol + "=N)"),
+                             "input '" + v.name + "'");
     auto t = randomTensor(v.type, seed + i);
     if (!t) return Status::error(t.message(), "input '" + v.name + "'");
     inputs[v.name] = std::move(*t);

@@ -50,6 +50,12 @@ class Session {
   const ImportedModel& model() const { return *model_; }
   const Graph& original() const { return model_->graph; }
 
+  // Replaces symbolic dims by numbers in the original graph (every value, not
+  // only inputs) and re-infers types, so a model with dynamic dims can be
+  // compiled and given random inputs. Drops later results. A name the graph
+  // does not use is an error naming the ones it does.
+  Status bindDims(const std::map<std::string, int64_t>& dims);
+
   // Runs the pipeline on the original graph; replaces snapshots and drops any
   // compiled module and report.
   Status optimize(const std::string& pipeline, const Progress& progress = {},

@@ -113,6 +113,19 @@ class CliTest : public QObject {
     for (int64_t i = 0; i < a->numel(); ++i) QVERIFY(std::abs(a->at(i) - b->at(i)) < 1e-4);
   }
 
+  void compareBindsSymbolicDims() {
+    const QString model = "tests/fixtures/dyn_batch/model.onnx";
+    Result unbound = cli({"compare", model});
+    QCOMPARE(unbound.code, 2);
+    QVERIFY2(unbound.err.contains("--dim batch=N"), qPrintable(unbound.err));
+    Result bound = cli({"compare", model, "--dim", "batch=5"});
+    QVERIFY2(bound.code == 0, qPrintable(bound.out + bound.err));
+    QVERIFY(bound.out.contains("PASS:"));
+    Result wrong = cli({"compare", model, "--dim", "seq=5"});
+    QCOMPARE(wrong.code, 2);
+    QVERIFY2(wrong.err.contains("no symbolic dim named 'seq' (it has: batch)"), qPrintable(wrong.err));
+  }
+
   void compileEmitsEveryForm() {
     for (const char* form : {"ir", "loops", "llvm"}) {
       Result r = cli({"compile", kSample, "--emit", form});

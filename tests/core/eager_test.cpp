@@ -259,7 +259,7 @@ class EagerTest : public QObject {
     QString input = QString::fromStdString((fixturesDir() / "dyn_batch" / "input_x.npy").string());
     cli({"run", model, "--input", "x=" + input, "--dim", "batch=4", "--output-dir", out.path()}, code, err);
     QCOMPARE(code, 2);
-    QVERIFY2(err.contains("input 'x': dim 0 is 3 but --dim batch=4"), qPrintable(err));
+    QVERIFY2(err.contains("input 'x': has shape [3,8] but the model expects f32[4,8]"), qPrintable(err));
     cli({"run", model, "--dim", "batch", "--output-dir", out.path()}, code, err);
     QCOMPARE(code, 2);
     QVERIFY2(err.contains("--dim batch: expected name=value"), qPrintable(err));
