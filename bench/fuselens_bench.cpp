@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "codegen/compiler.h"
+#include "codegen/runtime.h"
 #include "codegen/target.h"
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
@@ -88,7 +89,8 @@ nlohmann::json gJson = nlohmann::json::object();
 void addRow(Row r) {
   double ratio = r.reference > 0 ? r.value / r.reference : 0;
   std::printf("%-44s %10.2f %-8s %-22s %7s %s\n", r.name.c_str(), r.value, r.metric.c_str(),
-              r.refName.c_str(), r.reference > 0 ? (std::to_string(int(ratio * 100 + 0.5)) + "%").c_str() : "",
+              r.refName.c_str(),
+              r.reference > 0 ? (std::to_string(int(ratio * 100 + 0.5)) + "%").c_str() : "",
               r.note.c_str());
   std::fflush(stdout);
   gJson["rows"].push_back({{"name", r.name},
@@ -143,9 +145,8 @@ void stream() {
   });
   double tc = medianSeconds(
       [&] {
-        parallelRange(n, [&](int64_t lo, int64_t hi) {
-          std::memcpy(&c[lo], &a[lo], size_t(hi - lo) * 4);
-        });
+        parallelRange(
+            n, [&](int64_t lo, int64_t hi) { std::memcpy(&c[lo], &a[lo], size_t(hi - lo) * 4); });
       },
       7);
   double tt = medianSeconds(
@@ -171,7 +172,10 @@ void elementwise() {
                                      DType::F32, {}, std::vector<float>{v})));
     };
     auto op = [&](const char* o, std::vector<ValueId> in) {
-      return g.node(g.addNode(o, in, {{std::string(o) + std::to_string(g.nodeIds().size()), f32({rows, cols})}})).outputs[0];
+      return g
+          .node(g.addNode(
+              o, in, {{std::string(o) + std::to_string(g.nodeIds().size()), f32({rows, cols})}}))
+          .outputs[0];
     };
     ValueId t = op("Mul", {x, c(1.5f, "a")});
     t = op("Add", {t, c(0.25f, "b")});
@@ -187,8 +191,7 @@ void elementwise() {
     std::map<std::string, TensorData> in = {{"x", randomTensor({rows, cols}, 1)}};
     double t0 = timeModule(*m, in, 7);
     addRow({"fused chain (6 ops) 16M f32, " + std::to_string(m->kernels().size()) + " kernel",
-            "GB/s", 2.0 * rows * cols * 4 / t0 / 1e9, gCopy, "STREAM copy",
-            "target >= 80%"});
+            "GB/s", 2.0 * rows * cols * 4 / t0 / 1e9, gCopy, "STREAM copy", "target >= 80%"});
   }
   {
     // y = relu(x + bias[cols]) * z: broadcast operand, two streams in.
@@ -221,7 +224,22 @@ void softmaxRows() {
     addRow({"softmax rows " + std::to_string(rows) + "x" + std::to_string(len), "GB/s",
             2.0 * rows * len * 4 / t0 / 1e9, gCopy, "STREAM copy", "target >= 60%"});
   }
-  addRow({"LayerNorm rows", "n/a", 0, 0, "", "not lowered: ReduceMean has no compute definition yet"});
+  for (int64_t len : {768, 4096}) {
+    int64_t rows = (16 << 20) / len;
+    Graph g;
+    ValueId x = g.addInput("x", f32({rows, len}));
+    ValueId sc = g.addConstant("scale", std::make_shared<const TensorData>(randomTensor({len}, 2)));
+    ValueId b = g.addConstant("bias", std::make_shared<const TensorData>(randomTensor({len}, 3)));
+    Attributes a;
+    a.set("epsilon", 1e-5);
+    g.addOutput(g.node(g.addNode("LayerNormalization", {x, sc, b}, {{"y", f32({rows, len})}}, a))
+                    .outputs[0]);
+    auto m = compile(g);
+    std::map<std::string, TensorData> in = {{"x", randomTensor({rows, len}, 1)}};
+    double t0 = timeModule(*m, in, 5);
+    addRow({"LayerNorm rows " + std::to_string(rows) + "x" + std::to_string(len), "GB/s",
+            2.0 * rows * len * 4 / t0 / 1e9, gCopy, "STREAM copy", "target >= 60%"});
+  }
 }
 
 // ---- matmul ----
@@ -244,7 +262,8 @@ Graph matmulGraph(int64_t m, int64_t k, int64_t n, bool gelu, const TensorData& 
     ValueId bv = g.addConstant("bias", std::make_shared<const TensorData>(bias));
     ValueId h = op("Add", {y, bv});
     ValueId h3 = op("Mul", {op("Mul", {h, h}), h});
-    ValueId inner = op("Mul", {op("Add", {h, op("Mul", {h3, c(0.044715f, "c0")})}), c(0.7978845608f, "c1")});
+    ValueId inner =
+        op("Mul", {op("Add", {h, op("Mul", {h3, c(0.044715f, "c0")})}), c(0.7978845608f, "c1")});
     ValueId t = op("Add", {op("Tanh", {inner}), c(1.0f, "one")});
     y = op("Mul", {op("Mul", {h, t}), c(0.5f, "half")});
   }
@@ -270,7 +289,8 @@ Graph epilogueGraph(int64_t m, int64_t n, const TensorData& bias) {
   };
   ValueId h = op("Add", {y, g.addConstant("bias", std::make_shared<const TensorData>(bias))});
   ValueId h3 = op("Mul", {op("Mul", {h, h}), h});
-  ValueId inner = op("Mul", {op("Add", {h, op("Mul", {h3, c(0.044715f, "c0")})}), c(0.7978845608f, "c1")});
+  ValueId inner =
+      op("Mul", {op("Add", {h, op("Mul", {h3, c(0.044715f, "c0")})}), c(0.7978845608f, "c1")});
   ValueId t = op("Add", {op("Tanh", {inner}), c(1.0f, "one")});
   g.addOutput(op("Mul", {op("Mul", {h, t}), c(0.5f, "half")}));
   g.markAsOriginal();
@@ -299,7 +319,8 @@ void matmul(int64_t m, int64_t k, int64_t n) {
   if (mod->runInto(in, outs).isOk()) {
     const float* got = outs.begin()->second.data<float>();
     for (size_t i = 0; i < c.size(); ++i)
-      err = std::max(err, double(std::fabs(got[i] - c[i])) / std::max(1.0, double(std::fabs(c[i]))));
+      err =
+          std::max(err, double(std::fabs(got[i] - c[i])) / std::max(1.0, double(std::fabs(c[i]))));
   }
   addRow({"FuseLens MatMul " + shape, "GFLOP/s", flops / tf / 1e9, flops / tb / 1e9, "sgemm",
           "target >= 70%; max rel err vs sgemm " + std::to_string(err)});
@@ -313,15 +334,16 @@ void matmul(int64_t m, int64_t k, int64_t n) {
   double tsep = medianSeconds(
       [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f,
-                    x.data<float>(), int(k), w.data<float>(), int(n), 0.0f,
-                    ein["y"].data<float>(), int(n));
+                    x.data<float>(), int(k), w.data<float>(), int(n), 0.0f, ein["y"].data<float>(),
+                    int(n));
         Status st = epi->runInto(ein, eout);
         (void)st;
       },
       runs);
   addRow({"MatMul+bias+GELU fused " + shape, "ms", tfused * 1e3, tsep * 1e3,
           "sgemm + epilogue pass",
-          std::string("ratio < 100% means fused is faster") + " (" + std::to_string(fused->kernels().size()) + " kernel)"});
+          std::string("ratio < 100% means fused is faster") + " (" +
+              std::to_string(fused->kernels().size()) + " kernel)"});
 }
 
 // ---- compile time ----
@@ -340,9 +362,10 @@ void compileTimes() {
 }
 
 // ---- models ----
-std::string runOrt(const std::string& model, const std::map<std::string, std::string>& npys) {
+std::string runOrt(const std::string& model, const std::map<std::string, std::string>& npys,
+                   int threads) {
   std::string script = std::string(FUSELENS_SOURCE_DIR) + "/bench/ort_bench.py";
-  std::string cmd = "python3 " + script + " --threads " + std::to_string(gThreads) + " " + model;
+  std::string cmd = "python3 " + script + " --threads " + std::to_string(threads) + " " + model;
   for (auto& [name, path] : npys) cmd += " --input " + name + "=" + path;
   cmd += " 2>/dev/null";
   std::string out;
@@ -354,69 +377,142 @@ std::string runOrt(const std::string& model, const std::map<std::string, std::st
   return out;
 }
 
+void benchModel(const std::string& path, const std::string& name, int runs) {
+  auto model = importOnnxFile(path);
+  if (!model) {
+    addRow({"model " + name, "n/a", 0, 0, "", "import failed: " + model.message()});
+    return;
+  }
+  const Graph& g = model->graph;
+  std::map<std::string, TensorData> in;
+  std::map<std::string, std::string> npys;
+  uint32_t seed = 1;
+  for (ValueId v : g.inputs()) {
+    auto s = g.value(v).type.staticShape();
+    if (!s) {
+      addRow({"model " + name, "n/a", 0, 0, "", "dynamic input shape"});
+      return;
+    }
+    in[g.value(v).name] = randomTensor(*s, seed++);
+    std::string npy = "/tmp/fuselens_bench_" + g.value(v).name + ".npy";
+    if (writeNpy(npy, in[g.value(v).name]).isOk()) npys[g.value(v).name] = npy;
+  }
+  double te = medianSeconds(
+      [&] {
+        auto r = runEager(g, in, EagerOptions{false, {}});
+      },
+      std::max(3, runs / 4));
+  auto t0 = Clock::now();
+  auto res = runPipeline(g, *parsePipeline(defaultPipeline()));
+  if (!res) {
+    addRow({"model " + name, "n/a", 0, 0, "", "pipeline failed: " + res.message()});
+    return;
+  }
+  auto m = compileGraph(res->snapshots.back().graph, {});
+  double tcomp = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!m) {
+    addRow({"model " + name, "n/a", 0, 0, "", "compile failed: " + m.message()});
+    return;
+  }
+  std::map<std::string, TensorData> mout;
+  auto eagerRef = runEager(g, in, EagerOptions{false, {}});
+  double err = 0;
+  if ((*m)->runInto(in, mout).isOk() && eagerRef)
+    for (ValueId o : g.outputs())
+      if (const TensorData* want = eagerRef->find(o); want && mout.count(g.value(o).name))
+        for (int64_t i = 0; i < want->numel(); ++i)
+          err = std::max(err, std::fabs(mout[g.value(o).name].at(i) - want->at(i)));
+  // Milliseconds, or microseconds for the small sample models.
+  const bool us = te < 1e-3;
+  const double scale = us ? 1e6 : 1e3;
+  const std::string unit = us ? "us" : "ms";
+  addRow({"model " + name + " eager", unit, te * scale, 0, "", ""});
+  addRow({"model " + name + " compile (passes+LLVM)", "ms", tcomp * 1e3, 0, "", ""});
+  for (int threads : {gThreads, 1}) {
+    fuselens_set_max_threads(threads);
+    double tc = timeModule(**m, in, runs);
+    std::string th = std::to_string(threads) + "t";
+    addRow({"model " + name + " compiled " + th, unit, tc * scale, te * scale,
+            "eager (" + std::to_string(gThreads) + "t)",
+            "ratio = compiled/eager time; " + std::to_string((*m)->kernels().size()) +
+                " kernels; max abs err vs eager " + std::to_string(err)});
+    // Per kernel (group): where the compiled time goes.
+    if (auto prof = (*m)->profileKernels(in, std::max(3, runs / 2));
+        prof && !gQuick && name.find("encoder") != std::string::npos)
+      for (size_t k = 0; k < prof->size(); ++k)
+        addRow({"  " + th + " " + (*m)->kernels()[k].name, "us", (*prof)[k] * 1e6, tc * 1e6,
+                "model compiled", "share of the model's time"});
+    std::string ort = runOrt(path, npys, threads);
+    auto j = nlohmann::json::parse(ort, nullptr, false);
+    if (j.is_object() && j.contains("median_us"))
+      addRow({"model " + name + " ONNX Runtime " + th, unit,
+              j["median_us"].get<double>() * scale / 1e6, tc * scale, "compiled " + th,
+              "ratio = ORT/compiled time (> 100%: FuseLens faster)"});
+    else
+      addRow(
+          {"model " + name + " ONNX Runtime " + th, "n/a", 0, 0, "", "onnxruntime not importable"});
+    if (threads == 1 && gThreads == 1) break;
+  }
+  fuselens_set_max_threads(0);
+}
+
 void models() {
   std::string dir = std::string(FUSELENS_SOURCE_DIR) + "/samples";
   std::vector<std::string> paths;
   for (auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().extension() == ".onnx") paths.push_back(e.path().string());
   std::sort(paths.begin(), paths.end());
-  for (const std::string& path : paths) {
-    std::string name = std::filesystem::path(path).filename().string();
-    auto model = importOnnxFile(path);
-    if (!model) {
-      addRow({"model " + name, "n/a", 0, 0, "", "import failed: " + model.message()});
-      continue;
-    }
-    const Graph& g = model->graph;
-    std::map<std::string, TensorData> in;
-    std::map<std::string, std::string> npys;
-    uint32_t seed = 1;
-    bool ok = true;
-    for (ValueId v : g.inputs()) {
-      auto s = g.value(v).type.staticShape();
-      if (!s) ok = false;
-      if (!s) break;
-      in[g.value(v).name] = randomTensor(*s, seed++);
-      std::string npy = "/tmp/fuselens_bench_" + g.value(v).name + ".npy";
-      if (writeNpy(npy, in[g.value(v).name]).isOk()) npys[g.value(v).name] = npy;
-    }
-    if (!ok) {
-      addRow({"model " + name, "n/a", 0, 0, "", "dynamic input shape"});
-      continue;
-    }
-    int runs = 21;
-    double te = medianSeconds([&] { auto r = runEager(g, in, EagerOptions{false, {}}); }, runs);
-    auto res = runPipeline(g, *parsePipeline(defaultPipeline()));
-    if (!res) {
-      addRow({"model " + name, "n/a", 0, 0, "", "pipeline failed: " + res.message()});
-      continue;
-    }
-    auto m = compileGraph(res->snapshots.back().graph, {});
-    if (!m) {
-      addRow({"model " + name, "n/a", 0, 0, "", "compile failed: " + m.message()});
-      continue;
-    }
-    double tc = timeModule(**m, in, runs);
-    std::map<std::string, TensorData> mout;
-    auto eagerRef = runEager(g, in, EagerOptions{false, {}});
-    double err = 0;
-    if ((*m)->runInto(in, mout).isOk() && eagerRef)
-      for (ValueId o : g.outputs())
-        if (const TensorData* want = eagerRef->find(o); want && mout.count(g.value(o).name))
-          for (int64_t i = 0; i < want->numel(); ++i)
-            err = std::max(err, std::fabs(mout[g.value(o).name].at(i) - want->at(i)));
-    addRow({"model " + name + " eager", "us", te * 1e6, 0, "", ""});
-    addRow({"model " + name + " compiled", "us", tc * 1e6, te * 1e6, "eager",
-            "ratio = compiled/eager time; " + std::to_string((*m)->kernels().size()) +
-                " kernels; max abs err vs eager " + std::to_string(err)});
-    std::string ort = runOrt(path, npys);
-    auto j = nlohmann::json::parse(ort, nullptr, false);
-    if (j.is_object() && j.contains("median_us"))
-      addRow({"model " + name + " ONNX Runtime", "us", j["median_us"].get<double>(), tc * 1e6,
-              "compiled", std::to_string(gThreads) + " threads; ratio = ORT/compiled time"});
-    else
-      addRow({"model " + name + " ONNX Runtime", "n/a", 0, 0, "", "onnxruntime not importable"});
+  for (const std::string& path : paths)
+    benchModel(path, std::filesystem::path(path).filename().string(), 21);
+  // A transformer block (seq 128, hidden 768), written by bench/make_transformer.py.
+  std::string script = std::string(FUSELENS_SOURCE_DIR) + "/bench/make_transformer.py";
+  std::string enc1 = "/tmp/fuselens_bench_encoder1.onnx";
+  if (std::system(("python3 " + script + " --layers 1 --out " + enc1 + " 2>/dev/null").c_str()) ==
+      0)
+    benchModel(enc1, "encoder block s128 h768", gQuick ? 3 : 9);
+  else
+    addRow({"model encoder block", "n/a", 0, 0, "", "python3 with onnx not available"});
+}
+
+// Default-pipeline compile of a 12-layer encoder, including LLVM (target < 5 s).
+void compile12() {
+  std::string script = std::string(FUSELENS_SOURCE_DIR) + "/bench/make_transformer.py";
+  std::string path = "/tmp/fuselens_bench_encoder12.onnx";
+  if (std::system(("python3 " + script + " --layers 12 --out " + path + " 2>/dev/null").c_str()) !=
+      0) {
+    addRow({"compile 12-layer encoder", "n/a", 0, 0, "", "python3 with onnx not available"});
+    return;
   }
+  auto t0 = Clock::now();
+  auto model = importOnnxFile(path);
+  if (!model) {
+    addRow({"compile 12-layer encoder", "n/a", 0, 0, "", "import failed: " + model.message()});
+    return;
+  }
+  double timport = std::chrono::duration<double>(Clock::now() - t0).count();
+  t0 = Clock::now();
+  auto res = runPipeline(model->graph, *parsePipeline(defaultPipeline()));
+  double tpipe = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!res) {
+    addRow({"compile 12-layer encoder", "n/a", 0, 0, "", "pipeline failed: " + res.message()});
+    return;
+  }
+  t0 = Clock::now();
+  auto m = compileGraph(res->snapshots.back().graph, {});
+  double tcomp = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!m) {
+    addRow({"compile 12-layer encoder", "n/a", 0, 0, "", "compile failed: " + m.message()});
+    return;
+  }
+  CompileStats st = (*m)->stats();
+  char note[256];
+  std::snprintf(note, sizeof note,
+                "target < 5000 ms; import %.0f ms (not counted); lower+pack %.0f, LLVM emit %.0f, "
+                "-O3 %.0f, codegen %.0f; %zu kernels",
+                timport * 1e3, st.lowerSeconds * 1e3, st.llvmEmitSeconds * 1e3,
+                st.llvmOptimizeSeconds * 1e3, st.llvmCodegenSeconds * 1e3, (*m)->kernels().size());
+  addRow(
+      {"compile 12-layer encoder (passes+lower+LLVM)", "ms", (tpipe + tcomp) * 1e3, 0, "", note});
 }
 
 }  // namespace
@@ -426,12 +522,18 @@ int main(int argc, char** argv) {
   gThreads = std::max(1, std::min(2, int(std::thread::hardware_concurrency())));
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--quick") gQuick = true;
-    else if (a == "--json" && i + 1 < argc) jsonPath = argv[++i];
-    else if (a == "--threads" && i + 1 < argc) gThreads = std::atoi(argv[++i]);
-    else if (a == "--only" && i + 1 < argc) setenv("FUSELENS_BENCH_ONLY", argv[++i], 1);
+    if (a == "--quick")
+      gQuick = true;
+    else if (a == "--json" && i + 1 < argc)
+      jsonPath = argv[++i];
+    else if (a == "--threads" && i + 1 < argc)
+      gThreads = std::atoi(argv[++i]);
+    else if (a == "--only" && i + 1 < argc)
+      setenv("FUSELENS_BENCH_ONLY", argv[++i], 1);
     else {
-      std::fprintf(stderr, "usage: fuselens-bench [--quick] [--json out.json] [--threads N] [--only stream,ew,softmax,matmul,compile,models]\n");
+      std::fprintf(stderr,
+                   "usage: fuselens-bench [--quick] [--json out.json] [--threads N] [--only "
+                   "stream,ew,softmax,matmul,compile,models,compile12]\n");
       return 2;
     }
   }
@@ -448,11 +550,14 @@ int main(int argc, char** argv) {
   openblas_set_num_threads(gThreads);
   gJson["openblas_core"] = openblas_get_corename();
   std::printf("OpenBLAS core: %s\n", openblas_get_corename());
-  gJson["host"] = {{"cpu", t.cpu}, {"vector_bits", t.vectorBits}, {"threads", t.threads},
+  gJson["host"] = {{"cpu", t.cpu},
+                   {"vector_bits", t.vectorBits},
+                   {"threads", t.threads},
                    {"bench_threads", gThreads}};
   std::printf("host %s, %d-bit vectors, %d hardware threads; benchmarks on %d threads\n",
               t.cpu.c_str(), t.vectorBits, t.threads, gThreads);
-  std::printf("%-44s %10s %-8s %-22s %7s %s\n", "benchmark", "value", "unit", "vs", "ratio", "note");
+  std::printf("%-44s %10s %-8s %-22s %7s %s\n", "benchmark", "value", "unit", "vs", "ratio",
+              "note");
   const char* only = std::getenv("FUSELENS_BENCH_ONLY");
   auto want = [&](const char* s) { return !only || std::strstr(only, s); };
   if (want("stream") || want("ew") || want("softmax")) stream();
@@ -464,6 +569,7 @@ int main(int argc, char** argv) {
   }
   if (want("compile")) compileTimes();
   if (want("models")) models();
+  if (want("compile12")) compile12();
   std::ofstream(jsonPath) << gJson.dump(2) << "\n";
   std::printf("JSON: %s\n", jsonPath.c_str());
 }

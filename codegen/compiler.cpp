@@ -70,6 +70,10 @@ class LlvmCompiledModule : public CompiledModule {
     return exec_.runInto(inputs, outputs, cancel);
   }
   std::string memoryPlanText() const override { return exec_.memoryPlan().summary(); }
+  Expected<std::vector<double>> profileKernels(const std::map<std::string, TensorData>& inputs,
+                                               int runs) const override {
+    return exec_.profile(inputs, runs);
+  }
 
  private:
   CompileStats stats_;
@@ -166,12 +170,11 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
 
   std::vector<ExecKernel> exec;
   for (size_t i = 0; i < n; ++i) exec.push_back(plan->execKernel(i, (*jit)->kernel(i)));
-  CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec),
-                       std::move(plan->aliases));
+  CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases));
   report(progress, 1.0, "compiled");
-  return std::unique_ptr<CompiledModule>(std::make_unique<LlvmCompiledModule>(
-      std::move(plan->infos), std::move(plan->loopIr), std::move(*jit), std::move(executor),
-      stats));
+  return std::unique_ptr<CompiledModule>(
+      std::make_unique<LlvmCompiledModule>(std::move(plan->infos), std::move(plan->loopIr),
+                                           std::move(*jit), std::move(executor), stats));
 }
 
 }  // namespace fuselens

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,10 +37,10 @@ struct KernelInfo {
 
 // Seconds per compile step.
 struct CompileStats {
-  double lowerSeconds = 0;        // graph -> loop IR, schedules included
-  double llvmEmitSeconds = 0;     // loop IR -> LLVM IR
-  double llvmOptimizeSeconds = 0; // the -O pipeline
-  double llvmCodegenSeconds = 0;  // machine code and JIT linking
+  double lowerSeconds = 0;         // graph -> loop IR, schedules included
+  double llvmEmitSeconds = 0;      // loop IR -> LLVM IR
+  double llvmOptimizeSeconds = 0;  // the -O pipeline
+  double llvmCodegenSeconds = 0;   // machine code and JIT linking
 };
 
 class CompiledModule {
@@ -61,6 +61,12 @@ class CompiledModule {
   virtual Status runInto(const std::map<std::string, TensorData>& inputs,
                          std::map<std::string, TensorData>& outputs,
                          const CancelToken& cancel = {}) const;
+  // Median seconds per kernel (kernels() order) over `runs` runInto passes;
+  // what per-group benchmark rows and a profile view show.
+  virtual Expected<std::vector<double>> profileKernels(
+      const std::map<std::string, TensorData>& inputs, int runs) const {
+    return Status::error("this compiled module cannot profile its kernels");
+  }
   // "arena 1.50 MiB (tensors without reuse: 4.00 MiB)"; empty when not planned.
   virtual std::string memoryPlanText() const { return {}; }
 };

@@ -40,7 +40,8 @@ struct Index {
 // What lowering can do with an op.
 enum class ComputeClass {
   Elementwise,  // inlined as an expression (with ONNX multidirectional broadcast)
-  IndexMap,     // inlined as an index map (Transpose, Reshape, Identity)
+  IndexMap,     // inlined as an index map (Transpose, Reshape, Slice, ...)
+  Injective,    // inlined as a select over several reads (Concat, Pad)
   Reduction,    // owns a loop nest with reductions (MatMul, Gemm, Softmax)
   Unsupported,
 };
@@ -118,13 +119,16 @@ class KernelBuilder {
 // The index into an operand of `inShape` that broadcasts to `out` (ONNX multidirectional).
 Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape);
 bool broadcastsTo(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
-bool isBinaryElementwise(const std::string& op);  // Add, Sub, Mul, Div, Max, Min, Pow
+bool isBinaryElementwise(const std::string& op);  // Add, Sub, Mul, Div, Max, Min, Pow, PRelu
 // The op applied to already-indexed operands.
 ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args);
 
 // ---- index-map family (compute_shape.cpp) ----
 // The position in the data input that output position `out` reads.
 Index indexMapSource(KernelBuilder& kb, const Node& n, const Index& out);
+// Concat and constant Pad: the value at `out`, a select over in-bounds reads.
+ExprRef concatValue(KernelBuilder& kb, const Node& n, const Index& out);
+ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out);
 
 // ---- reductions (compute_matmul.cpp, compute_softmax.cpp) ----
 std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);

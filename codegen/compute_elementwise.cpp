@@ -30,7 +30,7 @@ Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape) {
 
 bool isBinaryElementwise(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
-         op == "Pow";
+         op == "Pow" || op == "PRelu";
 }
 
 namespace {
@@ -50,6 +50,32 @@ ExprRef powExpr(const ExprRef& x, double p) {
 }  // namespace
 
 ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args) {
+  // Variadic ops fold left over their operands.
+  if (n.op == "Sum" || n.op == "Mean" || ((n.op == "Max" || n.op == "Min") && args.size() != 2)) {
+    if (args.empty()) {
+      kb.fail(Status::error(n.op + " needs at least one input", nodePlace(n)));
+      return floatConst(0);
+    }
+    ExprRef acc = args[0];
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (n.op == "Max")
+        acc = binary(BinOp::Max, acc, args[i]);
+      else if (n.op == "Min")
+        acc = binary(BinOp::Min, acc, args[i]);
+      else
+        acc = add(acc, args[i]);
+    }
+    if (n.op == "Mean") acc = mul(acc, floatConst(1.0 / double(args.size())));
+    return acc;
+  }
+  if (n.op == "Clip") {  // min and max are optional inputs (absent: unbounded)
+    ExprRef y = args[0];
+    if (args.size() > 1 && args[1]) y = binary(BinOp::Max, y, args[1]);
+    if (args.size() > 2 && args[2]) y = binary(BinOp::Min, y, args[2]);
+    return y;
+  }
+  if (n.op == "PRelu" && args.size() == 2)
+    return select(compare(CmpOp::GE, args[0], floatConst(0)), args[0], mul(args[0], args[1]));
   bool binaryOp = isBinaryElementwise(n.op);
   if (args.size() != (binaryOp ? 2u : 1u)) {
     kb.fail(Status::error(
@@ -67,9 +93,10 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   if (n.op == "Pow") {
     ExprRef e = args[1]->kind == ExprKind::FloatConst ? powExpr(x, args[1]->f) : nullptr;
     if (!e)
-      kb.fail(Status::error("Pow has code generation for a constant exponent in "
-                            "{-1, -0.5, 0, 0.5, 1, 2, 3} only",
-                            nodePlace(n)));
+      kb.fail(
+          Status::error("Pow has code generation for a constant exponent in "
+                        "{-1, -0.5, 0, 0.5, 1, 2, 3} only",
+                        nodePlace(n)));
     return e ? e : floatConst(0);
   }
   if (n.op == "Neg") return unary(UnOp::Neg, x);
@@ -82,8 +109,8 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
                   mul(x, floatConst(n.attrs.getFloat("alpha", 0.01))));
   if (n.op == "Gelu") {
     if (n.attrs.getString("approximate", "none") == "tanh") {
-      ExprRef inner = mul(floatConst(0.7978845608028654),
-                          add(x, mul(floatConst(0.044715), mul(mul(x, x), x))));
+      ExprRef inner =
+          mul(floatConst(0.7978845608028654), add(x, mul(floatConst(0.044715), mul(mul(x, x), x))));
       return mul(mul(floatConst(0.5), x), add(floatConst(1), unary(UnOp::Tanh, inner)));
     }
     return mul(mul(floatConst(0.5), x),

@@ -46,12 +46,11 @@ std::vector<ExprRef> batchDims(const std::vector<int64_t>& opBatch,
 bool checkOutput(KernelBuilder& kb, const Node& n, const std::vector<int64_t>& expected) {
   std::vector<int64_t> declared = kb.shapeOf(n.outputs[0]);
   if (declared == expected) return true;
-  kb.fail(Status::error(
-      "output shape " + formatShape(declared) + " differs from the computed " + formatShape(expected),
-      nodePlace(n)));
+  kb.fail(Status::error("output shape " + formatShape(declared) + " differs from the computed " +
+                            formatShape(expected),
+                        nodePlace(n)));
   return false;
 }
-
 
 // The tiled template. Operand access is abstracted so MatMul and Gemm share it.
 struct MatMulProblem {
@@ -92,8 +91,8 @@ class TiledMatMul {
     mt_ = p.m - mb_ * mr_;
     // Panels per cache block: B's block (K x nc floats) near 512 KiB, a divisor
     // of the panel count, and at least 2 blocks per thread when there are enough.
-    int64_t want = t_.ncPanels > 0 ? t_.ncPanels
-                                   : std::max<int64_t>(1, (512 << 10) / (4 * p.k * nr_));
+    int64_t want =
+        t_.ncPanels > 0 ? t_.ncPanels : std::max<int64_t>(1, (512 << 10) / (4 * p.k * nr_));
     want = std::min(want, std::max<int64_t>(1, panels_ / 4));
     nc_ = 1;
     for (int64_t d = 1; d <= std::min(want, panels_); ++d)
@@ -117,8 +116,14 @@ class TiledMatMul {
   }
 
  private:
-  // Parallel loops of the template run on the pool unless the schedule says serial.
-  ForKind par() const { return kb_.schedule().parallelOuter ? ForKind::Parallel : ForKind::Serial; }
+  // Parallel loops of the template run on the pool unless the schedule says
+  // serial or the product is too small to pay for waking the pool (the same
+  // parallelMinWork counted in multiply-adds per 32-lane step).
+  ForKind par() const {
+    const Schedule& s = kb_.schedule();
+    bool big = product(p_.batch) * p_.m * p_.n * p_.k >= 32 * s.parallelMinWork;
+    return s.parallelOuter && big ? ForKind::Parallel : ForKind::Serial;
+  }
 
   // The flat position in B's batch of result batch position bd.
   ExprRef bIndexOf(const std::vector<ExprRef>& bd) {
@@ -168,8 +173,7 @@ class TiledMatMul {
       Var kv = kb_.newLoopVar(), jj = kb_.newLoopVar();
       ExprRef v = p_.b(bd, varRef(kv), add(col0, varRef(jj)));
       StmtRef st = store(fn.buffer(b), add(off, add(mul(varRef(kv), intConst(w)), varRef(jj))), v);
-      return pinnedLoop(kv, p_.k, ForKind::Serial,
-                        {pinnedLoop(jj, w, ForKind::Vectorized, {st})});
+      return pinnedLoop(kv, p_.k, ForKind::Serial, {pinnedLoop(jj, w, ForKind::Vectorized, {st})});
     };
     if (panels_ > 0) {
       Var pv = kb_.newLoopVar();
@@ -178,7 +182,8 @@ class TiledMatMul {
                                 {packPanel(mul(varRef(pv), intConst(nr_)), off, nr_)}));
     }
     if (nt_ > 0)
-      body.push_back(packPanel(intConst(panels_ * nr_), add(base, intConst(panelOffset(panels_))), nt_));
+      body.push_back(
+          packPanel(intConst(panels_ * nr_), add(base, intConst(panelOffset(panels_))), nt_));
     if (nbb == 1)
       for (StmtRef& s : body) out.push_back(std::move(s));
     else
@@ -195,15 +200,13 @@ class TiledMatMul {
       Var jc = kb_.newLoopVar(), ib = kb_.newLoopVar(), jr = kb_.newLoopVar();
       ExprRef panel = add(mul(varRef(jc), intConst(nc_)), varRef(jr));
       auto tileRows = [&](ExprRef row, int64_t mr) {
-        return pinnedLoop(jr, nc_, ForKind::Serial,
-                          {tile(bd, bOff, row, mr, panel, nr_)});
+        return pinnedLoop(jr, nc_, ForKind::Serial, {tile(bd, bOff, row, mr, panel, nr_)});
       };
       std::vector<StmtRef> rows;
       bool rowsOuter = t_.rowsOuter || (jcN < 2 && mb_ >= 2);
       if (mb_ > 0) {
         StmtRef inner = tileRows(mul(varRef(ib), intConst(mr_)), mr_);
-        rows.push_back(
-            rowsOuter ? inner : pinnedLoop(ib, mb_, ForKind::Serial, {inner}));
+        rows.push_back(rowsOuter ? inner : pinnedLoop(ib, mb_, ForKind::Serial, {inner}));
       }
       if (mt_ > 0) {
         Var jr2 = kb_.newLoopVar();
@@ -212,8 +215,7 @@ class TiledMatMul {
                                   {tile(bd, bOff, intConst(mb_ * mr_), mt_, panel2, nr_)}));
       }
       if (!rowsOuter) {
-        out.push_back(pinnedLoop(jc, jcN, parallel && jcN >= 2 ? par() : ForKind::Serial,
-                                 rows));
+        out.push_back(pinnedLoop(jc, jcN, parallel && jcN >= 2 ? par() : ForKind::Serial, rows));
       } else {
         // ib outermost: the full-row tiles, then the row tail for every block.
         StmtRef full = pinnedLoop(jc, jcN, ForKind::Serial, {rows[0]});
@@ -221,10 +223,10 @@ class TiledMatMul {
         if (mt_ > 0) {
           Var jc2 = kb_.newLoopVar(), jr2 = kb_.newLoopVar();
           ExprRef panel2 = add(mul(varRef(jc2), intConst(nc_)), varRef(jr2));
-          out.push_back(pinnedLoop(
-              jc2, jcN, ForKind::Serial,
-              {pinnedLoop(jr2, nc_, ForKind::Serial,
-                          {tile(bd, bOff, intConst(mb_ * mr_), mt_, panel2, nr_)})}));
+          out.push_back(
+              pinnedLoop(jc2, jcN, ForKind::Serial,
+                         {pinnedLoop(jr2, nc_, ForKind::Serial,
+                                     {tile(bd, bOff, intConst(mb_ * mr_), mt_, panel2, nr_)})}));
         }
       }
     }
@@ -232,8 +234,9 @@ class TiledMatMul {
       ExprRef panel = intConst(panels_);
       if (mb_ > 0) {
         Var ib = kb_.newLoopVar();
-        out.push_back(pinnedLoop(ib, mb_, ForKind::Serial,
-                                 {tile(bd, bOff, mul(varRef(ib), intConst(mr_)), mr_, panel, nt_)}));
+        out.push_back(
+            pinnedLoop(ib, mb_, ForKind::Serial,
+                       {tile(bd, bOff, mul(varRef(ib), intConst(mr_)), mr_, panel, nt_)}));
       }
       if (mt_ > 0) out.push_back(tile(bd, bOff, intConst(mb_ * mr_), mt_, panel, nt_));
     }
@@ -241,8 +244,8 @@ class TiledMatMul {
   }
 
   // One mr x w register tile at rows [row, row+mr) of packed panel `panel`.
-  StmtRef tile(const std::vector<ExprRef>& bd, ExprRef bOff, ExprRef row, int64_t mr,
-               ExprRef panel, int64_t w) {
+  StmtRef tile(const std::vector<ExprRef>& bd, ExprRef bOff, ExprRef row, int64_t mr, ExprRef panel,
+               int64_t w) {
     LoopFunc& fn = kb_.func();
     BufferId accId = fn.addBuffer("acc" + std::to_string(fn.buffers.size()), BufferKind::Local,
                                   DType::F32, {mr, w});
@@ -313,9 +316,9 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
   std::vector<int64_t> aBatch(a2.begin(), a2.end() - 2), bBatch(b2.begin(), b2.end() - 2);
   auto batch = broadcastShapes(aBatch, bBatch);
   if (b2[b2.size() - 2] != k || !batch) {
-    kb.fail(
-        Status::error("operand shapes " + formatShape(a) + " and " + formatShape(b) + " do not multiply",
-                      nodePlace(n)));
+    kb.fail(Status::error(
+        "operand shapes " + formatShape(a) + " and " + formatShape(b) + " do not multiply",
+        nodePlace(n)));
     return {};
   }
   std::vector<int64_t> out = *batch;
@@ -351,7 +354,9 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
     p.finish = [](const Index&, ExprRef acc) { return acc; };
     if (auto c = kb.constantOf(n.inputs[1]); c && c->dtype == DType::F32) {
       const float* d = c->data<float>();
-      p.bConst = [d, k, n2](int64_t bb, int64_t kk, int64_t j) { return d[(bb * k + kk) * n2 + j]; };
+      p.bConst = [d, k, n2](int64_t bb, int64_t kk, int64_t j) {
+        return d[(bb * k + kk) * n2 + j];
+      };
     }
     TiledMatMul t(kb, p, sink);
     std::vector<StmtRef> body = t.build();
@@ -382,8 +387,9 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
 std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink) {
   std::vector<int64_t> a = kb.shapeOf(n.inputs[0]), b = kb.shapeOf(n.inputs[1]);
   if (a.size() != 2 || b.size() != 2) {
-    kb.fail(Status::error("Gemm operands must be 2-D, got " + formatShape(a) + " and " + formatShape(b),
-                          nodePlace(n)));
+    kb.fail(
+        Status::error("Gemm operands must be 2-D, got " + formatShape(a) + " and " + formatShape(b),
+                      nodePlace(n)));
     return {};
   }
   bool ta = n.attrs.getInt("transA", 0) != 0, tb = n.attrs.getInt("transB", 0) != 0;
@@ -412,11 +418,11 @@ std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBui
     p.bValue = n.inputs[1];
     p.a = [&, ta](const std::vector<ExprRef>&, ExprRef i, ExprRef kk) {
       return kb.valueAt(n.inputs[0], Index::ofDims(a, ta ? std::vector<ExprRef>{kk, i}
-                                                        : std::vector<ExprRef>{i, kk}));
+                                                         : std::vector<ExprRef>{i, kk}));
     };
     p.b = [&, tb](const std::vector<ExprRef>&, ExprRef kk, ExprRef j) {
       return kb.valueAt(n.inputs[1], Index::ofDims(b, tb ? std::vector<ExprRef>{j, kk}
-                                                        : std::vector<ExprRef>{kk, j}));
+                                                         : std::vector<ExprRef>{kk, j}));
     };
     std::vector<int64_t> outShape = {m, nn};
     p.out = [outShape](const std::vector<ExprRef>&, ExprRef i, ExprRef j) {

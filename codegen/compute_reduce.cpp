@@ -1,7 +1,7 @@
-// Compute definitions of the reductions ReduceSum, ReduceMean, ReduceMax and
-// ReduceMin (opset-18 form: axes as an optional constant input; keepdims,
-// noop_with_empty_axes) and of LayerNormalization (normalized over the axes
-// from `axis` to the last; only the Y output).
+// Compute definitions of the reductions ReduceSum, ReduceMean, ReduceMax,
+// ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1 and ReduceL2 (opset-18 form: axes as an optional
+// constant input; keepdims, noop_with_empty_axes) and of LayerNormalization (normalized over the
+// axes from `axis` to the last; only the Y output).
 //
 // A reduction is one loop nest over its result with an accumulator over the
 // reduced positions; the result goes to the Sink (a fused epilogue applies).
@@ -33,21 +33,25 @@ struct Combine {
 };
 
 Combine combineOf(const std::string& op) {
-  if (op == "ReduceMax") return {-INFINITY, [](ExprRef a, ExprRef b) { return binary(BinOp::Max, a, b); }};
-  if (op == "ReduceMin") return {INFINITY, [](ExprRef a, ExprRef b) { return binary(BinOp::Min, a, b); }};
+  if (op == "ReduceProd") return {1.0, [](ExprRef a, ExprRef b) { return mul(a, b); }};
+  if (op == "ReduceMax")
+    return {-INFINITY, [](ExprRef a, ExprRef b) { return binary(BinOp::Max, a, b); }};
+  if (op == "ReduceMin")
+    return {INFINITY, [](ExprRef a, ExprRef b) { return binary(BinOp::Min, a, b); }};
   return {0.0, [](ExprRef a, ExprRef b) { return add(a, b); }};
 }
 
 // acc = combine over r in [0, len) of f(r), with lane partials when lanes >= 2.
 // `around` wraps the lane loop and the tail in outer loops (other reduced dims).
-std::vector<StmtRef> laneReduce(KernelBuilder& kb, int64_t len, int64_t lanes, const Combine& c,
-                                Var acc, const std::function<ExprRef(ExprRef)>& f,
-                                const std::function<std::vector<StmtRef>(std::vector<StmtRef>)>& around) {
+std::vector<StmtRef> laneReduce(
+    KernelBuilder& kb, int64_t len, int64_t lanes, const Combine& c, Var acc,
+    const std::function<ExprRef(ExprRef)>& f,
+    const std::function<std::vector<StmtRef>(std::vector<StmtRef>)>& around) {
   std::vector<StmtRef> out = {let(acc, floatConst(c.init))};
   if (lanes < 2 || len < lanes) {
     Var r = kb.newLoopVar();
-    for (StmtRef& s : around({kindLoop(r, len, ForKind::Serial,
-                                       {assign(acc, c.op(varRef(acc), f(varRef(r))))})}))
+    for (StmtRef& s : around(
+             {kindLoop(r, len, ForKind::Serial, {assign(acc, c.op(varRef(acc), f(varRef(r))))})}))
       out.push_back(std::move(s));
     return out;
   }
@@ -57,29 +61,33 @@ std::vector<StmtRef> laneReduce(KernelBuilder& kb, int64_t len, int64_t lanes, c
   int64_t chunks = len / lanes, tail = len - chunks * lanes;
   std::vector<StmtRef> body;
   Var l0 = kb.newLoopVar();
-  body.push_back(kindLoop(l0, lanes, ForKind::Vectorized, {store(part, varRef(l0), floatConst(c.init))}));
+  body.push_back(
+      kindLoop(l0, lanes, ForKind::Vectorized, {store(part, varRef(l0), floatConst(c.init))}));
   Var ch = kb.newLoopVar(), l = kb.newLoopVar();
-  std::vector<StmtRef> inner = {kindLoop(
-      ch, chunks, ForKind::Serial,
-      {kindLoop(l, lanes, ForKind::Vectorized,
-                {store(part, varRef(l),
-                       c.op(load(part, varRef(l)), f(add(mul(varRef(ch), intConst(lanes)), varRef(l)))))})})};
+  std::vector<StmtRef> inner = {
+      kindLoop(ch, chunks, ForKind::Serial,
+               {kindLoop(l, lanes, ForKind::Vectorized,
+                         {store(part, varRef(l),
+                                c.op(load(part, varRef(l)),
+                                     f(add(mul(varRef(ch), intConst(lanes)), varRef(l)))))})})};
   if (tail > 0) {
     Var t = kb.newLoopVar();
-    inner.push_back(kindLoop(
-        t, tail, ForKind::Serial,
-        {assign(acc, c.op(varRef(acc), f(add(intConst(chunks * lanes), varRef(t)))))}));
+    inner.push_back(
+        kindLoop(t, tail, ForKind::Serial,
+                 {assign(acc, c.op(varRef(acc), f(add(intConst(chunks * lanes), varRef(t)))))}));
   }
   for (StmtRef& s : around(inner)) body.push_back(std::move(s));
   Var l2 = kb.newLoopVar();
-  body.push_back(kindLoop(l2, lanes, ForKind::Unrolled, {assign(acc, c.op(varRef(acc), load(part, varRef(l2))))}));
+  body.push_back(kindLoop(l2, lanes, ForKind::Unrolled,
+                          {assign(acc, c.op(varRef(acc), load(part, varRef(l2))))}));
   out.push_back(allocate(part, body));
   return out;
 }
 
 }  // namespace
 
-std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink) {
+std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
+                                 const KernelBuilder::Sink& sink) {
   std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
   int64_t rank = int64_t(shape.size());
   std::vector<int64_t> axesList;
@@ -87,7 +95,8 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n, const KernelB
   if (hasAxes) {
     auto c = kb.constantOf(n.inputs[1]);
     if (!c || c->dtype != DType::I64) {
-      kb.fail(Status::error("the axes must be a constant i64 tensor for code generation", nodePlace(n)));
+      kb.fail(Status::error("the axes must be a constant i64 tensor for code generation",
+                            nodePlace(n)));
       return {};
     }
     for (int64_t i = 0; i < c->numel(); ++i) axesList.push_back(c->data<int64_t>()[i]);
@@ -97,8 +106,9 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n, const KernelB
     for (int64_t k = 0; k < rank; ++k) axes.insert(k);
   for (int64_t a : axesList) {
     if (a < -rank || a >= rank) {
-      kb.fail(Status::error("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank),
-                            nodePlace(n)));
+      kb.fail(Status::error(
+          "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank),
+          nodePlace(n)));
       return {};
     }
     axes.insert(a < 0 ? a + rank : a);
@@ -128,7 +138,8 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n, const KernelB
   return kb.loopNest(out, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> od = at.dimExprs();
     std::vector<ExprRef> d(size_t(rank), intConst(0));
-    for (size_t i = 0; i < kept.size(); ++i) d[size_t(kept[i])] = keep ? od[size_t(kept[i])] : od[i];
+    for (size_t i = 0; i < kept.size(); ++i)
+      d[size_t(kept[i])] = keep ? od[size_t(kept[i])] : od[i];
     // Loops over every reduced dim but the innermost, which laneReduce runs.
     std::vector<std::pair<Var, int64_t>> outerLoops;
     for (size_t i = 0; i + 1 < reduced.size(); ++i) {
@@ -140,7 +151,10 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n, const KernelB
     auto x = [&](ExprRef r) {
       std::vector<ExprRef> di = d;
       if (innerAxis >= 0) di[size_t(innerAxis)] = r;
-      return kb.valueAt(n.inputs[0], Index::ofDims(shape, di));
+      ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(shape, di));
+      if (n.op == "ReduceSumSquare" || n.op == "ReduceL2") return mul(v, v);
+      if (n.op == "ReduceL1") return unary(UnOp::Abs, v);
+      return v;
     };
     auto around = [&](std::vector<StmtRef> body) {
       for (size_t i = outerLoops.size(); i-- > 0;)
@@ -156,6 +170,7 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n, const KernelB
     }
     ExprRef result = varRef(acc);
     if (n.op == "ReduceMean" && count > 0) result = mul(result, floatConst(1.0 / double(count)));
+    if (n.op == "ReduceL2") result = unary(UnOp::Sqrt, result);
     for (StmtRef& s : sink(at, result)) body.push_back(std::move(s));
     return body;
   });
@@ -167,8 +182,9 @@ std::vector<StmtRef> lowerLayerNorm(KernelBuilder& kb, const Node& n,
   int64_t rank = int64_t(shape.size());
   int64_t axis = n.attrs.getInt("axis", -1);
   if (axis < -rank || axis >= rank) {
-    kb.fail(Status::error("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank),
-                          nodePlace(n)));
+    kb.fail(Status::error(
+        "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank),
+        nodePlace(n)));
     return {};
   }
   if (axis < 0) axis += rank;
@@ -207,10 +223,13 @@ std::vector<StmtRef> lowerLayerNorm(KernelBuilder& kb, const Node& n,
       return mul(dlt, dlt);
     };
     for (StmtRef& s : laneReduce(kb, cols, lanes, sum, var, sq, none)) body.push_back(std::move(s));
-    body.push_back(let(inv, div(floatConst(1), unary(UnOp::Sqrt, add(mul(varRef(var), floatConst(1.0 / double(cols))),
-                                                                      floatConst(eps))))));
+    body.push_back(let(
+        inv,
+        div(floatConst(1), unary(UnOp::Sqrt, add(mul(varRef(var), floatConst(1.0 / double(cols))),
+                                                 floatConst(eps))))));
     Var j = kb.newLoopVar();
-    ExprRef y = mul(mul(sub(x(varRef(j)), varRef(mean)), varRef(inv)), param(n.inputs[1], varRef(j)));
+    ExprRef y =
+        mul(mul(sub(x(varRef(j)), varRef(mean)), varRef(inv)), param(n.inputs[1], varRef(j)));
     if (hasBias) y = add(y, param(n.inputs[2], varRef(j)));
     body.push_back(kindLoop(j, cols, ForKind::Vectorized, sink(elem(varRef(j)), y)));
     return body;

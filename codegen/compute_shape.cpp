@@ -1,9 +1,12 @@
-// Compute definitions of the index-map family: Transpose, Reshape, Identity.
+// Compute definitions of the index-map family: Transpose, Reshape, Squeeze,
+// Unsqueeze, Flatten, Identity, Slice; and of the other injective ops, Concat
+// and constant Pad, whose value is a select over clamped reads.
 // None of them computes anything; each maps an output position to the input
 // position it reads, so inside a group they cost no memory traffic at all.
 // Reshape keeps the flat row-major index, so it maps without any division.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "codegen/compute.h"
 
@@ -27,12 +30,136 @@ std::optional<std::vector<int64_t>> transposePerm(const Node& n, size_t rank) {
   return perm;
 }
 
+// An i64 constant input as numbers; nullopt when absent or not constant.
+std::optional<std::vector<int64_t>> ints(KernelBuilder& kb, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || !n.inputs[i].valid()) return std::nullopt;
+  auto c = kb.constantOf(n.inputs[i]);
+  if (!c || (c->dtype != DType::I64 && c->dtype != DType::I32)) return std::nullopt;
+  std::vector<int64_t> v;
+  for (int64_t k = 0; k < c->numel(); ++k) v.push_back(int64_t(c->at(k)));
+  return v;
+}
+
+ExprRef clampIndex(ExprRef i, int64_t hi) {
+  return binary(BinOp::Max, intConst(0), binary(BinOp::Min, std::move(i), intConst(hi)));
+}
+
 }  // namespace
+
+// Slice (opset 10+ inputs starts, ends, axes?, steps?, all constant): input
+// position = start + out * step per sliced axis, with ONNX's clamping of start.
+Index sliceSource(KernelBuilder& kb, const Node& n, const Index& out) {
+  std::vector<int64_t> in = kb.shapeOf(n.inputs[0]);
+  int64_t rank = int64_t(in.size());
+  auto starts = ints(kb, n, 1), ends = ints(kb, n, 2);
+  auto axes = ints(kb, n, 3), steps = ints(kb, n, 4);
+  std::vector<ExprRef> d = out.dimExprs();
+  if (!starts || !ends) {
+    kb.fail(
+        Status::error("Slice needs constant starts and ends for code generation", nodePlace(n)));
+    return Index::ofDims(in, d);
+  }
+  for (size_t k = 0; k < starts->size(); ++k) {
+    int64_t a = axes && k < axes->size() ? (*axes)[k] : int64_t(k);
+    if (a < 0) a += rank;
+    int64_t step = steps && k < steps->size() ? (*steps)[k] : 1;
+    if (a < 0 || a >= rank || step == 0) {
+      kb.fail(Status::error("Slice axis or step is invalid", nodePlace(n)));
+      return Index::ofDims(in, d);
+    }
+    int64_t dim = in[size_t(a)], st = (*starts)[k];
+    if (st < 0) st += dim;
+    st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
+    d[size_t(a)] = add(intConst(st), mul(d[size_t(a)], intConst(step)));
+  }
+  return Index::ofDims(in, d);
+}
+
+ExprRef concatValue(KernelBuilder& kb, const Node& n, const Index& out) {
+  int64_t rank = int64_t(out.shape.size());
+  int64_t axis = n.attrs.getInt("axis", 0);
+  if (axis < 0) axis += rank;
+  std::vector<ExprRef> d = out.dimExprs();
+  ExprRef pos = d[size_t(axis)];
+  // Select from the last input back: reads are clamped into each input, so
+  // every load stays in bounds whichever branch is taken.
+  ExprRef value;
+  int64_t offset = 0;
+  std::vector<std::pair<int64_t, ValueId>> parts;
+  for (ValueId v : n.inputs) {
+    parts.emplace_back(offset, v);
+    offset += kb.shapeOf(v)[size_t(axis)];
+  }
+  for (size_t i = parts.size(); i-- > 0;) {
+    std::vector<int64_t> s = kb.shapeOf(parts[i].second);
+    if (s[size_t(axis)] == 0) continue;
+    std::vector<ExprRef> di = d;
+    di[size_t(axis)] = parts.size() == 1
+                           ? sub(pos, intConst(parts[i].first))
+                           : clampIndex(sub(pos, intConst(parts[i].first)), s[size_t(axis)] - 1);
+    ExprRef v = kb.valueAt(parts[i].second, Index::ofDims(s, di));
+    value = value ? select(compare(CmpOp::LT, pos, intConst(parts[i].first + s[size_t(axis)])), v,
+                           value)
+                  : v;
+  }
+  return value ? value : floatConst(0);
+}
+
+// Pad, constant mode (pads and the value as constant inputs, or the opset-2
+// attributes): out-of-range positions take the value; reads are clamped.
+ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out) {
+  std::vector<int64_t> in = kb.shapeOf(n.inputs[0]);
+  int64_t rank = int64_t(in.size());
+  if (n.attrs.getString("mode", "constant") != "constant") {
+    kb.fail(Status::error("Pad mode '" + n.attrs.getString("mode", "") +
+                              "' has no code generation yet (constant only)",
+                          nodePlace(n)));
+    return floatConst(0);
+  }
+  auto pads = ints(kb, n, 1);
+  if (!pads) pads = n.attrs.getInts("pads");
+  std::vector<int64_t> axes(static_cast<size_t>(rank), 0);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (auto a = ints(kb, n, 3)) axes = *a;
+  if (!pads || pads->size() != 2 * axes.size()) {
+    kb.fail(Status::error("Pad needs constant pads, two per padded axis", nodePlace(n)));
+    return floatConst(0);
+  }
+  double fill = n.attrs.getFloat("value", 0.0);
+  if (n.inputs.size() > 2 && n.inputs[2].valid()) {
+    auto c = kb.constantOf(n.inputs[2]);
+    if (!c || c->numel() != 1) {
+      kb.fail(Status::error("Pad needs a constant fill value", nodePlace(n)));
+      return floatConst(0);
+    }
+    fill = c->at(0);
+  }
+  std::vector<ExprRef> d = out.dimExprs(), di = d;
+  ExprRef inside;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
+    int64_t before = (*pads)[k];
+    ExprRef p = sub(d[size_t(a)], intConst(before));
+    ExprRef ok = nullptr;
+    if (before > 0) ok = compare(CmpOp::GE, p, intConst(0));
+    if ((*pads)[k + axes.size()] > 0 || before < 0) {
+      ExprRef hi = compare(CmpOp::LT, p, intConst(in[size_t(a)]));
+      ok = ok ? select(ok, hi, ok) : hi;
+    }
+    di[size_t(a)] = ok ? clampIndex(p, in[size_t(a)] - 1) : p;
+    if (ok) inside = inside ? select(inside, ok, inside) : ok;
+  }
+  ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(in, di));
+  return inside ? select(inside, v, floatConst(fill)) : v;
+}
 
 Index indexMapSource(KernelBuilder& kb, const Node& n, const Index& out) {
   std::vector<int64_t> inShape = kb.shapeOf(n.inputs[0]);
   if (n.op == "Identity") return out;
-  if (n.op == "Reshape") return Index::ofFlat(inShape, out.flatExpr());
+  if (n.op == "Slice") return sliceSource(kb, n, out);
+  // Reshape-like ops keep the row-major order: the flat index maps through.
+  if (n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" || n.op == "Flatten")
+    return Index::ofFlat(inShape, out.flatExpr());
   // Transpose: output dim k is input dim perm[k].
   auto perm = transposePerm(n, inShape.size());
   if (!perm) {

@@ -48,14 +48,14 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
                   const std::function<ExprRef(ExprRef)>& f) {
     std::vector<StmtRef> out;
     Var l0 = kb.newLoopVar();
-    out.push_back(kindLoop(l0, lanes, ForKind::Vectorized,
-                           {store(p, varRef(l0), floatConst(init))}));
+    out.push_back(
+        kindLoop(l0, lanes, ForKind::Vectorized, {store(p, varRef(l0), floatConst(init))}));
     Var c = kb.newLoopVar(), l = kb.newLoopVar();
     ExprRef pos = add(mul(varRef(c), intConst(lanes)), varRef(l));
-    out.push_back(kindLoop(
-        c, chunks, ForKind::Serial,
-        {kindLoop(l, lanes, ForKind::Vectorized,
-                  {store(p, varRef(l), combine(load(p, varRef(l)), f(x(pos))))})}));
+    out.push_back(
+        kindLoop(c, chunks, ForKind::Serial,
+                 {kindLoop(l, lanes, ForKind::Vectorized,
+                           {store(p, varRef(l), combine(load(p, varRef(l)), f(x(pos))))})}));
     out.push_back(let(acc, floatConst(init)));
     Var l2 = kb.newLoopVar();
     out.push_back(kindLoop(l2, lanes, ForKind::Unrolled,
@@ -70,9 +70,9 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
   };
   auto maxOf = [](ExprRef a, ExprRef b) { return binary(BinOp::Max, a, b); };
   std::vector<StmtRef> body = pass(pmax, -INFINITY, mx, maxOf, [](ExprRef v) { return v; });
-  std::vector<StmtRef> sums =
-      pass(psum, 0.0, sum, [](ExprRef a, ExprRef b) { return add(a, b); },
-           [&](ExprRef v) { return unary(UnOp::Exp, sub(v, varRef(mx))); });
+  std::vector<StmtRef> sums = pass(
+      psum, 0.0, sum, [](ExprRef a, ExprRef b) { return add(a, b); },
+      [&](ExprRef v) { return unary(UnOp::Exp, sub(v, varRef(mx))); });
   body.insert(body.end(), sums.begin(), sums.end());
   // One division per row; the normalize pass multiplies (within an ulp of dividing).
   Var inv = kb.newLocal("inv");
@@ -111,7 +111,8 @@ std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
 
   int64_t lanes = kb.schedule().reduceLanes;
   if (lanes >= 2 && axis == rank - 1 && len >= lanes)
-    return kb.loopNest(outer, [&](const Index& at) { return vectorRows(kb, n, shape, axis, lanes, at, sink); });
+    return kb.loopNest(
+        outer, [&](const Index& at) { return vectorRows(kb, n, shape, axis, lanes, at, sink); });
   return kb.loopNest(outer, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> dims = at.dimExprs();
     // The input at position r along the axis, with a fresh loop counter per pass.

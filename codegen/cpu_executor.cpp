@@ -1,19 +1,23 @@
 // The CPU executor (see cpu_executor.h).
 #include "codegen/cpu_executor.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <new>
 
 namespace fuselens {
-namespace {
+namespace {}  // namespace
 
 // One 64-byte aligned block, freed on scope exit; null when bytes is 0.
 struct AlignedBlock {
   void* p = nullptr;
   ~AlignedBlock() { std::free(p); }
 };
+
+namespace {
 
 Status allocate(AlignedBlock& b, int64_t bytes, const std::string& what) {
   if (bytes <= 0) return Status::ok();
@@ -35,6 +39,7 @@ CpuExecutor::CpuExecutor(std::shared_ptr<const Graph> g, std::vector<ExecKernel>
     maxScratch_ = std::max(maxScratch_, k.scratchBytes);
   }
   plan_ = planMemory(*g_, uses, aliases_);
+  for (ValueId v : g_->inputs()) inputByName_[g_->value(v).name] = v;
 }
 
 ValueId CpuExecutor::storageOf(ValueId v) const {
@@ -45,16 +50,13 @@ ValueId CpuExecutor::storageOf(ValueId v) const {
 }
 
 Status CpuExecutor::checkInputs(const std::map<std::string, TensorData>& inputs) const {
-  std::map<std::string, ValueId> byName;
-  std::string names;
-  for (ValueId v : g_->inputs()) {
-    byName[g_->value(v).name] = v;
-    names += (names.empty() ? "" : ", ") + g_->value(v).name;
-  }
   for (const auto& [name, t] : inputs)
-    if (!byName.count(name))
+    if (!inputByName_.count(name)) {
+      std::string names;
+      for (ValueId v : g_->inputs()) names += (names.empty() ? "" : ", ") + g_->value(v).name;
       return Status::error("there is no graph input named '" + name + "'; the inputs are " + names);
-  for (const auto& [name, v] : byName) {
+    }
+  for (const auto& [name, v] : inputByName_) {
     const TensorType& want = g_->value(v).type;
     auto it = inputs.find(name);
     if (it == inputs.end())
@@ -143,8 +145,8 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
 }
 
 Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
-                            std::map<std::string, TensorData>& outputs,
-                            const CancelToken& cancel) const {
+                            std::map<std::string, TensorData>& outputs, const CancelToken& cancel,
+                            std::vector<double>* kernelSeconds) const {
   FL_RETURN_IF_ERROR(checkInputs(inputs));
   // Graph outputs: the caller's tensors (allocated here when absent). The first
   // output naming a storage value is written by its kernel; others are copies.
@@ -174,8 +176,25 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
     else
       external[s.index] = t.bytes.data();
   }
-  AlignedBlock arena;
-  FL_RETURN_IF_ERROR(allocate(arena, plan_.arenaBytes, "arena (" + plan_.summary() + ")"));
+  // The arena is kept between runs; a concurrent run gets a fresh one.
+  std::unique_lock<std::mutex> reuse(arenaCache_->mu, std::try_to_lock);
+  AlignedBlock fresh;
+  void* arenaBase = nullptr;
+  if (reuse.owns_lock()) {
+    std::shared_ptr<AlignedBlock>& cached = arenaCache_->block;
+    if (!cached && plan_.arenaBytes > 0) {
+      auto block = std::make_shared<AlignedBlock>();
+      FL_RETURN_IF_ERROR(allocate(*block, plan_.arenaBytes, "arena (" + plan_.summary() + ")"));
+      cached = block;
+    }
+    arenaBase = cached ? cached->p : nullptr;
+  } else {
+    FL_RETURN_IF_ERROR(allocate(fresh, plan_.arenaBytes, "arena (" + plan_.summary() + ")"));
+    arenaBase = fresh.p;
+  }
+  struct {
+    void* p;
+  } arena{arenaBase};
   auto data = [&](ValueId v) -> void* {
     ValueId s = storageOf(v);
     const Value& val = g_->value(s);
@@ -186,15 +205,43 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
   };
   std::vector<void*> args;
   void* scratch = arena.p ? static_cast<std::byte*>(arena.p) + plan_.scratchOffset : nullptr;
-  for (const ExecKernel& k : kernels_) {
+  if (kernelSeconds) kernelSeconds->assign(kernels_.size(), 0.0);
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    const ExecKernel& k = kernels_[i];
     if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
+    auto t0 = std::chrono::steady_clock::now();
     FL_RETURN_IF_ERROR(call(k, data, scratch, args));
+    if (kernelSeconds)
+      (*kernelSeconds)[i] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   for (auto& [t, s] : copies) {
     const void* from = data(s);
     if (from) std::memcpy(t->bytes.data(), from, t->bytes.size());
   }
   return Status::ok();
+}
+
+}  // namespace fuselens
+
+namespace fuselens {
+
+Expected<std::vector<double>> CpuExecutor::profile(const std::map<std::string, TensorData>& inputs,
+                                                   int runs) const {
+  std::map<std::string, TensorData> out;
+  std::vector<double> one;
+  FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &one));  // warm-up
+  std::vector<std::vector<double>> all(kernels_.size());
+  for (int r = 0; r < std::max(1, runs); ++r) {
+    FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &one));
+    for (size_t i = 0; i < one.size(); ++i) all[i].push_back(one[i]);
+  }
+  std::vector<double> med;
+  for (auto& v : all) {
+    std::sort(v.begin(), v.end());
+    med.push_back(v[v.size() / 2]);
+  }
+  return med;
 }
 
 }  // namespace fuselens

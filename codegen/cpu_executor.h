@@ -13,6 +13,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@
 #include "core/support/status.h"
 
 namespace fuselens {
+
+struct AlignedBlock;
 
 struct ExecKernel {
   std::string name;
@@ -47,9 +50,14 @@ class CpuExecutor {
   // outputs: by graph-output name; missing ones are allocated, present ones must
   // have the output's dtype and shape.
   Status runInto(const std::map<std::string, TensorData>& inputs,
-                 std::map<std::string, TensorData>& outputs, const CancelToken& cancel) const;
+                 std::map<std::string, TensorData>& outputs, const CancelToken& cancel,
+                 std::vector<double>* kernelSeconds = nullptr) const;
 
   const MemoryPlan& memoryPlan() const { return plan_; }
+
+  // Median seconds of each kernel over `runs` runInto passes (after a warm-up).
+  Expected<std::vector<double>> profile(const std::map<std::string, TensorData>& inputs,
+                                        int runs) const;
 
  private:
   Status checkInputs(const std::map<std::string, TensorData>& inputs) const;
@@ -64,6 +72,13 @@ class CpuExecutor {
   std::map<int32_t, ValueId> aliasSource_;
   MemoryPlan plan_;
   int64_t maxScratch_ = 0;
+  std::map<std::string, ValueId> inputByName_;
+  // The arena kept between runs (shared so the executor stays movable).
+  struct ArenaCache {
+    std::mutex mu;
+    std::shared_ptr<AlignedBlock> block;
+  };
+  std::shared_ptr<ArenaCache> arenaCache_ = std::make_shared<ArenaCache>();
 };
 
 }  // namespace fuselens

@@ -203,9 +203,10 @@ void fuselens_parallel_for(fl_body body, void** ctx, int64_t n) {
 }
 )";
 
-std::string runtimeC(const Graph& g, const KernelPlan& plan, const MemoryPlan& mp,
-                     const std::string& name, std::set<int32_t>& consts,
-                     std::vector<std::pair<std::string, std::shared_ptr<const TensorData>>>& packed) {
+std::string runtimeC(
+    const Graph& g, const KernelPlan& plan, const MemoryPlan& mp, const std::string& name,
+    std::set<int32_t>& consts,
+    std::vector<std::pair<std::string, std::shared_ptr<const TensorData>>>& packed) {
   Storage st(g, plan);
   std::ostringstream body;
   for (size_t k = 0; k < plan.funcs.size(); ++k) {
@@ -259,7 +260,8 @@ std::string runtimeC(const Graph& g, const KernelPlan& plan, const MemoryPlan& m
       c << "static const int64_t fl_" << what << "_shape" << i << "[] = {"
         << (shape.empty() ? "0" : dimsText(shape)) << "};\n";
     }
-    c << "static const struct { const char* name; int ndim; const int64_t* shape; const char* type; } fl_"
+    c << "static const struct { const char* name; int ndim; const int64_t* shape; const char* "
+         "type; } fl_"
       << what << "[] = {\n";
     for (size_t i = 0; i < vs.size(); ++i) {
       const Value& v = g.value(vs[i]);

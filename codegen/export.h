@@ -27,7 +27,7 @@ struct ExportOptions {
   std::string outDir;
   std::string name = "model";  // file base name and C prefix; made a C identifier
   CompileOptions compile;
-  std::string cc = "cc";          // links the .so; empty: stop after .o/.c/.h
+  std::string cc = "cc";  // links the .so; empty: stop after .o/.c/.h
 };
 
 struct ExportResult {

@@ -41,9 +41,11 @@ class ReadWalk {
     auto shape = g_.value(v).type.staticShape();
     if (computeClassOf(n) == ComputeClass::Elementwise) {
       for (ValueId in : n.inputs)
-        walk(root, in, identity && g_.value(in).type.staticShape() == shape);
+        if (in.valid()) walk(root, in, identity && g_.value(in).type.staticShape() == shape);
+    } else if (computeClassOf(n) == ComputeClass::Injective) {
+      for (ValueId in : n.inputs) walk(root, in, false);  // read at shifted positions
     } else {
-      walk(root, n.inputs[0], identity && n.op != "Transpose");
+      walk(root, n.inputs[0], identity && n.op != "Transpose" && n.op != "Slice");
     }
   }
 

@@ -55,14 +55,18 @@ ExprRef Index::flatExpr() const {
 ComputeClass computeClassOf(const Node& n) {
   if (!n.domain.empty() && n.domain != "ai.onnx") return ComputeClass::Unsupported;
   static const char* const kElementwise[] = {
-      "Add", "Sub",  "Mul", "Div",  "Max",        "Min", "Pow",       "Relu",
-      "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Gelu", "LeakyRelu"};
-  static const char* const kIndexMap[] = {"Transpose", "Reshape", "Identity"};
-  static const char* const kReduction[] = {"MatMul",    "Gemm",      "Softmax",   "ReduceSum",
-                                           "ReduceMean", "ReduceMax", "ReduceMin",
-                                           "LayerNormalization"};
+      "Add",     "Sub",       "Mul", "Div",  "Max",  "Min",  "Pow",        "Relu",
+      "Sigmoid", "Tanh",      "Exp", "Neg",  "Abs",  "Sqrt", "Reciprocal", "Erf",
+      "Gelu",    "LeakyRelu", "Sum", "Mean", "Clip", "PRelu"};
+  static const char* const kIndexMap[] = {"Transpose", "Reshape",  "Squeeze", "Unsqueeze",
+                                          "Flatten",   "Identity", "Slice"};
+  static const char* const kReduction[] = {"MatMul",    "Gemm",       "Softmax",
+                                           "ReduceSum", "ReduceMean", "ReduceMax",
+                                           "ReduceMin", "ReduceProd", "ReduceSumSquare",
+                                           "ReduceL1",  "ReduceL2",   "LayerNormalization"};
   for (const char* op : kElementwise)
     if (n.op == op) return ComputeClass::Elementwise;
+  if (n.op == "Concat" || n.op == "Pad") return ComputeClass::Injective;
   for (const char* op : kIndexMap)
     if (n.op == op) return ComputeClass::IndexMap;
   for (const char* op : kReduction)
@@ -126,11 +130,14 @@ ExprRef KernelBuilder::inlineProducer(const Node& p, const Index& idx) {
   switch (computeClassOf(p)) {
     case ComputeClass::Elementwise: {
       std::vector<ExprRef> args;
-      for (ValueId in : p.inputs) args.push_back(valueAt(in, broadcastIndex(idx, shapeOf(in))));
+      for (ValueId in : p.inputs)  // an omitted optional input (Clip's min) stays null
+        args.push_back(in.valid() ? valueAt(in, broadcastIndex(idx, shapeOf(in))) : nullptr);
       return elementwiseExpr(*this, p, args);
     }
     case ComputeClass::IndexMap:
       return valueAt(p.inputs[0], indexMapSource(*this, p, idx));
+    case ComputeClass::Injective:
+      return p.op == "Concat" ? concatValue(*this, p, idx) : padValue(*this, p, idx);
     default:
       fail(Status::error("internal: the result is read before it is materialized", nodePlace(p)));
       return floatConst(0);

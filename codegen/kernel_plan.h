@@ -15,7 +15,7 @@ namespace fuselens {
 struct KernelPlan {
   Schedule schedule;
   std::vector<KernelInfo> infos;
-  std::vector<LoopFunc> funcs;  // one per info, scheduled
+  std::vector<LoopFunc> funcs;      // one per info, scheduled
   std::vector<Schedule> schedules;  // per kernel: `schedule`, or the tuning log's
   std::vector<std::pair<ValueId, ValueId>> aliases;
   std::string loopIr;

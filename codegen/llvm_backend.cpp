@@ -12,14 +12,14 @@
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Host.h>
+#include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -157,7 +157,8 @@ namespace fuselens {
 namespace {
 
 // Writes via a temp file and a rename, so a reader never sees half a file.
-Status writeAtomically(const std::string& path, const std::function<bool(llvm::raw_fd_ostream&)>& w) {
+Status writeAtomically(const std::string& path,
+                       const std::function<bool(llvm::raw_fd_ostream&)>& w) {
   std::string tmp = path + ".tmp";
   {
     std::error_code ec;
@@ -190,7 +191,9 @@ Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
   llvm::StringMap<bool> feats;
   std::string features;
   if (llvm::sys::getHostCPUFeatures(feats))
-    for (const auto& f : feats) features += (features.empty() ? "" : ",") + std::string(f.getValue() ? "+" : "-") + f.getKey().str();
+    for (const auto& f : feats)
+      features +=
+          (features.empty() ? "" : ",") + std::string(f.getValue() ? "+" : "-") + f.getKey().str();
   static const llvm::CodeGenOpt::Level cgLevels[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less,
                                                      llvm::CodeGenOpt::Default,
                                                      llvm::CodeGenOpt::Aggressive};
@@ -209,8 +212,8 @@ Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
     if (!f.isDeclaration()) f.setVisibility(llvm::GlobalValue::HiddenVisibility);
   for (const DataGlobal& g : globals) {
     llvm::StringRef raw(reinterpret_cast<const char*>(g.data->bytes.data()), g.data->bytes.size());
-    llvm::Constant* init = llvm::ConstantDataArray::getRaw(
-        raw, g.data->bytes.size(), llvm::Type::getInt8Ty(ctx));
+    llvm::Constant* init =
+        llvm::ConstantDataArray::getRaw(raw, g.data->bytes.size(), llvm::Type::getInt8Ty(ctx));
     auto* gv = new llvm::GlobalVariable(mod, init->getType(), true,
                                         llvm::GlobalValue::ExternalLinkage, init, g.name);
     gv->setAlignment(llvm::Align(64));

@@ -18,8 +18,6 @@
 // still vectorize (a libm call would not).
 #include "codegen/llvm_emit.h"
 
-#include "codegen/target.h"
-
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
@@ -35,6 +33,8 @@
 #include <map>
 #include <optional>
 #include <set>
+
+#include "codegen/target.h"
 
 namespace fuselens {
 namespace {
@@ -137,17 +137,26 @@ class Emitter {
       case StmtKind::Store:
         emitStore(s);
         break;
-      case StmtKind::Let:
-        if (lanes_ > 0) {
+      case StmtKind::Let: {
+        llvm::Value* v = expr(s->value);
+        // In a vector body a local is a vector only when its value varies by lane;
+        // a uniform one (a hoisted index such as `b % 12`) stays a scalar.
+        if (lanes_ > 0 && v->getType()->isVectorTy()) {
           vecLocals_.insert(s->var.index);
           if (auto st = laneStride(s->value); st && s->value->type == DType::I64)
             strideOf_[s->var.index] = *st;
         }
-        storeLocal(s->var, expr(s->value));
+        storeLocal(s->var, v);
         break;
-      case StmtKind::Assign:
-        storeLocal(s->var, expr(s->value));
+      }
+      case StmtKind::Assign: {
+        llvm::Value* v = expr(s->value);
+        if (v->getType()->isVectorTy() && !vecLocals_.count(s->var.index))
+          return fail("internal: lane-varying value assigned to the uniform local " +
+                      lf_.var(s->var).name);
+        storeLocal(s->var, v);
         break;
+      }
       case StmtKind::Allocate:
         emitAllocate(s);
         break;
@@ -297,11 +306,16 @@ class Emitter {
   std::pair<bool, llvm::Value*> address(const Buffer& buf, const ExprRef& index) {
     llvm::Value* idx = expr(index);
     llvm::Type* ty = type(buf.dtype);
-    if (!idx->getType()->isVectorTy()) return {false, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index], idx)};
-    if (laneStride(index) == std::optional<int64_t>(1)) {
+    if (!idx->getType()->isVectorTy())
+      return {false, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index], idx)};
+    auto stride = laneStride(index);
+    if (stride == std::optional<int64_t>(1)) {
       llvm::Value* first = b_.CreateExtractElement(idx, uint64_t(0));
       return {true, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index], first)};
     }
+    if (stride == std::optional<int64_t>(0))  // the same address in every lane
+      return {false, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index],
+                                          b_.CreateExtractElement(idx, uint64_t(0)))};
     return {false, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index], idx)};
   }
 
@@ -353,8 +367,8 @@ class Emitter {
     }
     auto at = scratchAt_.find(buf.id.index);
     if (at == scratchAt_.end() || !scratch_) return fail("temp " + buf.name + " has no scratch");
-    llvm::Value* p = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), scratch_, uint64_t(at->second),
-                                                  buf.name);
+    llvm::Value* p =
+        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), scratch_, uint64_t(at->second), buf.name);
     bufs_[buf.id.index] = p;
     for (const auto& c : s->body) stmt(c);
     bufs_[buf.id.index] = nullptr;
@@ -416,8 +430,8 @@ class Emitter {
   }
 
   void copyTargetAttrs(llvm::Function* to) {
-    for (const char* a : {"target-cpu", "target-features", "min-legal-vector-width",
-                          "prefer-vector-width"})
+    for (const char* a :
+         {"target-cpu", "target-features", "min-legal-vector-width", "prefer-vector-width"})
       if (fn_->hasFnAttribute(a)) to->addFnAttr(fn_->getFnAttribute(a));
   }
 
@@ -470,8 +484,8 @@ class Emitter {
         llvm::Value* a = expr(e->ops[0]);
         llvm::Value* m = expr(e->ops[1]);
         llvm::Value* c = expr(e->ops[2]);
-        bool vec = a->getType()->isVectorTy() || m->getType()->isVectorTy() ||
-                   c->getType()->isVectorTy();
+        bool vec =
+            a->getType()->isVectorTy() || m->getType()->isVectorTy() || c->getType()->isVectorTy();
         if (vec) a = splat(a), m = splat(m), c = splat(c);
         return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, m, c});
       }
@@ -500,7 +514,8 @@ class Emitter {
     llvm::Value* lo = fconst(t, -88.3762626647949);
     llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, hi), hi, x);
     xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, lo), lo, xc);
-    llvm::Value* fx = b_.CreateFAdd(b_.CreateFMul(xc, fconst(t, 1.44269504088896341)), fconst(t, 0.5));
+    llvm::Value* fx =
+        b_.CreateFAdd(b_.CreateFMul(xc, fconst(t, 1.44269504088896341)), fconst(t, 0.5));
     fx = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, fx);
     llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(fx, fconst(t, 0.693359375)));
     r = b_.CreateFSub(r, b_.CreateFMul(fx, fconst(t, -2.12194440e-4)));
@@ -516,7 +531,8 @@ class Emitter {
     // defined (y is NaN already). fptosi.sat would scalarize on x86.
     llvm::Value* fxi = b_.CreateSelect(b_.CreateFCmpUNO(fx, fx), fconst(t, 0.0), fx);
     llvm::Value* n = b_.CreateFPToSI(fxi, it);
-    n = b_.CreateShl(b_.CreateAdd(n, llvm::ConstantInt::get(it, 127)), llvm::ConstantInt::get(it, 23));
+    n = b_.CreateShl(b_.CreateAdd(n, llvm::ConstantInt::get(it, 127)),
+                     llvm::ConstantInt::get(it, 23));
     y = b_.CreateFMul(y, b_.CreateBitCast(n, t));
     y = b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(t, 88.72283935546875)), fconst(t, INFINITY), y);
     return b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(t, -103.972076416015625)), fconst(t, 0.0), y);
@@ -553,8 +569,8 @@ class Emitter {
     llvm::Type* t = x->getType();
     llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
     llvm::Value* e = emitExp(b_.CreateFMul(ax, fconst(t, 2.0)));
-    llvm::Value* big = b_.CreateFSub(fconst(t, 1.0),
-                                     b_.CreateFDiv(fconst(t, 2.0), b_.CreateFAdd(e, fconst(t, 1.0))));
+    llvm::Value* big = b_.CreateFSub(
+        fconst(t, 1.0), b_.CreateFDiv(fconst(t, 2.0), b_.CreateFAdd(e, fconst(t, 1.0))));
     big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
     static const double q[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
                                1.33314422036E-1, -3.33332819422E-1};
@@ -636,11 +652,11 @@ class Emitter {
   std::map<int32_t, llvm::AllocaInst*> locals_;
   std::map<const Expr*, llvm::Value*> memo_;  // this statement's emitted subexpressions
   int depth_ = 0;
-  llvm::Value* scratch_ = nullptr;           // the kernel's scratch base, when it has one
-  std::map<int32_t, int64_t> scratchAt_;     // Temp buffer -> offset in scratch
-  int64_t lanes_ = 0;                        // > 0 inside a vector body
-  std::set<int32_t> vecLocals_;              // locals set inside the vector body
-  std::map<int32_t, int64_t> strideOf_;      // lane step of i64 vars in the vector body
+  llvm::Value* scratch_ = nullptr;        // the kernel's scratch base, when it has one
+  std::map<int32_t, int64_t> scratchAt_;  // Temp buffer -> offset in scratch
+  int64_t lanes_ = 0;                     // > 0 inside a vector body
+  std::set<int32_t> vecLocals_;           // locals set inside the vector body
+  std::map<int32_t, int64_t> strideOf_;   // lane step of i64 vars in the vector body
   std::map<std::pair<int32_t, int64_t>, llvm::AllocaInst*> vecAllocas_;
   Status err_;
 };

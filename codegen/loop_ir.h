@@ -67,8 +67,8 @@ struct Expr {
   BinOp bin = BinOp::Add;    // Binary
   UnOp un = UnOp::Neg;       // Unary
   CmpOp cmp = CmpOp::LT;     // Compare
-  std::vector<ExprRef> ops;  // Load: {index}; Binary/Compare: {a, b}; Unary: {a}; Select: {c, a, b};
-                           // Fma: {a, b, c} = a * b + c with one rounding
+  std::vector<ExprRef> ops;  // Load: {index}; Binary/Compare: {a, b}; Unary: {a}; Select: {c, a,
+                             // b}; Fma: {a, b, c} = a * b + c with one rounding
 };
 
 // Builders fold constants and identities (x + 0, x * 1, 0 * x) so index maps stay readable.
@@ -103,7 +103,7 @@ struct Stmt {
   VarId var;           // For: the counter; Let/Assign: the local
   int64_t extent = 0;  // For: iterates var over [0, extent)
   ForKind forKind = ForKind::Serial;
-  bool pinned = false;  // For: kinds set by a schedule template; applySchedule keeps the nest
+  bool pinned = false;        // For: kinds set by a schedule template; applySchedule keeps the nest
   BufferId buffer;            // Store target; Allocate'd temp
   ExprRef index;              // Store
   ExprRef value;              // Store, Let (initial value), Assign

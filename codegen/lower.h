@@ -1,7 +1,8 @@
 // Lowering: one kernel of the optimized graph (a fused group, or one compute
 // op) becomes one LoopFunc whose params are the kernel's inputs then outputs,
-// in the node's order. Reshape and Identity outside groups need no kernel (the
-// executor aliases their buffers): `isAliasNode` says which nodes get none.
+// in the node's order. Reshape-like ops (Reshape, Squeeze, Unsqueeze, Flatten)
+// and Identity outside groups need no kernel (the executor aliases their
+// buffers): `isAliasNode` says which nodes get none.
 #pragma once
 
 #include <string>
@@ -13,7 +14,7 @@
 
 namespace fuselens {
 
-bool isAliasNode(const Node& n);  // top-level Reshape / Identity
+bool isAliasNode(const Node& n);  // top-level Reshape, Identity, Squeeze, Unsqueeze, Flatten
 
 // Lowers node `n` of `g`. The LoopFunc's params skip omitted (invalid) inputs.
 // The schedule's templates (MatMul tiling) shape the nests lowering builds;

@@ -3,6 +3,8 @@
 // elementwise / index-map shapes agree. Errors name the node, so a user knows
 // which op of which group to look at. (Reductions check their own operand
 // shapes while they are lowered.)
+#include <algorithm>
+
 #include "codegen/lower_internal.h"
 
 namespace fuselens {
@@ -25,7 +27,7 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
   std::vector<int64_t> in = *g.value(n.inputs[0]).type.staticShape();
   if (computeClassOf(n) == ComputeClass::Elementwise) {
     for (ValueId v : n.inputs)
-      if (!broadcastsTo(*g.value(v).type.staticShape(), out))
+      if (v.valid() && !broadcastsTo(*g.value(v).type.staticShape(), out))
         return Status::error("input '" + g.value(v).name + "' of shape " +
                                  formatShape(*g.value(v).type.staticShape()) +
                                  " does not broadcast to the output shape " + formatShape(out),
@@ -34,8 +36,11 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
   }
   if (n.op == "Identity" && in != out)
     return Status::error(
-        "output shape " + formatShape(out) + " differs from the input shape " + formatShape(in), where);
-  if (n.op == "Reshape" &&
+        "output shape " + formatShape(out) + " differs from the input shape " + formatShape(in),
+        where);
+  bool reshapeLike =
+      n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" || n.op == "Flatten";
+  if (reshapeLike &&
       *g.value(n.inputs[0]).type.numElements() != *g.value(n.outputs[0]).type.numElements())
     return Status::error("cannot reshape " + formatShape(in) + " to " + formatShape(out), where);
   if (n.op == "Transpose") {
@@ -59,6 +64,13 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
 
 size_t expectedInputs(const Node& n) {
   if (n.op == "Gemm" || n.op == "LayerNormalization") return n.inputs.size() >= 3 ? 3 : 2;
+  if (n.op == "Max" || n.op == "Min" || n.op == "Sum" || n.op == "Mean")
+    return std::max<size_t>(1, n.inputs.size());                         // variadic
+  if (n.op == "Clip") return std::clamp<size_t>(n.inputs.size(), 1, 3);  // min, max optional
+  if (n.op == "Squeeze" || n.op == "Unsqueeze") return n.inputs.size() >= 2 ? 2 : 1;  // axes
+  if (n.op == "Concat") return std::max<size_t>(1, n.inputs.size());
+  if (n.op == "Slice") return std::clamp<size_t>(n.inputs.size(), 3, 5);
+  if (n.op == "Pad") return std::clamp<size_t>(n.inputs.size(), 1, 4);
   if (n.op.rfind("Reduce", 0) == 0) return n.inputs.size() >= 2 ? 2 : 1;  // axes optional
   bool binaryOp = isBinaryElementwise(n.op) || n.op == "MatMul" || n.op == "Reshape";
   return binaryOp ? 2 : 1;
@@ -75,16 +87,24 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
     std::string where = nodePlace(n);
     if (computeClassOf(n) == ComputeClass::Unsupported)
       return Status::error("no code generation for op " + n.op, where);
+    if (n.op == "LayerNormalization" && n.outputs.size() > 1)
+      return Status::error(
+          "the Mean and InvStdDev outputs of LayerNormalization have no code generation yet",
+          where);
     if (n.inputs.size() != expectedInputs(n) || n.outputs.size() != 1)
       return Status::error(n.op + " has " + std::to_string(n.inputs.size()) + " inputs and " +
                                std::to_string(n.outputs.size()) + " outputs; expected " +
                                std::to_string(expectedInputs(n)) + " and 1",
                            where);
     // Reshape's second input is its target shape (i64), a Reduce's its axes: not data.
-    size_t dataInputs = n.op == "Reshape" || n.op.rfind("Reduce", 0) == 0 ? 1 : n.inputs.size();
+    size_t dataInputs = n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
+                                n.op == "Slice" || n.op == "Pad" || n.op.rfind("Reduce", 0) == 0
+                            ? 1
+                            : n.inputs.size();
     for (size_t i = 0; i < dataInputs; ++i) {
       if (!n.inputs[i].valid()) {
         if ((n.op == "Gemm" || n.op == "LayerNormalization") && i == 2) continue;  // optional
+        if (n.op == "Clip") continue;  // min and max are optional
         return Status::error("input " + std::to_string(i) + " is missing", where);
       }
       FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where));

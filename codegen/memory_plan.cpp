@@ -10,7 +10,9 @@
 namespace fuselens {
 namespace {
 
-int64_t roundUp(int64_t n) { return (n + MemoryPlan::kAlign - 1) / MemoryPlan::kAlign * MemoryPlan::kAlign; }
+int64_t roundUp(int64_t n) {
+  return (n + MemoryPlan::kAlign - 1) / MemoryPlan::kAlign * MemoryPlan::kAlign;
+}
 
 class FreeList {
  public:
@@ -94,8 +96,8 @@ MemoryPlan planMemory(const Graph& g, const std::vector<PlannedKernelUse>& kerne
       int32_t s = storage(v);
       if (pinned.count(s) || g.value(ValueId(s)).constant || plan.offsetOf.count(s)) continue;
       const TensorType& t = g.value(ValueId(s)).type;
-      int64_t bytes = roundUp(std::max<int64_t>(1, t.numElements().value_or(0)) *
-                              int64_t(dtypeSize(t.dtype)));
+      int64_t bytes =
+          roundUp(std::max<int64_t>(1, t.numElements().value_or(0)) * int64_t(dtypeSize(t.dtype)));
       plan.offsetOf[s] = free.take(bytes);
       sizeOf[s] = bytes;
       plan.unsharedBytes += bytes;

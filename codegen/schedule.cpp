@@ -3,13 +3,12 @@
 // MatMul tiling sized for the host; and the JSON form of a schedule.
 #include "codegen/schedule.h"
 
-#include <nlohmann/json.hpp>
-
-#include "codegen/target.h"
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+
+#include "codegen/target.h"
 
 namespace fuselens {
 
@@ -121,8 +120,7 @@ std::string Schedule::toJson() const {
 
 Expected<Schedule> scheduleFromJson(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return Status::error("a schedule must be a JSON object");
+  if (j.is_discarded() || !j.is_object()) return Status::error("a schedule must be a JSON object");
   Schedule s;
   try {
     s.name = j.value("name", s.name);

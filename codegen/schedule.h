@@ -52,7 +52,7 @@ struct MatMulTiling {
   int64_t mr = 8;             // rows of the register tile
   int64_t nr = 32;            // columns of the register tile (a multiple of the vector lanes)
   int64_t ncPanels = 0;       // panels per cache block; 0: sized from K for about 512 KiB
-  int64_t minWork = 1 << 15;  // M*N*K below this keeps the plain loop nest
+  int64_t minWork = 1 << 13;  // M*N*K below this keeps the plain loop nest
   bool rowsOuter = false;     // ib outside jc (for N too narrow to parallelize over panels)
   bool operator==(const MatMulTiling&) const = default;
 };

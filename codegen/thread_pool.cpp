@@ -5,6 +5,7 @@
 // (a second module running on another thread) runs its loop serially instead
 // of waiting.
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -13,6 +14,8 @@
 #include "codegen/runtime.h"
 
 namespace {
+
+std::atomic<int> gMaxThreads{0};
 
 class ThreadPool {
  public:
@@ -31,6 +34,11 @@ class ThreadPool {
   }
 
   void run(FuseLensLoopBody body, void** ctx, int64_t n) {
+    int cap = gMaxThreads.load(std::memory_order_relaxed);
+    if (cap == 1) {
+      body(ctx, 0, n);
+      return;
+    }
     std::unique_lock<std::mutex> busy(dispatch_, std::try_to_lock);
     if (!busy.owns_lock() || workers_.empty() || n < 2) {
       body(ctx, 0, n);
@@ -41,7 +49,9 @@ class ThreadPool {
       body_ = body;
       ctx_ = ctx;
       n_ = n;
-      chunks_ = std::min<int64_t>(n, int64_t(workers_.size() + 1) * 4);
+      int64_t threads = int64_t(workers_.size() + 1);
+      if (cap > 1) threads = std::min<int64_t>(threads, cap);
+      chunks_ = std::min<int64_t>(n, threads * 4);
       next_ = 0;
       finished_ = 0;
     }
@@ -99,6 +109,8 @@ class ThreadPool {
 };
 
 }  // namespace
+
+extern "C" void fuselens_set_max_threads(int n) { gMaxThreads.store(std::max(0, n)); }
 
 extern "C" void fuselens_parallel_for(FuseLensLoopBody body, void** ctx, int64_t n) {
   ThreadPool::instance().run(body, ctx, n);

@@ -28,10 +28,14 @@ std::string attrText(const Attributes& a) {
   std::string s;
   for (const auto& [name, v] : a.all()) {
     std::string val;
-    if (auto i = std::get_if<int64_t>(&v)) val = std::to_string(*i);
-    else if (auto d = std::get_if<double>(&v)) val = std::to_string(*d);
-    else if (auto is = std::get_if<std::vector<int64_t>>(&v)) val = formatShape(*is);
-    else continue;
+    if (auto i = std::get_if<int64_t>(&v))
+      val = std::to_string(*i);
+    else if (auto d = std::get_if<double>(&v))
+      val = std::to_string(*d);
+    else if (auto is = std::get_if<std::vector<int64_t>>(&v))
+      val = formatShape(*is);
+    else
+      continue;
     s += (s.empty() ? "" : ",") + name + "=" + val;
   }
   return s.empty() ? "" : "{" + s + "}";
@@ -231,8 +235,15 @@ std::vector<Schedule> matmulCandidates(const Schedule& base, int64_t m, int64_t 
         s.name += "_nc" + std::to_string(nc) + (rows ? "_rows" : "");
         variants.push_back(s);
       }
-  // Interleave: the best tiles first, then blocking variants.
+  // Interleave: the best tiles first, then blocking variants; for small
+  // products, the best tile on one thread first (waking the pool may not pay).
   std::vector<Schedule> merged;
+  if (m * n * k < (int64_t(1) << 22) && !out.empty()) {
+    Schedule one = out[0];
+    one.name += "_one_thread";
+    one.parallelOuter = false;
+    merged.push_back(one);
+  }
   for (size_t i = 0; i < std::max(out.size(), variants.size()); ++i) {
     if (i < out.size() && i < 8) merged.push_back(out[i]);
     if (i < variants.size()) merged.push_back(variants[i]);
@@ -298,8 +309,9 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
         r.best = cands[c];
       }
       report(progress, std::min(1.0, since(t0) / opts.budgetSeconds),
-             "kernel " + std::to_string(j + 1) + "/" + std::to_string(jobs.size()) + " " + r.kernel +
-                 ": " + std::to_string(c + 1) + "/" + std::to_string(cands.size()) + " candidates");
+             "kernel " + std::to_string(j + 1) + "/" + std::to_string(jobs.size()) + " " +
+                 r.kernel + ": " + std::to_string(c + 1) + "/" + std::to_string(cands.size()) +
+                 " candidates");
     }
     log.put({target.key(), r.signature, r.best, r.bestSeconds, r.defaultSeconds});
     results.push_back(std::move(r));

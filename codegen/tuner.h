@@ -34,7 +34,7 @@ struct TuningEntry {
 class TuningLog {
  public:
   static Expected<TuningLog> load(const std::string& path);  // a missing file is an empty log
-  Status save(const std::string& path) const;                  // atomically
+  Status save(const std::string& path) const;                // atomically
   std::optional<Schedule> find(const std::string& target, const std::string& signature) const;
   void put(TuningEntry e);  // replaces an entry with the same target and signature
   const std::vector<TuningEntry>& entries() const { return entries_; }

@@ -52,10 +52,12 @@ int runTune(const TuneArgs& a) {
 
 void addTuneCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<TuneArgs>();
-  CLI::App* cmd = app.add_subcommand("tune", "Measure schedule candidates; keep the fastest in a tuning log");
+  CLI::App* cmd =
+      app.add_subcommand("tune", "Measure schedule candidates; keep the fastest in a tuning log");
   cmd->add_option("model", args->model, "ONNX model")->required()->check(CLI::ExistingFile);
   cmd->add_option("--budget-seconds", args->budget, "time to spend measuring (default 30)");
-  cmd->add_option("--log", args->log, "tuning log JSON, read and updated (default fuselens_tuning.json)");
+  cmd->add_option("--log", args->log,
+                  "tuning log JSON, read and updated (default fuselens_tuning.json)");
   cmd->add_option("--passes", args->passes, "pass pipeline (default: the -O2 pipeline)");
   cmd->callback([args, &exitCode] { exitCode = runTune(*args); });
 }

@@ -504,7 +504,8 @@ void CodegenCompileTest::singleOpKernels() {
 
 // Big enough for the default schedule's parallel loops; checks the thread pool path.
 void CodegenCompileTest::parallelLargeKernels() {
-  const int64_t M = 96, K = 64, N = 80;
+  const int64_t M = 192, K = 96,
+                N = 80;  // enough multiply-adds for the tiled MatMul to go parallel
   Graph body;
   ValueId x = body.addInput("x", f32({M, K})), w = body.addInput("w", f32({K, N}));
   ValueId mm = body.node(body.addNode("MatMul", {x, w}, {{"mm", f32({M, N})}})).outputs[0];

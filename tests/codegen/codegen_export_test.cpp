@@ -4,7 +4,6 @@
 // built against the .so with the system cc, run on the same inputs as the JIT,
 // and its outputs compared; a wrong shape must fail with a sentence.
 #include <QtTest>
-
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -85,8 +84,9 @@ void CodegenExportTest::sharedLibraryRunsFromPlainC() {
   ValueId mm = body.node(body.addNode("MatMul", {x, w}, {{"mm", f32({7, 70})}})).outputs[0];
   ValueId a = body.node(body.addNode("Add", {mm, b}, {{"a", f32({7, 70})}})).outputs[0];
   body.addOutput(body.node(body.addNode("Relu", {a}, {{"r", f32({7, 70})}})).outputs[0]);
-  Graph g = wrapInGroup(std::move(body), {{"w", std::make_shared<const TensorData>(randomTensor({40, 70}, 1))},
-                                           {"b", std::make_shared<const TensorData>(randomTensor({70}, 2))}});
+  Graph g = wrapInGroup(std::move(body),
+                        {{"w", std::make_shared<const TensorData>(randomTensor({40, 70}, 1))},
+                         {"b", std::make_shared<const TensorData>(randomTensor({70}, 2))}});
   ValueId r = g.outputs()[0];
   g.setOutputs({});
   ValueId y = g.node(g.addNode("Softmax", {r}, {{"y", f32({7, 70})}}, {}, "sm")).outputs[0];
@@ -125,14 +125,15 @@ void CodegenExportTest::sharedLibraryRunsFromPlainC() {
   QVERIFY2(syms.find("fuselens_parallel_for") == std::string::npos, syms.c_str());
 
   std::ofstream(d + "main.c") << kMainC;
-  std::string build = runShell("cc -O1 -I" + d + " " + d + "main.c " + d + "model.so -Wl,-rpath," +
-                                   d + " -o " + d + "main",
-                               &rc);
+  std::string build = runShell(
+      "cc -O1 -I" + d + " " + d + "main.c " + d + "model.so -Wl,-rpath," + d + " -o " + d + "main",
+      &rc);
   QVERIFY2(rc == 0, build.c_str());
   TensorData xt = randomTensor({7, 40}, 3);
   std::ofstream(d + "x.bin", std::ios::binary)
       .write(reinterpret_cast<const char*>(xt.bytes.data()), std::streamsize(xt.bytes.size()));
-  std::string said = runShell(d + "main " + d + "x.bin " + d + "y.bin " + d + "h.bin " + d + "xo.bin", &rc);
+  std::string said =
+      runShell(d + "main " + d + "x.bin " + d + "y.bin " + d + "h.bin " + d + "xo.bin", &rc);
   QVERIFY2(rc == 0, said.c_str());
   QCOMPARE(said, std::string("input 0 ('x') is f32[40,7]; the model expects f32[7,40]\n"));
 

@@ -81,11 +81,16 @@ void CodegenMatMulTest::matmulBiasRelu_data() {
   QTest::addColumn<bool>("constB");
   for (bool c : {true, false}) {
     std::string tag = c ? " const B" : " input B";
-    QTest::newRow(("2x1x7 6x16" + tag).c_str()) << int64_t(2) << int64_t(1) << int64_t(7) << int64_t(6) << int64_t(16) << c;
-    QTest::newRow(("7x13x65 6x16" + tag).c_str()) << int64_t(7) << int64_t(13) << int64_t(65) << int64_t(6) << int64_t(16) << c;
-    QTest::newRow(("65x33x129 8x32" + tag).c_str()) << int64_t(65) << int64_t(33) << int64_t(129) << int64_t(8) << int64_t(32) << c;
-    QTest::newRow(("129x65x7 4x8" + tag).c_str()) << int64_t(129) << int64_t(65) << int64_t(7) << int64_t(4) << int64_t(8) << c;
-    QTest::newRow(("64x64x64 3x24" + tag).c_str()) << int64_t(64) << int64_t(64) << int64_t(64) << int64_t(3) << int64_t(24) << c;
+    QTest::newRow(("2x1x7 6x16" + tag).c_str())
+        << int64_t(2) << int64_t(1) << int64_t(7) << int64_t(6) << int64_t(16) << c;
+    QTest::newRow(("7x13x65 6x16" + tag).c_str())
+        << int64_t(7) << int64_t(13) << int64_t(65) << int64_t(6) << int64_t(16) << c;
+    QTest::newRow(("65x33x129 8x32" + tag).c_str())
+        << int64_t(65) << int64_t(33) << int64_t(129) << int64_t(8) << int64_t(32) << c;
+    QTest::newRow(("129x65x7 4x8" + tag).c_str())
+        << int64_t(129) << int64_t(65) << int64_t(7) << int64_t(4) << int64_t(8) << c;
+    QTest::newRow(("64x64x64 3x24" + tag).c_str())
+        << int64_t(64) << int64_t(64) << int64_t(64) << int64_t(3) << int64_t(24) << c;
   }
 }
 
@@ -239,7 +244,7 @@ void CodegenMatMulTest::tiledLoopIrShape() {
   QVERIFY2(text.find("// unrolled") != std::string::npos, text.c_str());
   QVERIFY2(text.find("// parallel") != std::string::npos, text.c_str());
   QCOMPARE(f->prepacked.size(), size_t(1));  // w, packed at compile time
-  QCOMPARE(f->numInputs, size_t(3));  // x, w (unread), packed w
+  QCOMPARE(f->numInputs, size_t(3));         // x, w (unread), packed w
 }
 
 void CodegenMatMulTest::scheduleJsonRoundTrip() {

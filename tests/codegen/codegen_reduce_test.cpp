@@ -3,7 +3,6 @@
 // and a GELU MLP fused by the real pipeline, checked against the eager
 // interpreter (the independent reference) or plain loops written here.
 #include <QtTest>
-
 #include <set>
 
 #include "codegen/compiler.h"
@@ -68,8 +67,8 @@ double againstEager(const Graph& g, const std::map<std::string, TensorData>& in,
 
 ValueId i64Const(Graph& g, const std::string& name, std::vector<int64_t> v) {
   int64_t n = int64_t(v.size());
-  return g.addConstant(name, std::make_shared<const TensorData>(
-                                 TensorData::fromVector(DType::I64, {n}, v)));
+  return g.addConstant(
+      name, std::make_shared<const TensorData>(TensorData::fromVector(DType::I64, {n}, v)));
 }
 
 ValueId f32Const(Graph& g, const std::string& name, float v) {
@@ -91,6 +90,7 @@ class CodegenReduceTest : public QObject {
   void elementwiseOps();
   void decomposedLayerNormFuses();
   void unsupportedPowIsAnError();
+  void variadicClipAndShapeOps();
 };
 
 void CodegenReduceTest::reduce_data() {
@@ -105,6 +105,10 @@ void CodegenReduceTest::reduce_data() {
   QTest::newRow("sum two axes incl last") << "ReduceSum" << Shape{2, 5, 40} << Shape{0, 2} << true;
   QTest::newRow("mean all") << "ReduceMean" << Shape{3, 4, 5} << Shape{} << false;
   QTest::newRow("max short row") << "ReduceMax" << Shape{8, 5} << Shape{-1} << true;
+  QTest::newRow("l2 last") << "ReduceL2" << Shape{3, 50} << Shape{-1} << false;
+  QTest::newRow("l1 first") << "ReduceL1" << Shape{4, 6} << Shape{0} << true;
+  QTest::newRow("prod middle") << "ReduceProd" << Shape{2, 3, 4} << Shape{1} << true;
+  QTest::newRow("sum square all") << "ReduceSumSquare" << Shape{3, 20} << Shape{} << true;
 }
 
 void CodegenReduceTest::reduce() {
@@ -124,8 +128,10 @@ void CodegenReduceTest::reduce() {
   for (int64_t k : axes) ax.insert(k < 0 ? k + int64_t(shape.size()) : k);
   for (size_t k = 0; k < shape.size(); ++k) {
     bool red = axes.empty() || ax.count(int64_t(k));
-    if (!red) out.push_back(shape[k]);
-    else if (keep) out.push_back(1);
+    if (!red)
+      out.push_back(shape[k]);
+    else if (keep)
+      out.push_back(1);
   }
   g.addOutput(g.node(g.addNode(op.toStdString(), ins, {{"y", f32(out)}}, a)).outputs[0]);
   g.markAsOriginal();
@@ -151,8 +157,10 @@ void CodegenReduceTest::layerNorm() {
   Shape norm(shape.begin() + (axis < 0 ? axis + int64_t(shape.size()) : axis), shape.end());
   Graph g;
   ValueId x = g.addInput("x", f32(shape));
-  std::vector<ValueId> ins = {x, g.addConstant("scale", std::make_shared<const TensorData>(randomTensor(norm, 4)))};
-  if (bias) ins.push_back(g.addConstant("bias", std::make_shared<const TensorData>(randomTensor(norm, 5))));
+  std::vector<ValueId> ins = {
+      x, g.addConstant("scale", std::make_shared<const TensorData>(randomTensor(norm, 4)))};
+  if (bias)
+    ins.push_back(g.addConstant("bias", std::make_shared<const TensorData>(randomTensor(norm, 5))));
   Attributes a;
   a.set("axis", int64_t(axis));
   a.set("epsilon", 1e-5);
@@ -166,11 +174,13 @@ void CodegenReduceTest::layerNorm() {
 void CodegenReduceTest::elementwiseOps_data() {
   QTest::addColumn<QString>("op");
   QTest::addColumn<QString>("attr");
-  for (const char* op : {"Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Gelu", "LeakyRelu", "Max",
-                         "Min", "Pow"})
+  for (const char* op :
+       {"Neg", "Abs", "Sqrt", "Reciprocal", "Erf", "Gelu", "LeakyRelu", "Max", "Min", "Pow"})
     QTest::newRow(op) << op << "";
-  QTest::newRow("Gelu tanh") << "Gelu" << "tanh";
-  QTest::newRow("Pow 0.5") << "Pow" << "0.5";
+  QTest::newRow("Gelu tanh") << "Gelu"
+                             << "tanh";
+  QTest::newRow("Pow 0.5") << "Pow"
+                           << "0.5";
 }
 
 void CodegenReduceTest::elementwiseOps() {
@@ -192,7 +202,8 @@ void CodegenReduceTest::elementwiseOps() {
   if (ins.size() > 1 && (op == "Max" || op == "Min")) in["z"] = randomTensor({53}, 9, -2, 2);
   std::string info;
   double err = againstEager(g, in, "", &info);
-  QVERIFY2(err <= 2e-6 * (op == "Reciprocal" ? 10 : 1), (std::to_string(err) + "\n" + info).c_str());
+  QVERIFY2(err <= 2e-6 * (op == "Reciprocal" ? 10 : 1),
+           (std::to_string(err) + "\n" + info).c_str());
 }
 
 // LayerNorm written out as ops (what exporters emit), fused by the pipeline.
@@ -202,7 +213,9 @@ void CodegenReduceTest::decomposedLayerNormFuses() {
   ValueId x = g.addInput("x", f32(s));
   int id = 0;
   auto op = [&](const char* o, std::vector<ValueId> in, Shape out) {
-    return g.node(g.addNode(o, in, {{"v" + std::to_string(id++), f32(out)}}, {}, o + std::to_string(id)))
+    return g
+        .node(
+            g.addNode(o, in, {{"v" + std::to_string(id++), f32(out)}}, {}, o + std::to_string(id)))
         .outputs[0];
   };
   ValueId axes = i64Const(g, "axes", {-1});
@@ -211,8 +224,10 @@ void CodegenReduceTest::decomposedLayerNormFuses() {
   ValueId var = op("ReduceMean", {op("Pow", {d, f32Const(g, "two", 2)}, s), axes}, {8, 1});
   ValueId den = op("Sqrt", {op("Add", {var, f32Const(g, "eps", 1e-5f)}, {8, 1})}, {8, 1});
   ValueId y = op("Div", {d, den}, s);
-  y = op("Mul", {y, g.addConstant("gamma", std::make_shared<const TensorData>(randomTensor({96}, 1)))}, s);
-  y = op("Add", {y, g.addConstant("beta", std::make_shared<const TensorData>(randomTensor({96}, 2)))}, s);
+  y = op("Mul",
+         {y, g.addConstant("gamma", std::make_shared<const TensorData>(randomTensor({96}, 1)))}, s);
+  y = op("Add",
+         {y, g.addConstant("beta", std::make_shared<const TensorData>(randomTensor({96}, 2)))}, s);
   g.addOutput(op("Gelu", {y}, s));
   g.markAsOriginal();
   std::string info;
@@ -223,11 +238,37 @@ void CodegenReduceTest::decomposedLayerNormFuses() {
 void CodegenReduceTest::unsupportedPowIsAnError() {
   Graph g;
   ValueId x = g.addInput("x", f32({4}));
-  g.addOutput(g.node(g.addNode("Pow", {x, f32Const(g, "p", 1.7f)}, {{"y", f32({4})}}, {}, "pw")).outputs[0]);
+  g.addOutput(g.node(g.addNode("Pow", {x, f32Const(g, "p", 1.7f)}, {{"y", f32({4})}}, {}, "pw"))
+                  .outputs[0]);
   auto m = compileGraph(g, {});
   QVERIFY(!m.isOk());
   QCOMPARE(m.message(), std::string("node 'pw' (Pow): Pow has code generation for a constant "
                                     "exponent in {-1, -0.5, 0, 0.5, 1, 2, 3} only"));
+}
+
+// Sum/Mean/Max of three, Clip with one and two bounds, Unsqueeze and Squeeze
+// inside a fused chain and as top-level aliases.
+void CodegenReduceTest::variadicClipAndShapeOps() {
+  Shape s{4, 30};
+  Graph g;
+  ValueId x = g.addInput("x", f32(s)), z = g.addInput("z", f32({30}));
+  int id = 0;
+  auto op = [&](const char* o, std::vector<ValueId> in, Shape out) {
+    return g.node(g.addNode(o, in, {{"v" + std::to_string(id++), f32(out)}})).outputs[0];
+  };
+  ValueId sum = op("Sum", {x, z, x}, s);
+  ValueId mean = op("Mean", {sum, z, x}, s);
+  ValueId mx = op("Max", {mean, x, z}, s);
+  ValueId lo = op("Clip", {mx, f32Const(g, "lo", -0.5f)}, s);
+  ValueId both = op("Clip", {lo, f32Const(g, "lo2", -0.25f), f32Const(g, "hi", 0.75f)}, s);
+  ValueId u = op("Unsqueeze", {both, i64Const(g, "ax0", {0})}, {1, 4, 30});
+  ValueId t = op("Tanh", {u}, {1, 4, 30});
+  g.addOutput(op("Squeeze", {t, i64Const(g, "ax1", {0})}, s));
+  g.markAsOriginal();
+  std::map<std::string, TensorData> in = {{"x", randomTensor(s, 1)}, {"z", randomTensor({30}, 2)}};
+  std::string info;
+  QVERIFY2(againstEager(g, in, "", &info) <= 1e-6, info.c_str());
+  QVERIFY2(againstEager(g, in, defaultPipeline(), &info) <= 1e-6, info.c_str());
 }
 
 QTEST_APPLESS_MAIN(CodegenReduceTest)
