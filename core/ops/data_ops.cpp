@@ -483,6 +483,26 @@ Types inferLikeInput(const InferContext& c, size_t shapeFrom) {
   return std::vector{o};
 }
 
+// GatherElements/ScatterElements: the flat offset into the data of index
+// element i, whose coordinates are `idx` except on `axis`, where the index
+// tensor's value (negative counts from the end) stands.
+Expected<int64_t> elementsOffset(const Node& n, const TensorData& x, const TensorData& ind, int64_t axis,
+                                 const std::vector<int64_t>& idx, const std::vector<int64_t>& st, int64_t i) {
+  int64_t off = 0;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    int64_t v = idx[d];
+    if (int64_t(d) == axis) {
+      auto w = wrapIndex(n, loadI(ind, i), x.shape[d]);
+      if (!w) return w.status();
+      v = *w;
+    } else if (v >= x.shape[d]) {
+      return nodeError(n, "indices are larger than data outside the axis");
+    }
+    off += v * st[d];
+  }
+  return off;
+}
+
 Outputs gatherElementsKernel(const Node& n, const Inputs& in) {
   FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 2, 2));
   const TensorData &x = *in[0], &ind = *in[1];
@@ -492,19 +512,9 @@ Outputs gatherElementsKernel(const Node& n, const Inputs& in) {
   TensorData o(x.dtype, ind.shape);
   std::vector<int64_t> st = rowMajorStrides(x.shape), idx(ind.rank(), 0);
   for (int64_t i = 0; i < ind.numel(); ++i) {
-    int64_t src = 0;
-    for (size_t d = 0; d < idx.size(); ++d) {
-      int64_t v = idx[d];
-      if (int64_t(d) == *axis) {
-        auto w = wrapIndex(n, loadI(ind, i), x.shape[d]);
-        if (!w) return w.status();
-        v = *w;
-      } else if (v >= x.shape[d]) {
-        return nodeError(n, "indices are larger than data outside the axis");
-      }
-      src += v * st[d];
-    }
-    copyElem(o, i, x, src);
+    auto src = elementsOffset(n, x, ind, *axis, idx, st, i);
+    if (!src) return src.status();
+    copyElem(o, i, x, *src);
     nextIndex(idx, ind.shape);
   }
   return std::vector{std::move(o)};
@@ -640,19 +650,9 @@ Outputs scatterElementsKernel(const Node& n, const Inputs& in) {
   TensorData o = x;
   std::vector<int64_t> st = rowMajorStrides(x.shape), idx(ind.rank(), 0);
   for (int64_t i = 0; i < ind.numel(); ++i) {
-    int64_t dst = 0;
-    for (size_t d = 0; d < idx.size(); ++d) {
-      int64_t v = idx[d];
-      if (int64_t(d) == *axis) {
-        auto w = wrapIndex(n, loadI(ind, i), x.shape[d]);
-        if (!w) return w.status();
-        v = *w;
-      } else if (v >= x.shape[d]) {
-        return nodeError(n, "indices are larger than data outside the axis");
-      }
-      dst += v * st[d];
-    }
-    FL_RETURN_IF_ERROR(combine(n, o, dst, u, i));
+    auto dst = elementsOffset(n, x, ind, *axis, idx, st, i);
+    if (!dst) return dst.status();
+    FL_RETURN_IF_ERROR(combine(n, o, *dst, u, i));
     nextIndex(idx, ind.shape);
   }
   return std::vector{std::move(o)};

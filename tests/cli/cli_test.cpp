@@ -4,26 +4,15 @@
 // one sentence and a non-zero exit; run writes .npy outputs.
 #include <QtTest>
 
+#include "tests/support/cli_runner.h"
+
 #include "core/io/npy.h"
 
 namespace {
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
+using Result = fuselens::test::CliResult;
 
-Result cli(const QStringList& args) {
-  QProcess p;
-  p.setWorkingDirectory(FUSELENS_SOURCE_DIR);
-  p.start(FUSELENS_CLI_PATH, args);
-  Result r;
-  if (!p.waitForFinished(300000)) return r;
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
+Result cli(const QStringList& args) { return fuselens::test::runCli(args, 300000); }
 
 const QString kSample = "samples/matmul_bias_relu.onnx";
 const QString kMlp = "samples/mlp.onnx";

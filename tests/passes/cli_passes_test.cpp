@@ -3,24 +3,13 @@
 // --reproduce, and explain giving every kernel boundary a reason.
 #include <QtTest>
 
+#include "tests/support/cli_runner.h"
+
 namespace {
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
+using Result = fuselens::test::CliResult;
 
-Result cli(const QStringList& args) {
-  QProcess p;
-  p.setWorkingDirectory(FUSELENS_SOURCE_DIR);
-  p.start(FUSELENS_CLI_PATH, args);
-  Result r;
-  if (!p.waitForFinished(120000)) return r;
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
+Result cli(const QStringList& args) { return fuselens::test::runCli(args, 120000); }
 
 const QString kMlp = "samples/mlp.onnx";
 const QString kRepro = "tests/passes/reproducers/transpose_chain.fir";
