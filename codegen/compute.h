@@ -42,7 +42,7 @@ enum class ComputeClass {
   Elementwise,  // inlined as an expression (with ONNX multidirectional broadcast)
   IndexMap,     // inlined as an index map (Transpose, Reshape, Slice, ...)
   Injective,    // inlined as a select over several reads (Concat, Pad)
-  Reduction,    // owns a loop nest with reductions (MatMul, Gemm, Softmax)
+  Reduction,    // owns a loop nest with reductions (MatMul, Gemm, Softmax, Conv, pools)
   Unsupported,
 };
 ComputeClass computeClassOf(const Node& n);
@@ -140,5 +140,14 @@ std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
 std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
 std::vector<StmtRef> lowerLayerNorm(KernelBuilder& kb, const Node& n,
                                     const KernelBuilder::Sink& sink);
+// GlobalAveragePool / GlobalMaxPool: a row reduction over the spatial dims (compute_reduce.cpp).
+std::vector<StmtRef> lowerGlobalPool(KernelBuilder& kb, const Node& n,
+                                     const KernelBuilder::Sink& sink);
+
+// ---- windows (compute_conv.cpp) ----
+// Conv (NC + any spatial dims, groups, strides, pads, dilations, auto_pad, bias).
+std::vector<StmtRef> lowerConv(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
+// MaxPool (Y only) and AveragePool (count_include_pad, ceil_mode, auto_pad).
+std::vector<StmtRef> lowerPool(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
 
 }  // namespace fuselens

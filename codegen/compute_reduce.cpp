@@ -236,4 +236,41 @@ std::vector<StmtRef> lowerLayerNorm(KernelBuilder& kb, const Node& n,
   });
 }
 
+std::vector<StmtRef> lowerGlobalPool(KernelBuilder& kb, const Node& n,
+                                     const KernelBuilder::Sink& sink) {
+  std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
+  if (shape.size() < 3) {
+    kb.fail(Status::error(
+        "expects an input of rank 3 or more ([N,C,spatial...]), got " + formatShape(shape),
+        nodePlace(n)));
+    return {};
+  }
+  std::vector<int64_t> out = {shape[0], shape[1]};
+  int64_t cols = 1;
+  for (size_t k = 2; k < shape.size(); ++k) {
+    cols *= shape[k];
+    out.push_back(1);
+  }
+  if (kb.shapeOf(n.outputs[0]) != out) {
+    kb.fail(Status::error("output shape " + formatShape(kb.shapeOf(n.outputs[0])) +
+                              " differs from the computed " + formatShape(out),
+                          nodePlace(n)));
+    return {};
+  }
+  bool isMax = n.op == "GlobalMaxPool";
+  Combine c = combineOf(isMax ? "ReduceMax" : "ReduceSum");
+  auto none = [](std::vector<StmtRef> b) { return b; };
+  return kb.loopNest(out, [&](const Index& at) -> std::vector<StmtRef> {
+    std::vector<ExprRef> od = at.dimExprs();
+    ExprRef base = mul(add(mul(od[0], intConst(shape[1])), od[1]), intConst(cols));
+    auto x = [&](ExprRef j) { return kb.valueAt(n.inputs[0], Index::ofFlat(shape, add(base, j))); };
+    Var acc = kb.newLocal("acc");
+    std::vector<StmtRef> body = laneReduce(kb, cols, kb.schedule().reduceLanes, c, acc, x, none);
+    ExprRef result = varRef(acc);
+    if (!isMax) result = mul(result, floatConst(1.0 / double(cols)));
+    for (StmtRef& s : sink(at, result)) body.push_back(std::move(s));
+    return body;
+  });
+}
+
 }  // namespace fuselens

@@ -64,12 +64,16 @@ ComputeClass computeClassOf(const Node& n) {
                                            "ReduceSum", "ReduceMean", "ReduceMax",
                                            "ReduceMin", "ReduceProd", "ReduceSumSquare",
                                            "ReduceL1",  "ReduceL2",   "LayerNormalization"};
+  static const char* const kWindow[] = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                        "GlobalMaxPool"};
   for (const char* op : kElementwise)
     if (n.op == op) return ComputeClass::Elementwise;
   if (n.op == "Concat" || n.op == "Pad") return ComputeClass::Injective;
   for (const char* op : kIndexMap)
     if (n.op == op) return ComputeClass::IndexMap;
   for (const char* op : kReduction)
+    if (n.op == op) return ComputeClass::Reduction;
+  for (const char* op : kWindow)  // Conv and pools: reductions over a window
     if (n.op == op) return ComputeClass::Reduction;
   return ComputeClass::Unsupported;
 }

@@ -163,6 +163,10 @@ class BodyLowering {
     if (n.op == "Gemm") return lowerGemm(kb_, n, sink);
     if (n.op == "Softmax") return lowerSoftmax(kb_, n, sink);
     if (n.op == "LayerNormalization") return lowerLayerNorm(kb_, n, sink);
+    if (n.op == "Conv") return lowerConv(kb_, n, sink);
+    if (n.op == "MaxPool" || n.op == "AveragePool") return lowerPool(kb_, n, sink);
+    if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool")
+      return lowerGlobalPool(kb_, n, sink);
     return lowerReduce(kb_, n, sink);
   }
 

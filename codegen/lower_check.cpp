@@ -63,7 +63,8 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
 }
 
 size_t expectedInputs(const Node& n) {
-  if (n.op == "Gemm" || n.op == "LayerNormalization") return n.inputs.size() >= 3 ? 3 : 2;
+  if (n.op == "Gemm" || n.op == "LayerNormalization" || n.op == "Conv")
+    return n.inputs.size() >= 3 ? 3 : 2;
   if (n.op == "Max" || n.op == "Min" || n.op == "Sum" || n.op == "Mean")
     return std::max<size_t>(1, n.inputs.size());                         // variadic
   if (n.op == "Clip") return std::clamp<size_t>(n.inputs.size(), 1, 3);  // min, max optional
@@ -91,6 +92,8 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
       return Status::error(
           "the Mean and InvStdDev outputs of LayerNormalization have no code generation yet",
           where);
+    if (n.op == "MaxPool" && n.outputs.size() > 1)
+      return Status::error("the Indices output of MaxPool has no code generation yet", where);
     if (n.inputs.size() != expectedInputs(n) || n.outputs.size() != 1)
       return Status::error(n.op + " has " + std::to_string(n.inputs.size()) + " inputs and " +
                                std::to_string(n.outputs.size()) + " outputs; expected " +
@@ -103,7 +106,8 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
                             : n.inputs.size();
     for (size_t i = 0; i < dataInputs; ++i) {
       if (!n.inputs[i].valid()) {
-        if ((n.op == "Gemm" || n.op == "LayerNormalization") && i == 2) continue;  // optional
+        if ((n.op == "Gemm" || n.op == "LayerNormalization" || n.op == "Conv") && i == 2)
+          continue;                    // optional
         if (n.op == "Clip") continue;  // min and max are optional
         return Status::error("input " + std::to_string(i) + " is missing", where);
       }

@@ -557,14 +557,16 @@ void CodegenCompileTest::optLevelsAgree() {
 
 void CodegenCompileTest::unsupportedOpIsAnError() {
   Graph body;
-  ValueId x = body.addInput("x", f32({1, 3, 8, 8})), w = body.addInput("w", f32({4, 3, 3, 3}));
+  ValueId x = body.addInput("x", f32({1, 3, 8, 8})), w = body.addInput("w", f32({3, 4, 3, 3}));
   ValueId c =
-      body.node(body.addNode("Conv", {x, w}, {{"c", f32({1, 4, 6, 6})}}, {}, "conv1")).outputs[0];
-  body.addOutput(body.node(body.addNode("Relu", {c}, {{"y", f32({1, 4, 6, 6})}})).outputs[0]);
+      body.node(body.addNode("ConvTranspose", {x, w}, {{"c", f32({1, 4, 10, 10})}}, {}, "deconv1"))
+          .outputs[0];
+  body.addOutput(body.node(body.addNode("Relu", {c}, {{"y", f32({1, 4, 10, 10})}})).outputs[0]);
   Graph g = wrapInGroup(std::move(body));
   auto m = compileGraph(g, {});
   QVERIFY(!m);
-  QCOMPARE(m.message(), std::string("node 'conv1' (Conv): no code generation for op Conv"));
+  QCOMPARE(m.message(),
+           std::string("node 'deconv1' (ConvTranspose): no code generation for op ConvTranspose"));
 
   Graph top;
   ValueId a = top.addInput("a", f32({4}));
