@@ -119,7 +119,13 @@ class KernelBuilder {
 // The index into an operand of `inShape` that broadcasts to `out` (ONNX multidirectional).
 Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape);
 bool broadcastsTo(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
-bool isBinaryElementwise(const std::string& op);  // Add, Sub, Mul, Div, Max, Min, Pow, PRelu
+// Add, Sub, Mul, Div, Max, Min, Pow, PRelu, comparisons, And, Or, Xor.
+bool isBinaryElementwise(const std::string& op);
+// Equal, Less, LessOrEqual, Greater, GreaterOrEqual (any one input type, bool
+// result) and Not, And, Or, Xor (bool in and out).
+bool isCompareOrLogic(const std::string& op);
+// Ops whose values may be i32, i64 or bool as well as f32 (the rest are f32 only).
+bool takesNonFloat(const std::string& op);
 // The op applied to already-indexed operands.
 ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args);
 

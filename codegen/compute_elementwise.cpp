@@ -30,7 +30,12 @@ Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape) {
 
 bool isBinaryElementwise(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
-         op == "Pow" || op == "PRelu";
+         op == "Pow" || op == "PRelu" || (isCompareOrLogic(op) && op != "Not");
+}
+
+bool isCompareOrLogic(const std::string& op) {
+  return op == "Equal" || op == "Less" || op == "LessOrEqual" || op == "Greater" ||
+         op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor" || op == "Not";
 }
 
 namespace {
@@ -76,6 +81,15 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   }
   if (n.op == "PRelu" && args.size() == 2)
     return select(compare(CmpOp::GE, args[0], floatConst(0)), args[0], mul(args[0], args[1]));
+  if (n.op == "Where") {
+    if (args.size() != 3 || !args[0] || args[0]->type != DType::Bool || !args[1] || !args[2] ||
+        args[1]->type != args[2]->type) {
+      kb.fail(Status::error("Where takes a bool condition and two inputs of one type",
+                            nodePlace(n)));
+      return floatConst(0);
+    }
+    return select(args[0], args[1], args[2]);
+  }
   bool binaryOp = isBinaryElementwise(n.op);
   if (args.size() != (binaryOp ? 2u : 1u)) {
     kb.fail(Status::error(
@@ -84,6 +98,26 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
     return floatConst(0);
   }
   const ExprRef& x = args[0];
+  if (isCompareOrLogic(n.op)) {
+    bool logic = n.op == "And" || n.op == "Or" || n.op == "Xor" || n.op == "Not";
+    for (const ExprRef& a : args)
+      if (a->type != args[0]->type || (logic && a->type != DType::Bool)) {
+        kb.fail(Status::error(n.op + (logic ? " takes bool inputs" : " takes inputs of one type"),
+                              nodePlace(n)));
+        return floatConst(0);
+      }
+    if (n.op == "Equal") return compare(CmpOp::EQ, x, args[1]);
+    if (n.op == "Less") return compare(CmpOp::LT, x, args[1]);
+    if (n.op == "LessOrEqual") return compare(CmpOp::LE, x, args[1]);
+    if (n.op == "Greater") return compare(CmpOp::GT, x, args[1]);
+    if (n.op == "GreaterOrEqual") return compare(CmpOp::GE, x, args[1]);
+    // Bools: false is 0 != 0; And / Or as selects, Xor as inequality.
+    ExprRef no = compare(CmpOp::NE, intConst(0), intConst(0));
+    if (n.op == "Not") return compare(CmpOp::EQ, x, no);
+    if (n.op == "And") return select(x, args[1], no);
+    if (n.op == "Or") return select(x, x, args[1]);
+    return compare(CmpOp::NE, x, args[1]);  // Xor
+  }
   if (n.op == "Add") return add(x, args[1]);
   if (n.op == "Sub") return sub(x, args[1]);
   if (n.op == "Mul") return mul(x, args[1]);

@@ -57,7 +57,8 @@ ComputeClass computeClassOf(const Node& n) {
   static const char* const kElementwise[] = {
       "Add",     "Sub",       "Mul", "Div",  "Max",  "Min",  "Pow",        "Relu",
       "Sigmoid", "Tanh",      "Exp", "Neg",  "Abs",  "Sqrt", "Reciprocal", "Erf",
-      "Gelu",    "LeakyRelu", "Sum", "Mean", "Clip", "PRelu"};
+      "Gelu",    "LeakyRelu", "Sum", "Mean", "Clip", "PRelu", "Equal", "Less", "LessOrEqual",
+      "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Where"};
   static const char* const kIndexMap[] = {"Transpose", "Reshape",  "Squeeze", "Unsqueeze",
                                           "Flatten",   "Identity", "Slice"};
   static const char* const kReduction[] = {"MatMul",    "Gemm",       "Softmax",
@@ -77,6 +78,8 @@ ComputeClass computeClassOf(const Node& n) {
     if (n.op == op) return ComputeClass::Reduction;
   return ComputeClass::Unsupported;
 }
+
+bool takesNonFloat(const std::string& op) { return isCompareOrLogic(op) || op == "Where"; }
 
 std::string nodePlace(const Node& n) {
   std::string name = n.name.empty() ? "#" + std::to_string(n.id.index) : n.name;

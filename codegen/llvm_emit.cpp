@@ -305,7 +305,7 @@ class Emitter {
   // An address per lane, or one address when the index steps by 1 (first: true).
   std::pair<bool, llvm::Value*> address(const Buffer& buf, const ExprRef& index) {
     llvm::Value* idx = expr(index);
-    llvm::Type* ty = type(buf.dtype);
+    llvm::Type* ty = memType(buf.dtype);
     if (!idx->getType()->isVectorTy())
       return {false, b_.CreateInBoundsGEP(ty, bufs_[buf.id.index], idx)};
     auto stride = laneStride(index);
@@ -324,6 +324,8 @@ class Emitter {
     if (!bufs_[buf.id.index]) return fail("buffer " + buf.name + " written outside its allocation");
     auto [contiguous, p] = address(buf, s->index);
     llvm::Value* v = expr(s->value);
+    // Bools are one byte each in memory (a vector of i1 would pack bits).
+    if (buf.dtype == DType::Bool) v = b_.CreateZExt(v, widen(v->getType()));
     llvm::Align align(dtypeSize(buf.dtype));
     if (contiguous) {
       b_.CreateAlignedStore(splat(v), p, align);
@@ -343,13 +345,26 @@ class Emitter {
       return llvm::UndefValue::get(type(e->type));
     }
     auto [contiguous, p] = address(buf, e->ops[0]);
-    llvm::Type* ty = type(buf.dtype);
+    llvm::Type* ty = memType(buf.dtype);
     llvm::Align align(dtypeSize(buf.dtype));
+    llvm::Value* v;
     if (contiguous)
-      return b_.CreateAlignedLoad(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
-    if (p->getType()->isVectorTy())
-      return b_.CreateMaskedGather(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
-    return b_.CreateAlignedLoad(ty, p, align);
+      v = b_.CreateAlignedLoad(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
+    else if (p->getType()->isVectorTy())
+      v = b_.CreateMaskedGather(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
+    else
+      v = b_.CreateAlignedLoad(ty, p, align);
+    if (buf.dtype == DType::Bool) v = b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+    return v;
+  }
+
+  // The in-memory element type: i8 for bools, else the value type.
+  llvm::Type* memType(DType t) { return t == DType::Bool ? b_.getInt8Ty() : type(t); }
+  // i1 or <N x i1> widened to bytes.
+  llvm::Type* widen(llvm::Type* t) {
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t))
+      return llvm::FixedVectorType::get(b_.getInt8Ty(), vt->getNumElements());
+    return b_.getInt8Ty();
   }
 
   void emitAllocate(const StmtRef& s) {
@@ -357,7 +372,7 @@ class Emitter {
     if (buf.kind == BufferKind::Local) {
       llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
       llvm::AllocaInst* a = entry.CreateAlloca(
-          llvm::ArrayType::get(type(buf.dtype), uint64_t(std::max<int64_t>(1, buf.numel()))),
+          llvm::ArrayType::get(memType(buf.dtype), uint64_t(std::max<int64_t>(1, buf.numel()))),
           nullptr, buf.name);
       a->setAlignment(llvm::Align(64));
       bufs_[buf.id.index] = a;

@@ -150,7 +150,7 @@ class BodyLowering {
     std::vector<StmtRef> out;
     const std::vector<BufferId>& targets = outBufs_[v.index];
     if (targets.size() > 1 && value->kind != ExprKind::VarRef) {
-      Var t = kb_.newLocal("v");
+      Var t = kb_.newLocal("v", value->type);
       out.push_back(let(t, value));
       value = varRef(t);
     }
@@ -176,7 +176,7 @@ class BodyLowering {
     return [this, o, v](const Index& at, ExprRef value) {
       std::vector<StmtRef> out;
       if (value->kind != ExprKind::VarRef) {
-        Var t = kb_.newLocal("v");
+        Var t = kb_.newLocal("v", value->type);
         out.push_back(let(t, value));
         value = varRef(t);
       }

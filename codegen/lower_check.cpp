@@ -10,14 +10,20 @@
 namespace fuselens {
 namespace {
 
-Status checkValue(const Value& v, const std::string& where) {
+// anyType: the value may also be i32, i64 or bool (ops in takesNonFloat, and
+// kernel inputs and outputs, whose consumers and producers are checked per node).
+Status checkValue(const Value& v, const std::string& where, bool anyType = false) {
   if (!v.type.rankKnown || !v.type.isStatic())
     return Status::error("value '" + v.name + "' has the dynamic shape " + v.type.str() +
                              "; code generation needs static shapes for now",
                          where);
-  if (v.type.dtype != DType::F32)
+  DType t = v.type.dtype;
+  if (anyType && (t == DType::I32 || t == DType::I64 || t == DType::Bool)) return Status::ok();
+  if (t != DType::F32)
     return Status::error("value '" + v.name + "' is " + std::string(dtypeName(v.type.dtype)) +
-                             "; code generation supports f32 tensors only for now",
+                             (anyType ? "; code generation supports f32, i32, i64 and bool tensors here"
+                                     : "; code generation supports f32 tensors only for this op "
+                                       "for now"),
                          where);
   return Status::ok();
 }
@@ -67,6 +73,7 @@ size_t expectedInputs(const Node& n) {
     return n.inputs.size() >= 3 ? 3 : 2;
   if (n.op == "Max" || n.op == "Min" || n.op == "Sum" || n.op == "Mean")
     return std::max<size_t>(1, n.inputs.size());                         // variadic
+  if (n.op == "Where") return 3;
   if (n.op == "Clip") return std::clamp<size_t>(n.inputs.size(), 1, 3);  // min, max optional
   if (n.op == "Squeeze" || n.op == "Unsqueeze") return n.inputs.size() >= 2 ? 2 : 1;  // axes
   if (n.op == "Concat") return std::max<size_t>(1, n.inputs.size());
@@ -82,7 +89,7 @@ size_t expectedInputs(const Node& n) {
 Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
   for (ValueId v : body.inputs())
     if (!body.value(v).type.isStatic() || !body.value(v).type.rankKnown)
-      return checkValue(body.value(v), "kernel input '" + body.value(v).name + "'");
+      return checkValue(body.value(v), "kernel input '" + body.value(v).name + "'", true);
   for (NodeId id : order) {
     const Node& n = body.node(id);
     std::string where = nodePlace(n);
@@ -111,13 +118,13 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
         if (n.op == "Clip") continue;  // min and max are optional
         return Status::error("input " + std::to_string(i) + " is missing", where);
       }
-      FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where));
+      FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where, takesNonFloat(n.op)));
     }
-    FL_RETURN_IF_ERROR(checkValue(body.value(n.outputs[0]), where));
+    FL_RETURN_IF_ERROR(checkValue(body.value(n.outputs[0]), where, takesNonFloat(n.op)));
     FL_RETURN_IF_ERROR(checkShapes(body, n, where));
   }
   for (ValueId v : body.outputs())
-    FL_RETURN_IF_ERROR(checkValue(body.value(v), "kernel output '" + body.value(v).name + "'"));
+    FL_RETURN_IF_ERROR(checkValue(body.value(v), "kernel output '" + body.value(v).name + "'", true));
   return Status::ok();
 }
 

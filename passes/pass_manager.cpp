@@ -128,7 +128,7 @@ std::string pipelineForLevel(int level) {
   if (level <= 0) return "";
   if (level == 1) return cleanups;
   if (level == 2) return cleanups + ",fuse-ops{max-ops=8}";
-  return cleanups + ",fuse-ops{max-ops=16}";
+  return cleanups + ",fuse-ops{max-ops=16},memory-plan";
 }
 
 std::string defaultPipeline() { return pipelineForLevel(2); }

@@ -77,7 +77,7 @@ Expected<Reproducer> readReproducer(const std::string& path);
 //   -O0  nothing
 //   -O1  const-fold,cse,simplify,dce                      (cleanups, no fusion)
 //   -O2  -O1 + fuse-ops{max-ops=8}                        (the default)
-//   -O3  -O2 with a larger fusion window
+//   -O3  -O2 with a larger fusion window (max-ops=16), then memory-plan (a report)
 std::string pipelineForLevel(int level);
 // The pipeline used when none is given: pipelineForLevel(2).
 std::string defaultPipeline();

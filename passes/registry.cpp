@@ -7,6 +7,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fuse_ops.h"
+#include "passes/memory_plan.h"
 #include "passes/simplify.h"
 
 namespace fuselens {
@@ -48,6 +49,17 @@ std::vector<PassInfo> buildRegistry() {
            if (!*e) return e->status();
          f.maxOps = *maxOps, f.maxInputs = *maxInputs, f.liveBudget = *live;
          return make(new FuseOpsPass(f));
+       }},
+      {"memory-plan", "liveness, buffer reuse and in-place updates; reports peak bytes before and after",
+       {"alignment", "in-place"},
+       [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
+         auto align = intOption("memory-plan", o, "alignment", 1, 1, 4096);
+         auto inPlace = intOption("memory-plan", o, "in-place", 1, 0, 1);
+         for (const auto* e : {&align, &inPlace})
+           if (!*e) return e->status();
+         MemoryPlanOptions m;
+         m.alignment = *align, m.inPlace = *inPlace != 0;
+         return make(new MemoryPlanPass(m));
        }},
   };
 }
