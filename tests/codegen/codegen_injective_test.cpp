@@ -8,6 +8,7 @@
 #include "core/eager/interpreter.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
+#include "eager_check.h"
 
 using namespace fuselens;
 using namespace fuselens::testing;
@@ -20,31 +21,9 @@ ValueId ints(Graph& g, const std::string& name, std::vector<int64_t> v) {
       name, std::make_shared<const TensorData>(TensorData::fromVector(DType::I64, {n}, v)));
 }
 
-// Max abs difference of every output between eager and compiled (after `pipeline`).
 double check(const Graph& g, const std::map<std::string, TensorData>& in,
              const std::string& pipeline, std::string* info) {
-  auto eager = runEager(g, in);
-  if (!eager) return *info = eager.message(), INFINITY;
-  Graph opt = g;
-  if (!pipeline.empty()) {
-    auto r = runPipeline(g, *parsePipeline(pipeline));
-    if (!r) return *info = r.message(), INFINITY;
-    opt = r->snapshots.back().graph;
-  }
-  auto m = compileGraph(opt, {});
-  if (!m) return *info = m.message(), INFINITY;
-  auto run = (*m)->run(in);
-  if (!run) return *info = run.message(), INFINITY;
-  *info = (*m)->loopIrText();
-  double worst = 0;
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    const TensorData* want = eager->find(g.outputs()[i]);
-    const auto& got = (*run)[opt.outputs()[i].index];
-    if (!want || !got || got->shape != want->shape) return INFINITY;
-    for (int64_t k = 0; k < want->numel(); ++k)
-      worst = std::max(worst, std::fabs(got->at(k) - want->at(k)));
-  }
-  return worst;
+  return fuselens::test::compiledVsEager(g, in, pipeline, info);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "core/eager/interpreter.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
+#include "eager_check.h"
 
 using namespace fuselens;
 using namespace fuselens::testing;
@@ -17,52 +18,9 @@ Q_DECLARE_METATYPE(std::vector<int64_t>)
 
 namespace {
 
-double maxAbs(const TensorData& a, const TensorData& b) {
-  if (a.shape != b.shape) return INFINITY;
-  double w = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double d = std::fabs(a.at(i) - b.at(i));
-    if (!(d <= w)) w = std::isnan(d) ? INFINITY : d;
-  }
-  return w;
-}
-
-// Compiles g (after `pipeline`) and compares every graph output with eager.
 double againstEager(const Graph& g, const std::map<std::string, TensorData>& in,
                     const std::string& pipeline, std::string* info) {
-  auto eager = runEager(g, in);
-  if (!eager) {
-    *info = "eager: " + eager.message();
-    return INFINITY;
-  }
-  Graph opt = g;
-  if (!pipeline.empty()) {
-    auto r = runPipeline(g, *parsePipeline(pipeline));
-    if (!r) {
-      *info = "pipeline: " + r.message();
-      return INFINITY;
-    }
-    opt = r->snapshots.back().graph;
-  }
-  auto m = compileGraph(opt, {});
-  if (!m) {
-    *info = "compile: " + m.message();
-    return INFINITY;
-  }
-  auto run = (*m)->run(in);
-  if (!run) {
-    *info = "run: " + run.message();
-    return INFINITY;
-  }
-  *info = (*m)->loopIrText();
-  double worst = 0;
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    const TensorData* want = eager->find(g.outputs()[i]);
-    const auto& got = (*run)[opt.outputs()[i].index];
-    if (!want || !got) return INFINITY;
-    worst = std::max(worst, maxAbs(*got, *want));
-  }
-  return worst;
+  return fuselens::test::compiledVsEager(g, in, pipeline, info);
 }
 
 ValueId i64Const(Graph& g, const std::string& name, std::vector<int64_t> v) {
