@@ -301,7 +301,10 @@ void CodegenConvTest::smallCnn() {
     std::string name = std::string(op) + std::to_string(id++);
     return g.node(g.addNode(op, in, {{name, f32({})}}, a, name)).outputs[0];
   };
-  auto c = [&](Shape s) { return g.addConstant("c" + std::to_string(id++), constant(s, 20 + id)); };
+  auto c = [&](Shape s) {
+    int k = id++;  // one name and one seed per constant, in a defined order
+    return g.addConstant("c" + std::to_string(k), constant(s, 20 + k + 1));
+  };
   Attributes pad1;
   pad1.set("pads", Shape{1, 1, 1, 1});
   v = node("Relu", {node("Conv", {v, c({8, 3, 3, 3}), c({8})}, pad1)});
