@@ -768,7 +768,7 @@ Types inferPad(const InferContext& c) {
   if (!o.rankKnown) return std::vector{o};
   Inputs ins{nullptr};
   for (size_t i = 1; i < c.inputTypes.size(); ++i) ins.push_back(typeAt(c, i) ? constAt(c, i) : nullptr);
-  bool known = ins[1] && (!typeAt(c, 3) || ins.size() > 3 && ins[3]);
+  bool known = ins[1] && (!typeAt(c, 3) || (ins.size() > 3 && ins[3]));
   if (!known) {
     for (Dim& d : o.shape) d = Dim::unknown();
     return std::vector{o};

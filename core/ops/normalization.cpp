@@ -117,7 +117,7 @@ Outputs layerNormKernel(const Node& n, const Inputs& in) {
   const TensorData* bias = inputAt(in, 2);
   std::vector<int64_t> normShape(x.shape.begin() + *axis, x.shape.end());
   auto fits = [&](const TensorData* t) {
-    return !t || broadcastShapes(n, t->shape, normShape).isOk() && t->numel() <= len;
+    return !t || (broadcastShapes(n, t->shape, normShape).isOk() && t->numel() <= len);
   };
   if (!fits(scale) || !fits(bias))
     return nodeError(n, "scale/bias do not broadcast to the normalized shape " + shapeStr(normShape));
