@@ -5,7 +5,8 @@
 //   elementwise chain and a broadcast chain on 16M floats, softmax rows (GB/s
 //   and % of copy); MatMul 128x768x3072 and 1024^3 (GFLOP/s and % of OpenBLAS
 //   sgemm on the same threads); MatMul+bias+GELU fused vs sgemm followed by a
-//   separate compiled epilogue pass; compile time per backend step; eager vs
+//   separate compiled epilogue pass; a 3x3 conv 64ch 56x56, NCHW direct vs
+//   NCHW8c / NCHW16c after the layout pass (GFLOP/s); compile time per backend step; eager vs
 //   compiled per sample model; ONNX Runtime via bench/ort_bench.py when
 //   `onnxruntime` imports.
 // Usage: fuselens-bench [--quick] [--json out.json] [--threads N]
@@ -346,6 +347,49 @@ void matmul(int64_t m, int64_t k, int64_t n) {
               std::to_string(fused->kernels().size()) + " kernel)"});
 }
 
+// ---- layout: a ResNet-style 3x3 conv, NCHW direct vs NCHW<b>c ----
+// The same Conv+bias+Relu graph through fuse-ops alone (the NCHW direct conv)
+// and through layout{block=b} first (ConvNCHWc, vectorized over b output
+// channels); the blocked figure includes its ToNCHWc / FromNCHWc kernels.
+void convLayout() {
+  const int64_t c = 64, hw = 56;
+  Graph g;
+  ValueId x = g.addInput("x", f32({1, c, hw, hw}));
+  ValueId w = g.addConstant("w", std::make_shared<TensorData>(randomTensor({c, c, 3, 3}, 2)));
+  ValueId b = g.addConstant("b", std::make_shared<TensorData>(randomTensor({c}, 3)));
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ValueId y = g.node(g.addNode("Conv", {x, w, b}, {{"c", f32({1, c, hw, hw})}}, a)).outputs[0];
+  g.addOutput(g.node(g.addNode("Relu", {y}, {{"y", f32({1, c, hw, hw})}})).outputs[0]);
+  g.markAsOriginal();
+  std::map<std::string, TensorData> in = {{"x", randomTensor({1, c, hw, hw}, 1)}};
+  double flops = 2.0 * c * c * 9 * hw * hw;
+  int runs = gQuick ? 3 : 9;
+  double ref = 0;
+  for (const char* pipeline : {"fuse-ops", "layout{block=8},fuse-ops", "layout{block=16},fuse-ops"}) {
+    auto res = runPipeline(g, *parsePipeline(pipeline));
+    if (!res) {
+      addRow({std::string("conv 3x3 ") + pipeline, "n/a", 0, 0, "", "pipeline failed: " + res.message()});
+      continue;
+    }
+    auto mod = compile(res->snapshots.back().graph);
+    double gf = flops / timeModule(*mod, in, runs) / 1e9;
+    std::string perKernel;  // "k0 0.31 ms, k1 9.80 ms, ..." where the module can profile
+    if (auto prof = mod->profileKernels(in, runs))
+      for (size_t k = 0; k < prof->size(); ++k)
+        perKernel += (k ? ", " : "; ") + mod->kernels()[k].name + " " +
+                     std::to_string((*prof)[k] * 1e3).substr(0, 5) + " ms";
+    bool plain = ref == 0;
+    std::string layout = plain ? "NCHW direct" : std::string(pipeline).find("16") != std::string::npos
+                                                     ? "NCHW16c"
+                                                     : "NCHW8c";
+    addRow({"Conv3x3+bias+Relu 64ch 56x56 " + layout, "GFLOP/s", gf, ref, plain ? "" : "NCHW direct",
+            std::to_string(mod->kernels().size()) + " kernels" + (plain ? "" : " incl. transforms") +
+                perKernel});
+    if (plain) ref = gf;
+  }
+}
+
 // ---- compile time ----
 void compileTimes() {
   TensorData w = randomTensor({768, 3072}, 2), bias = randomTensor({3072}, 3);
@@ -533,7 +577,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: fuselens-bench [--quick] [--json out.json] [--threads N] [--only "
-                   "stream,ew,softmax,matmul,compile,models,compile12]\n");
+                   "stream,ew,softmax,matmul,conv,compile,models,compile12]\n");
       return 2;
     }
   }
@@ -567,6 +611,7 @@ int main(int argc, char** argv) {
     matmul(128, 768, 3072);
     matmul(1024, 1024, 1024);
   }
+  if (want("conv")) convLayout();
   if (want("compile")) compileTimes();
   if (want("models")) models();
   if (want("compile12")) compile12();

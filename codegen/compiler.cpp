@@ -10,12 +10,14 @@
 #include <cstdlib>
 
 #include "codegen/cpu_executor.h"
+#include "codegen/host_kernel.h"
 #include "codegen/kernel_plan.h"
 #include "codegen/llvm_backend.h"
 #include "codegen/lower.h"
 #include "codegen/schedule.h"
 #include "codegen/target.h"
 #include "codegen/tuner.h"
+#include "core/ops/registry.h"
 
 namespace fuselens {
 namespace {
@@ -37,6 +39,41 @@ std::string kernelName(size_t index, const Node& n) {
     name += "_" + lower(n.body->node(id).op);
   }
   return name;
+}
+
+// Whether the reference fallback could run n: every op in it has an eager kernel.
+bool hasEagerKernel(const Node& n) {
+  if (n.op == kFusedOp && n.domain == kFuseLensDomain && n.body) {
+    for (NodeId id : n.body->nodeIds())
+      if (!hasEagerKernel(n.body->node(id))) return false;
+    return true;
+  }
+  const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
+  return info && info->eager;
+}
+
+// Whether n is a valid node by the op registry's shape inference (its declared
+// output types agree). The fallback stands in for nodes lowering cannot
+// handle, not for malformed ones: those keep the lowering's error.
+bool validByInference(const Graph& g, const Node& n) {
+  if (n.op == kFusedOp && n.domain == kFuseLensDomain) return true;  // typed by its body
+  const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
+  if (!info || !info->infer) return true;
+  InferContext ctx{n, {}, {}};
+  for (ValueId in : n.inputs) {
+    TensorType none;
+    none.rankKnown = false;
+    ctx.inputTypes.push_back(in.valid() ? g.value(in).type : none);
+    ctx.constInputs.push_back(in.valid() ? g.value(in).constant.get() : nullptr);
+  }
+  auto types = info->infer(ctx);
+  if (!types || types->size() > n.outputs.size()) return false;
+  for (size_t i = 0; i < types->size(); ++i) {
+    const TensorType& want = g.value(n.outputs[i]).type;
+    auto a = (*types)[i].staticShape(), b = want.staticShape();
+    if ((*types)[i].dtype != want.dtype || (a && b && *a != *b)) return false;
+  }
+  return true;
 }
 
 Status checkStatic(const Graph& g, ValueId v) {
@@ -85,6 +122,13 @@ class LlvmCompiledModule : public CompiledModule {
 
 }  // namespace
 
+std::string fallbackKernelList(const std::vector<KernelInfo>& kernels) {
+  std::string s;
+  for (const KernelInfo& k : kernels)
+    if (k.fallback) s += (s.empty() ? "" : ", ") + k.name;
+  return s;
+}
+
 std::vector<const LoopFunc*> KernelPlan::funcPtrs() const {
   std::vector<const LoopFunc*> ptrs;
   for (const LoopFunc& f : funcs) ptrs.push_back(&f);
@@ -124,8 +168,18 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
   for (NodeId id : *order) kernelNodes += isAliasNode(g.node(id)) ? 0 : 1;
   for (NodeId id : *order) {
     const Node& n = g.node(id);
-    for (ValueId v : n.outputs) FL_RETURN_IF_ERROR(checkStatic(g, v));
-    if (isAliasNode(n)) {
+    // With the fallback, a value whose shape is known only at run time (NonZero,
+    // Loop outputs) flows through host kernels: lowering refuses every node that
+    // touches it, so each becomes one.
+    bool dynamic = false;
+    for (ValueId v : n.outputs) {
+      Status st = checkStatic(g, v);
+      if (!st && !opts.fallback)
+        return Status::error(st.diagnostic().message, "node '" + n.name + "' (" + n.op + ")");
+      dynamic |= !st;
+    }
+    for (ValueId v : n.inputs) dynamic |= v.valid() && !checkStatic(g, v);
+    if (isAliasNode(n) && !dynamic) {
       if (n.inputs.empty() || !n.inputs[0].valid() || n.outputs.size() != 1)
         return Status::error(n.op + " needs a data input and one output",
                              "node '" + n.name + "' (" + n.op + ")");
@@ -141,6 +195,21 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
     if (log)
       if (auto tuned = log->find(target, kernelSignature(g, n))) sched = *tuned;
     auto fn = lowerKernel(g, n, info.name, sched);
+    if (!fn && opts.fallback && !cancel.cancelled() && hasEagerKernel(n) &&
+        validByInference(g, n)) {
+      // A host kernel stands in; its placeholder LoopFunc keeps funcs and infos
+      // parallel and compiles to an empty function that is never called.
+      info.fallback = true;
+      info.fallbackReason = fn.diagnostic().str();
+      LoopFunc placeholder;
+      placeholder.name = info.name;
+      plan.schedules.push_back(sched);
+      plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + std::string("// ") + info.name + ": " +
+                     kFallbackLabel + "\n//   " + info.fallbackReason + "\n";
+      plan.funcs.push_back(std::move(placeholder));
+      plan.infos.push_back(std::move(info));
+      continue;
+    }
     if (!fn) return fn.status();
     applySchedule(*fn, sched);
     plan.schedules.push_back(sched);
@@ -169,7 +238,10 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
   stats.llvmCodegenSeconds = (*jit)->codegenSeconds;
 
   std::vector<ExecKernel> exec;
-  for (size_t i = 0; i < n; ++i) exec.push_back(plan->execKernel(i, (*jit)->kernel(i)));
+  for (size_t i = 0; i < n; ++i) {
+    exec.push_back(plan->execKernel(i, (*jit)->kernel(i)));
+    if (plan->infos[i].fallback) exec.back().host = makeHostKernel(g, g.node(plan->infos[i].node));
+  }
   CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases));
   report(progress, 1.0, "compiled");
   return std::unique_ptr<CompiledModule>(

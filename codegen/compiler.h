@@ -25,6 +25,10 @@ struct CompileOptions {
   // kernels it has measured on this host. Unset: $FUSELENS_TUNING_LOG when set;
   // "": none.
   std::optional<std::string> tuningLog;
+  // Nodes the lowering cannot handle run through the op registry's eager kernel
+  // as labelled host kernels (KernelInfo::fallback) instead of failing the
+  // compile. Off: such a node is a compile error (what coverage tests want).
+  bool fallback = true;
 };
 
 // One launch of the compiled run: a fused group or a single op.
@@ -33,7 +37,16 @@ struct KernelInfo {
   NodeId node;                  // the node in the optimized graph
   std::vector<ValueId> inputs;  // values of the optimized graph
   std::vector<ValueId> outputs;
+  // Not compiled: the node runs through its eager kernel (reference fallback),
+  // because lowering said `fallbackReason`. Its outputs are not codegen's work.
+  bool fallback = false;
+  std::string fallbackReason;
 };
+
+// The label every tensor of a fallback kernel carries in reports.
+inline constexpr const char* kFallbackLabel = "not compiled (reference fallback)";
+// "k3_nonzero (NonZero), k5_loop (Loop)": the fallback kernels of a module; empty when none.
+std::string fallbackKernelList(const std::vector<KernelInfo>& kernels);
 
 // Seconds per compile step.
 struct CompileStats {

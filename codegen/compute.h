@@ -74,6 +74,17 @@ class KernelBuilder {
   ExprRef valueAt(ValueId v, const Index& idx);
   // Makes v readable from buffer b (graph inputs, constants, materialized results).
   void bindBuffer(ValueId v, BufferId b) { bound_[v.index] = b; }
+  bool isBound(ValueId v) const { return bound_.count(v.index) != 0; }
+  // Stores for a further output of a multi-output reduction (LayerNorm's Mean
+  // and InvStdDev, MaxPool's Indices, TopK's indices); none when it is unused.
+  using OutputSink = std::function<std::vector<StmtRef>(ValueId, const Index&, ExprRef)>;
+  void setOutputSink(OutputSink s) { outputSink_ = std::move(s); }
+  std::vector<StmtRef> storeOutput(ValueId v, const Index& at, ExprRef value) {
+    return outputSink_ ? outputSink_(v, at, std::move(value)) : std::vector<StmtRef>{};
+  }
+  // Compile-time tables of a kernel (Resize taps, ...) by a key of the op's
+  // choosing, so an op inlined at several positions makes its tables once.
+  std::map<std::string, BufferId>& tables() { return tables_; }
   // While set, valueAt(v, ...) yields `e`: a fused reduction's result seen by its epilogue.
   void substitute(ValueId v, ExprRef e) {
     subst_ = {v, std::move(e)};
@@ -98,7 +109,7 @@ class KernelBuilder {
   const Status& error() const { return error_; }
 
  private:
-  ExprRef inlineProducer(const Node& producer, const Index& idx);
+  ExprRef inlineProducer(const Node& producer, ValueId v, const Index& idx);
 
   const Graph& body_;
   LoopFunc& fn_;
@@ -111,6 +122,8 @@ class KernelBuilder {
   // The keys hold the index expressions so their addresses are never reused.
   std::map<std::pair<int32_t, std::vector<ExprRef>>, ExprRef> memo_;
   std::map<std::string, int> localCounts_;
+  std::map<std::string, BufferId> tables_;
+  OutputSink outputSink_;
   int loops_ = 0;
   Status error_;
 };
@@ -126,8 +139,17 @@ bool isBinaryElementwise(const std::string& op);
 bool isCompareOrLogic(const std::string& op);
 // Ops whose values may be i32, i64 or bool as well as f32 (the rest are f32 only).
 bool takesNonFloat(const std::string& op);
-// The op applied to already-indexed operands.
-ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args);
+// The op applied to already-indexed operands (in their compute types), for
+// output `output` of n (Dropout's mask is output 1).
+ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args,
+                        size_t output = 0);
+// Whether lowering handles values of dtype t in or out of n (compute_elementwise.cpp).
+bool computeHandlesDType(const Node& n, DType t);
+// The index into input `input` of elementwise op n at output position `out`:
+// numpy broadcasting, or the per-axis scale / zero point of (De)QuantizeLinear.
+Index elementwiseOperandIndex(KernelBuilder& kb, const Node& n, size_t input, const Index& out);
+// Operand shapes of elementwise ops that do not broadcast numpy-style.
+Status checkElementwiseOperands(const Graph& g, const Node& n);
 
 // ---- index-map family (compute_shape.cpp) ----
 // The position in the data input that output position `out` reads.
@@ -155,5 +177,14 @@ std::vector<StmtRef> lowerGlobalPool(KernelBuilder& kb, const Node& n,
 std::vector<StmtRef> lowerConv(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
 // MaxPool (Y only) and AveragePool (count_include_pad, ceil_mode, auto_pad).
 std::vector<StmtRef> lowerPool(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
+
+// ---- NCHW<b>c layout ops, domain fuselens (compute_layout.cpp) ----
+// ToNCHWc / FromNCHWc: Injective (inlined); ConvNCHWc, MaxPoolNCHWc,
+// AveragePoolNCHWc: Reduction; anything else of the domain: Unsupported.
+ComputeClass layoutComputeClass(const Node& n);
+// ToNCHWc / FromNCHWc at output position `out`.
+ExprRef layoutTransformValue(KernelBuilder& kb, const Node& n, const Index& out);
+// ConvNCHWc and the blocked pools: a window nest vectorized over the channel block.
+std::vector<StmtRef> lowerLayoutOp(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
 
 }  // namespace fuselens

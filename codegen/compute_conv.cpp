@@ -302,6 +302,58 @@ class WindowNest {
   const KernelBuilder::Sink* sink_ = nullptr;
 };
 
+// MaxPool with its Indices output: per output element a scan of the window
+// keeping the first maximum and its flat input position: ((n*C + c)*H + h)*W + w
+// with storage_order 0, column-major over the spatial dims ((n*C + c)*W + w)*H + h
+// with 1. Written plainly: the tiled nest above keeps no positions.
+// (storage_order changes only Indices, so Y alone takes the tiled nest.)
+std::vector<StmtRef> maxPoolWithIndices(KernelBuilder& kb, const Node& n,
+                                        const std::vector<int64_t>& x,
+                                        const std::vector<int64_t>& y,
+                                        const std::vector<Axis>& axes,
+                                        const KernelBuilder::Sink& sink) {
+  return kb.loopNest(y, [&](const Index& at) -> std::vector<StmtRef> {
+    std::vector<ExprRef> od = at.dimExprs();
+    std::vector<ExprRef> xi = {od[0], od[1]};
+    std::vector<std::pair<Var, int64_t>> loops;
+    ExprRef inside;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const Axis& a = axes[i];
+      Var k = kb.newLoopVar();
+      loops.emplace_back(k, a.k);
+      ExprRef pos = add(sub(mul(od[2 + i], intConst(a.s)), intConst(a.pb)),
+                        mul(varRef(k), intConst(a.d)));
+      inside = andCond(inside, andCond(compare(CmpOp::GE, pos, intConst(0)),
+                                       compare(CmpOp::LT, pos, intConst(a.in))));
+      xi.push_back(clampTo(pos, a.in - 1));
+    }
+    Index src = Index::ofDims(x, xi);
+    ExprRef flat = src.flatExpr();
+    if (n.attrs.getInt("storage_order", 0) != 0) {  // spatial dims reversed
+      std::vector<int64_t> cm = {x[0], x[1]};
+      std::vector<ExprRef> ci = {xi[0], xi[1]};
+      for (size_t i = x.size(); i-- > 2;) {
+        cm.push_back(x[i]);
+        ci.push_back(xi[i]);
+      }
+      flat = Index::ofDims(cm, ci).flatExpr();
+    }
+    Var best = kb.newLocal("best"), at0 = kb.newLocal("pos", DType::I64);
+    Var v = kb.newLocal("v");
+    ExprRef take = select(inside, compare(CmpOp::GT, varRef(v), varRef(best)), inside);
+    std::vector<StmtRef> inner = {let(v, kb.valueAt(n.inputs[0], src)),
+                                  assign(at0, select(take, flat, varRef(at0))),
+                                  assign(best, select(take, varRef(v), varRef(best)))};
+    for (size_t i = loops.size(); i-- > 0;)
+      inner = {pinnedFor(loops[i].first, loops[i].second, ForKind::Serial, inner)};
+    std::vector<StmtRef> body = {let(best, floatConst(-INFINITY)), let(at0, intConst(0))};
+    body.insert(body.end(), inner.begin(), inner.end());
+    for (StmtRef& s : sink(at, varRef(best))) body.push_back(std::move(s));
+    for (StmtRef& s : kb.storeOutput(n.outputs[1], at, varRef(at0))) body.push_back(std::move(s));
+    return body;
+  });
+}
+
 bool checkNC(KernelBuilder& kb, const Node& n, const std::vector<int64_t>& x,
              const std::vector<int64_t>& y) {
   if (x.size() < 3 || y.size() != x.size()) {
@@ -362,13 +414,11 @@ std::vector<StmtRef> lowerPool(KernelBuilder& kb, const Node& n, const KernelBui
         "kernel_shape must name " + std::to_string(x.size() - 2) + " spatial sizes", nodePlace(n)));
     return {};
   }
-  if (n.op == "MaxPool" && n.attrs.getInt("storage_order", 0) != 0) {
-    kb.fail(Status::error("storage_order=1 has no code generation", nodePlace(n)));
-    return {};
-  }
+
   std::vector<Axis> axes;
   if (!resolveAxes(kb, n, x, y, *ks, true, axes)) return {};
   bool isMax = n.op == "MaxPool";
+  if (isMax && n.outputs.size() > 1) return maxPoolWithIndices(kb, n, x, y, axes, sink);
   WindowNest nest(kb, n, isMax ? WindowOp::Max : WindowOp::Avg, x, y, axes);
   nest.setIncludePad(n.attrs.getInt("count_include_pad", 0) != 0);
   return nest.build(sink);

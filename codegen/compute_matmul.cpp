@@ -327,7 +327,9 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
   if (!checkOutput(kb, n, out)) return {};
 
   size_t nb = batch->size();
-  if (!aVec && !bVec && useTiling(kb, m, n2, k)) {
+  // Integer MatMul (i64 accumulator, wrapping like eager) takes the plain nest.
+  bool integer = computeType(kb.graph().value(n.inputs[0]).type.dtype) == DType::I64;
+  if (!aVec && !bVec && !integer && useTiling(kb, m, n2, k)) {
     MatMulProblem p;
     p.batch = *batch;
     p.bBatch = bBatch;
@@ -367,7 +369,7 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
     std::vector<ExprRef> outBatch(d.begin(), d.begin() + nb);
     ExprRef row = aVec ? intConst(0) : d[nb];
     ExprRef col = bVec ? intConst(0) : d[nb + (aVec ? 0 : 1)];
-    Var acc = kb.newLocal("acc");
+    Var acc = kb.newLocal("acc", integer ? DType::I64 : DType::F32);
     Var kv = kb.newLoopVar();
     ExprRef kk = varRef(kv);
     std::vector<ExprRef> ai = batchDims(aBatch, outBatch), bi = batchDims(bBatch, outBatch);
@@ -377,7 +379,7 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
     if (!bVec) bi.push_back(col);
     ExprRef prod = mul(kb.valueAt(n.inputs[0], Index::ofDims(a, ai)),
                        kb.valueAt(n.inputs[1], Index::ofDims(b, bi)));
-    std::vector<StmtRef> body = {let(acc, floatConst(0)),
+    std::vector<StmtRef> body = {let(acc, integer ? intConst(0) : floatConst(0)),
                                  forLoop(kv, k, {assign(acc, add(varRef(acc), prod))})};
     for (StmtRef& s : sink(at, varRef(acc))) body.push_back(std::move(s));
     return body;

@@ -1,7 +1,8 @@
 // Compute definitions of the reductions ReduceSum, ReduceMean, ReduceMax,
-// ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1 and ReduceL2 (opset-18 form: axes as an optional
+// ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum and
+// ReduceLogSumExp (max-subtracted) (opset-18 form: axes as an optional
 // constant input; keepdims, noop_with_empty_axes) and of LayerNormalization (normalized over the
-// axes from `axis` to the last; only the Y output).
+// axes from `axis` to the last; Y, and the optional Mean and InvStdDev).
 //
 // A reduction is one loop nest over its result with an accumulator over the
 // reduced positions; the result goes to the Sink (a fused epilogue applies).
@@ -163,12 +164,25 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
     };
     Var acc = kb.newLocal("acc");
     std::vector<StmtRef> body;
-    if (innerAxis < 0) {  // nothing reduced (noop_with_empty_axes): a copy
+    std::optional<Var> mx;  // LogSumExp: the max, subtracted before exp so it cannot overflow
+    if (n.op == "ReduceLogSumExp" && innerAxis >= 0) {
+      mx = kb.newLocal("max");
+      body = laneReduce(kb, shape[size_t(innerAxis)], lanes, combineOf("ReduceMax"), *mx, x,
+                        around);
+      // All -inf: exp(x - max) would be NaN; subtract 0 instead and get log(0) = -inf.
+      body.push_back(assign(*mx, select(compare(CmpOp::EQ, varRef(*mx), floatConst(-INFINITY)),
+                                        floatConst(0), varRef(*mx))));
+      auto e = [&](ExprRef r) { return unary(UnOp::Exp, sub(x(r), varRef(*mx))); };
+      for (StmtRef& s : laneReduce(kb, shape[size_t(innerAxis)], lanes, c, acc, e, around))
+        body.push_back(std::move(s));
+    } else if (innerAxis < 0) {  // nothing reduced (noop_with_empty_axes): a copy
       body.push_back(let(acc, x(intConst(0))));
     } else {
       body = laneReduce(kb, shape[size_t(innerAxis)], lanes, c, acc, x, around);
     }
     ExprRef result = varRef(acc);
+    if (n.op == "ReduceLogSum") result = unary(UnOp::Log, result);
+    if (mx) result = add(unary(UnOp::Log, result), varRef(*mx));
     if (n.op == "ReduceMean" && count > 0) result = mul(result, floatConst(1.0 / double(count)));
     if (n.op == "ReduceL2") result = unary(UnOp::Sqrt, result);
     for (StmtRef& s : sink(at, result)) body.push_back(std::move(s));
@@ -227,6 +241,11 @@ std::vector<StmtRef> lowerLayerNorm(KernelBuilder& kb, const Node& n,
         inv,
         div(floatConst(1), unary(UnOp::Sqrt, add(mul(varRef(var), floatConst(1.0 / double(cols))),
                                                  floatConst(eps))))));
+    // The optional Mean and InvStdDev outputs: one value per row, at the row's position.
+    for (size_t k = 1; k < n.outputs.size(); ++k)
+      for (StmtRef& s : kb.storeOutput(n.outputs[k], Index::ofFlat(outer, at.flatExpr()),
+                                       varRef(k == 1 ? mean : inv)))
+        body.push_back(std::move(s));
     Var j = kb.newLoopVar();
     ExprRef y =
         mul(mul(sub(x(varRef(j)), varRef(mean)), varRef(inv)), param(n.inputs[1], varRef(j)));

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <string>
 
 #include "codegen/compute.h"
 
@@ -42,6 +43,20 @@ std::optional<std::vector<int64_t>> ints(KernelBuilder& kb, const Node& n, size_
 
 ExprRef clampIndex(ExprRef i, int64_t hi) {
   return binary(BinOp::Max, intConst(0), binary(BinOp::Min, std::move(i), intConst(hi)));
+}
+
+// The input position that padded position p (may be outside [0, len)) reads in
+// edge, reflect and wrap modes; `before` bounds how far below 0 p goes.
+ExprRef borderIndex(const std::string& mode, ExprRef p, int64_t len, int64_t before) {
+  if (mode == "edge" || len == 1) return clampIndex(std::move(p), len - 1);
+  if (mode == "wrap") {  // shift by a multiple of len so the operand of % is >= 0
+    int64_t shift = (std::max<int64_t>(before, 0) / len + 1) * len;
+    return binary(BinOp::Mod, add(std::move(p), intConst(shift)), intConst(len));
+  }
+  // reflect (pads smaller than len, as ONNX requires): -p below, 2(len-1)-p above.
+  ExprRef lo = select(compare(CmpOp::LT, p, intConst(0)), sub(intConst(0), p), p);
+  ExprRef r = select(compare(CmpOp::GT, lo, intConst(len - 1)), sub(intConst(2 * (len - 1)), lo), lo);
+  return clampIndex(r, len - 1);
 }
 
 }  // namespace
@@ -110,10 +125,9 @@ ExprRef concatValue(KernelBuilder& kb, const Node& n, const Index& out) {
 ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out) {
   std::vector<int64_t> in = kb.shapeOf(n.inputs[0]);
   int64_t rank = int64_t(in.size());
-  if (n.attrs.getString("mode", "constant") != "constant") {
-    kb.fail(Status::error("Pad mode '" + n.attrs.getString("mode", "") +
-                              "' has no code generation yet (constant only)",
-                          nodePlace(n)));
+  std::string mode = n.attrs.getString("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap") {
+    kb.fail(Status::error("Pad mode '" + mode + "' has no code generation", nodePlace(n)));
     return floatConst(0);
   }
   auto pads = ints(kb, n, 1);
@@ -140,6 +154,10 @@ ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out) {
     int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
     int64_t before = (*pads)[k];
     ExprRef p = sub(d[size_t(a)], intConst(before));
+    if (mode != "constant") {  // every position reads the input: no select
+      di[size_t(a)] = borderIndex(mode, p, in[size_t(a)], before);
+      continue;
+    }
     ExprRef ok = nullptr;
     if (before > 0) ok = compare(CmpOp::GE, p, intConst(0));
     if ((*pads)[k + axes.size()] > 0 || before < 0) {
@@ -150,7 +168,11 @@ ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out) {
     if (ok) inside = inside ? select(inside, ok, inside) : ok;
   }
   ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(in, di));
-  return inside ? select(inside, v, floatConst(fill)) : v;
+  if (!inside) return v;
+  ExprRef f = v->type == DType::Bool                             ? boolConst(fill != 0)
+              : v->type == DType::F32 || v->type == DType::F64 ? floatConst(fill, v->type)
+                                                               : intConst(int64_t(fill));
+  return select(inside, v, f);
 }
 
 Index indexMapSource(KernelBuilder& kb, const Node& n, const Index& out) {

@@ -1,5 +1,5 @@
-// Compute definition of Softmax with opset-13 semantics: normalized along one
-// `axis` (default -1), max-subtracted so large logits do not overflow exp. For
+// Compute definition of Softmax (and LogSoftmax: x - max - log(sum)) with opset-13 semantics:
+// normalized along one `axis` (default -1), max-subtracted so large logits do not overflow exp. For
 // every position of the other dims: a max pass, a sum-of-exp pass, and a pass
 // that hands exp(x - max) / sum to the Sink (where a fused epilogue applies).
 // The input expression is inlined in each pass; recomputing a cheap producer is
@@ -75,14 +75,18 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
       [&](ExprRef v) { return unary(UnOp::Exp, sub(v, varRef(mx))); });
   body.insert(body.end(), sums.begin(), sums.end());
   // One division per row; the normalize pass multiplies (within an ulp of dividing).
+  // LogSoftmax: x - max - log(sum), one log per row.
   Var inv = kb.newLocal("inv");
-  body.push_back(let(inv, div(floatConst(1), varRef(sum))));
+  bool logOut = n.op == "LogSoftmax";
+  body.push_back(
+      let(inv, logOut ? unary(UnOp::Log, varRef(sum)) : div(floatConst(1), varRef(sum))));
   Var r = kb.newLoopVar();
   std::vector<ExprRef> d = dims;
   d[axis] = varRef(r);
   Index i3 = Index::ofDims(shape, d);
-  ExprRef e3 = unary(UnOp::Exp, sub(kb.valueAt(n.inputs[0], i3), varRef(mx)));
-  body.push_back(kindLoop(r, len, ForKind::Vectorized, sink(i3, mul(e3, varRef(inv)))));
+  ExprRef shifted = sub(kb.valueAt(n.inputs[0], i3), varRef(mx));
+  ExprRef y = logOut ? sub(shifted, varRef(inv)) : mul(unary(UnOp::Exp, shifted), varRef(inv));
+  body.push_back(kindLoop(r, len, ForKind::Vectorized, sink(i3, y)));
   std::vector<StmtRef> wrapped = {allocate(psum, {allocate(pmax, body)})};
   return wrapped;
 }
@@ -128,13 +132,15 @@ std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
     Index i2 = along(r2);
     ExprRef e2 = unary(UnOp::Exp, sub(kb.valueAt(n.inputs[0], i2), varRef(mx)));
     Index i3 = along(r3);
-    ExprRef e3 = unary(UnOp::Exp, sub(kb.valueAt(n.inputs[0], i3), varRef(mx)));
+    ExprRef s3 = sub(kb.valueAt(n.inputs[0], i3), varRef(mx));
+    ExprRef y3 = n.op == "LogSoftmax" ? sub(s3, unary(UnOp::Log, varRef(sum)))
+                                      : div(unary(UnOp::Exp, s3), varRef(sum));
     return {
         let(mx, floatConst(-INFINITY)),
         forLoop(r1, len, {assign(mx, binary(BinOp::Max, varRef(mx), x1))}),
         let(sum, floatConst(0)),
         forLoop(r2, len, {assign(sum, add(varRef(sum), e2))}),
-        forLoop(r3, len, sink(i3, div(e3, varRef(sum)))),
+        forLoop(r3, len, sink(i3, y3)),
     };
   });
 }

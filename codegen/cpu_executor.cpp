@@ -94,8 +94,38 @@ Status CpuExecutor::call(const ExecKernel& k, const std::function<void*(ValueId)
     args.push_back(p);
   }
   for (ValueId v : k.outputs) args.push_back(data(v));
+  if (k.host) return callHost(k, args);
   if (k.scratchBytes > 0) args.push_back(scratch);
   k.fn(args.data());
+  return Status::ok();
+}
+
+Status CpuExecutor::callHost(const ExecKernel& k, const std::vector<void*>& args) const {
+  std::vector<TensorData> ins;
+  ins.reserve(k.inputs.size());
+  std::vector<const TensorData*> ptrs;
+  for (size_t i = 0; i < k.inputs.size(); ++i) {
+    const TensorType& t = g_->value(k.inputs[i]).type;
+    auto shape = t.staticShape();
+    if (!shape)
+      return Status::error("value '" + g_->value(k.inputs[i]).name +
+                               "' has a shape known only at run time; run() handles it, the "
+                               "arena runtime cannot",
+                           "kernel " + k.name);
+    ins.emplace_back(t.dtype, *shape);
+    if (!ins.back().bytes.empty()) std::memcpy(ins.back().bytes.data(), args[i], ins.back().bytes.size());
+    ptrs.push_back(&ins.back());
+  }
+  auto outs = k.host(ptrs);
+  if (!outs) return outs.status();
+  for (size_t o = 0; o < k.outputs.size(); ++o) {
+    const TensorData& t = (*outs)[o];
+    auto shape = g_->value(k.outputs[o]).type.staticShape();
+    if (!shape || *shape != t.shape)
+      return Status::error("output '" + g_->value(k.outputs[o]).name + "' has a shape known only at run time; the arena runtime cannot hold it",
+                           "kernel " + k.name);
+    if (!t.bytes.empty()) std::memcpy(args[k.inputs.size() + o], t.bytes.data(), t.bytes.size());
+  }
   return Status::ok();
 }
 
@@ -116,6 +146,19 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
   std::vector<void*> args;
   for (const ExecKernel& k : kernels_) {
     if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
+    if (k.host) {  // outputs of any shape, dynamic ones included, straight into slots
+      std::vector<const TensorData*> ins;
+      for (ValueId v : k.inputs) {
+        ValueId s = storageOf(v);
+        const Value& val = g_->value(s);
+        ins.push_back(val.constant ? val.constant.get() : slots[s.index] ? &*slots[s.index] : nullptr);
+      }
+      auto outs = k.host(ins);
+      if (!outs) return outs.status();
+      for (size_t o = 0; o < k.outputs.size() && o < outs->size(); ++o)
+        slots[k.outputs[o].index] = std::move((*outs)[o]);
+      continue;
+    }
     try {
       for (ValueId v : k.outputs) {
         const TensorType& t = g_->value(v).type;
@@ -135,7 +178,7 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
                                               : nullptr;
     if (!from) return;
     TensorData t = *from;
-    t.shape = *g_->value(v).type.staticShape();
+    if (auto shape = g_->value(v).type.staticShape()) t.shape = *shape;
     slots[v.index] = std::move(t);
   };
   for (auto& [v, src] : aliases_) materialize(v);

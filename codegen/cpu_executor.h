@@ -11,6 +11,7 @@
 // storage while running and get their own copy in run's result.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,9 @@ struct ExecKernel {
   // the graph values in `inputs` fill the other input positions in order.
   std::map<size_t, std::shared_ptr<const TensorData>> prepacked;
   int64_t scratchBytes = 0;  // > 0: one more argument, the scratch base
+  // Set for a reference-fallback kernel (host_kernel.h): called instead of fn,
+  // on the input tensors (k.inputs order); returns the outputs.
+  std::function<Expected<std::vector<TensorData>>(const std::vector<const TensorData*>&)> host;
 };
 
 class CpuExecutor {
@@ -65,6 +69,8 @@ class CpuExecutor {
   // Calls kernel k with `data(v)` for its graph values; scratch at `scratch`.
   Status call(const ExecKernel& k, const std::function<void*(ValueId)>& data, void* scratch,
               std::vector<void*>& args) const;
+  // A host kernel in the arena runtime: tensors copied in and out by static types.
+  Status callHost(const ExecKernel& k, const std::vector<void*>& args) const;
 
   std::shared_ptr<const Graph> g_;
   std::vector<ExecKernel> kernels_;

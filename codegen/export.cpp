@@ -342,6 +342,17 @@ Expected<ExportResult> exportModel(const Graph& g, const ExportOptions& opts,
   report(progress, 0.0, "lower");
   auto plan = planKernels(g, opts.compile, {}, cancel);
   if (!plan) return plan.status();
+  // A shared library cannot carry the eager interpreter: refuse, naming the nodes.
+  std::string fallbackNodes;
+  for (const KernelInfo& k : plan->infos)
+    if (k.fallback) {
+      const Node& n = g.node(k.node);
+      fallbackNodes += (fallbackNodes.empty() ? "" : ", ") + ("'" + n.name + "' (" + n.op + ")");
+    }
+  if (!fallbackNodes.empty())
+    return Status::error("cannot export: node(s) " + fallbackNodes +
+                         " have no code generation and would run as the reference fallback, "
+                         "which an exported library cannot carry");
   std::vector<PlannedKernelUse> uses;
   for (size_t i = 0; i < plan->infos.size(); ++i) {
     PlannedKernelUse u{plan->infos[i].inputs, plan->infos[i].outputs, 0};

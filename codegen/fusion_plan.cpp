@@ -13,6 +13,7 @@
 #include <set>
 #include <tuple>
 
+#include "codegen/compute_scatter.h"
 #include "codegen/lower_internal.h"
 
 namespace fuselens {
@@ -82,6 +83,9 @@ FusionPlan planFusion(const Graph& body, const std::vector<NodeId>& order) {
     for (auto& [v, roots] : w.readers) {
       bool only = roots.size() == 1 && *roots.begin() == 2 * int64_t(o) + 1;
       if (!only || w.nonIdentity.count(v) || outputs.count(v) || fused.count(v)) continue;
+      const Node& p = body.node(body.value(ValueId(v)).producer);
+      // A multi-output node's nest writes every output; a scatter reads its result back.
+      if (p.outputs.size() > 1 || isScatterOp(p.op)) continue;
       // Several candidates: the latest one, so earlier results are ready when its nest runs.
       if (!best || position[body.value(ValueId(v)).producer.index] >
                        position[body.value(*best).producer.index])
@@ -96,7 +100,8 @@ FusionPlan planFusion(const Graph& body, const std::vector<NodeId>& order) {
     const Node& n = body.node(id);
     if (computeClassOf(n) != ComputeClass::Reduction) continue;
     ValueId v = n.outputs[0];
-    bool used = w.readers.count(v.index) || outputs.count(v.index);
+    bool used = false;  // any output: the node's nest writes them all
+    for (ValueId o : n.outputs) used = used || w.readers.count(o.index) || outputs.count(o.index);
     if (used && !fused.count(v.index)) plan.materialized.push_back(v);
   }
   return plan;

@@ -11,7 +11,8 @@ namespace {
 
 bool composite(const Expr& e) {
   return e.kind == ExprKind::Binary || e.kind == ExprKind::Unary || e.kind == ExprKind::Compare ||
-         e.kind == ExprKind::Select || e.kind == ExprKind::Fma;
+         e.kind == ExprKind::Select || e.kind == ExprKind::Fma ||
+         e.kind == ExprKind::Cast;
 }
 
 class Hoister {

@@ -4,6 +4,11 @@
 #include <cassert>
 
 #include "codegen/compute.h"
+#include "codegen/compute_data.h"
+#include "codegen/compute_norm.h"
+#include "codegen/compute_rnn.h"
+#include "codegen/compute_scan.h"
+#include "codegen/compute_scatter.h"
 
 namespace fuselens {
 
@@ -53,27 +58,38 @@ ExprRef Index::flatExpr() const {
 }
 
 ComputeClass computeClassOf(const Node& n) {
+  if (n.domain == kFuseLensDomain) return layoutComputeClass(n);  // NCHWc ops (compute_layout.cpp)
   if (!n.domain.empty() && n.domain != "ai.onnx") return ComputeClass::Unsupported;
   static const char* const kElementwise[] = {
       "Add",     "Sub",       "Mul", "Div",  "Max",  "Min",  "Pow",        "Relu",
       "Sigmoid", "Tanh",      "Exp", "Neg",  "Abs",  "Sqrt", "Reciprocal", "Erf",
       "Gelu",    "LeakyRelu", "Sum", "Mean", "Clip", "PRelu", "Equal", "Less", "LessOrEqual",
-      "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Where"};
+      "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Where",
+      // compute_elementwise.cpp: math, activations, casts, quantization
+      "Log", "Sin", "Cos", "Tan", "Atan", "Floor", "Ceil", "Round", "Sign", "Softplus", "Softsign",
+      "Selu", "Elu", "Celu", "ThresholdedRelu", "HardSigmoid", "HardSwish", "Mish", "IsNaN",
+      "IsInf", "Mod", "BitShift", "Cast", "CastLike", "Dropout", "QuantizeLinear",
+      "DequantizeLinear"};
   static const char* const kIndexMap[] = {"Transpose", "Reshape",  "Squeeze", "Unsqueeze",
                                           "Flatten",   "Identity", "Slice"};
   static const char* const kReduction[] = {"MatMul",    "Gemm",       "Softmax",
                                            "ReduceSum", "ReduceMean", "ReduceMax",
                                            "ReduceMin", "ReduceProd", "ReduceSumSquare",
-                                           "ReduceL1",  "ReduceL2",   "LayerNormalization"};
+                                           "ReduceL1",  "ReduceL2",   "LayerNormalization",
+                                           "ReduceLogSum", "ReduceLogSumExp", "LogSoftmax"};
   static const char* const kWindow[] = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
                                         "GlobalMaxPool"};
   for (const char* op : kElementwise)
     if (n.op == op) return ComputeClass::Elementwise;
-  if (n.op == "Concat" || n.op == "Pad") return ComputeClass::Injective;
+  if (n.op == "Concat" || n.op == "Pad" || isDataMovementOp(n.op)) return ComputeClass::Injective;
   for (const char* op : kIndexMap)
     if (n.op == op) return ComputeClass::IndexMap;
   for (const char* op : kReduction)
     if (n.op == op) return ComputeClass::Reduction;
+  if (isScanOp(n.op) || isNormOp(n.op) || n.op == "ConvTranspose" ||
+      n.op == "Einsum" || isScatterOp(n.op) || isRecurrentOp(n.op))
+    return ComputeClass::Reduction;
+  if (n.op == "BatchNormalization") return ComputeClass::Injective;
   for (const char* op : kWindow)  // Conv and pools: reductions over a window
     if (n.op == op) return ComputeClass::Reduction;
   return ComputeClass::Unsupported;
@@ -113,38 +129,67 @@ Var KernelBuilder::newLocal(const std::string& prefix, DType t) {
   return fn_.addVar(prefix + std::to_string(n), t);
 }
 
+// A one-element constant as a literal of its compute type (f16 rounded already).
+static ExprRef scalarLiteral(const TensorData& c) {
+  DType ct = computeType(c.dtype);
+  if (ct == DType::F32 || ct == DType::F64) return floatConst(c.at(0), ct);
+  if (ct == DType::Bool) return boolConst(c.at(0) != 0);
+  int64_t v = 0;
+  switch (c.dtype) {
+    case DType::I8: v = c.data<int8_t>()[0]; break;
+    case DType::U8: v = c.data<uint8_t>()[0]; break;
+    case DType::I16: v = c.data<int16_t>()[0]; break;
+    case DType::I32: v = c.data<int32_t>()[0]; break;
+    default: v = c.data<int64_t>()[0]; break;
+  }
+  return intConst(v);
+}
+
+// Values are seen in their compute type (loop_ir.h): loads are widened, and an
+// inlined op's result is rounded to its dtype as eager's per-op store would.
 ExprRef KernelBuilder::valueAt(ValueId v, const Index& idx) {
-  if (subst_ && subst_->first == v) return subst_->second;
   const Value& val = body_.value(v);
+  if (subst_ && subst_->first == v) return roundTrip(subst_->second, val.type.dtype);
   // A one-element constant is a literal, whatever its rank (also when the kernel
   // receives it as an input bound to a constant of the outer graph).
-  if (auto c = constantOf(v); c && c->numel() == 1 && c->dtype == DType::F32)
-    return floatConst(c->at(0));
-  if (auto it = bound_.find(v.index); it != bound_.end())
-    return load(fn_.buffer(it->second), idx.flatExpr());
+  if (auto c = constantOf(v); c && c->numel() == 1) return scalarLiteral(*c);
+  if (auto it = bound_.find(v.index); it != bound_.end()) {
+    const Buffer& b = fn_.buffer(it->second);
+    return cast(load(b, idx.flatExpr()), computeType(b.dtype));
+  }
   if (!val.producer.valid()) {
     fail(Status::error("internal: value '" + val.name + "' has no buffer in this kernel"));
     return floatConst(0);
   }
   auto key = std::make_pair(v.index, idx.flat ? std::vector<ExprRef>{idx.flat} : *idx.dims);
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  ExprRef e = inlineProducer(body_.node(val.producer), idx);
+  ExprRef e = roundTrip(inlineProducer(body_.node(val.producer), v, idx), val.type.dtype);
   memo_.emplace(std::move(key), e);
   return e;
 }
 
-ExprRef KernelBuilder::inlineProducer(const Node& p, const Index& idx) {
+ExprRef KernelBuilder::inlineProducer(const Node& p, ValueId v, const Index& idx) {
   switch (computeClassOf(p)) {
     case ComputeClass::Elementwise: {
       std::vector<ExprRef> args;
-      for (ValueId in : p.inputs)  // an omitted optional input (Clip's min) stays null
-        args.push_back(in.valid() ? valueAt(in, broadcastIndex(idx, shapeOf(in))) : nullptr);
-      return elementwiseExpr(*this, p, args);
+      for (size_t i = 0; i < p.inputs.size(); ++i)  // an omitted optional input (Clip's min) stays null
+        args.push_back(p.inputs[i].valid()
+                           ? valueAt(p.inputs[i], elementwiseOperandIndex(*this, p, i, idx))
+                           : nullptr);
+      size_t k = 0;
+      while (k + 1 < p.outputs.size() && p.outputs[k] != v) ++k;
+      return elementwiseExpr(*this, p, args, k);
     }
     case ComputeClass::IndexMap:
       return valueAt(p.inputs[0], indexMapSource(*this, p, idx));
     case ComputeClass::Injective:
-      return p.op == "Concat" ? concatValue(*this, p, idx) : padValue(*this, p, idx);
+      if (p.domain == kFuseLensDomain) return layoutTransformValue(*this, p, idx);
+      if (p.op == "Concat") return concatValue(*this, p, idx);
+      if (p.op == "Pad") return padValue(*this, p, idx);
+      if (p.op == "BatchNormalization") return batchNormValue(*this, p, idx);
+      for (size_t k = 0; k < p.outputs.size(); ++k)
+        if (p.outputs[k] == v) return dataMovementValue(*this, p, k, idx);
+      return floatConst(0);
     default:
       fail(Status::error("internal: the result is read before it is materialized", nodePlace(p)));
       return floatConst(0);

@@ -14,8 +14,8 @@
 // unrolling) into FMA on vector registers. Longer Vectorized loops get
 // `llvm.loop.vectorize.enable`. Unrolled loops are replicated here with the
 // counter a constant, so later passes (SROA) see constant offsets at once.
-// exp and tanh are inlined as Cephes-style polynomials, so loops that use them
-// still vectorize (a libm call would not).
+// exp, tanh, erf, log and every Cast are inlined (llvm_math.cpp), so loops
+// that use them still vectorize (a libm call would not).
 #include "codegen/llvm_emit.h"
 
 #include <llvm/IR/BasicBlock.h>
@@ -30,10 +30,12 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "codegen/llvm_math.h"
 #include "codegen/target.h"
 
 namespace fuselens {
@@ -49,11 +51,20 @@ llvm::Type* llvmType(llvm::LLVMContext& c, DType t) {
       return llvm::Type::getInt64Ty(c);
     case DType::I32:
       return llvm::Type::getInt32Ty(c);
+    case DType::I16:
+      return llvm::Type::getInt16Ty(c);
+    case DType::I8:
+    case DType::U8:
+      return llvm::Type::getInt8Ty(c);
+    // f16 and bf16 are carried as their bits; casts convert them (arithmetic
+    // never runs on them: lowering widens to f32 first).
+    case DType::F16:
+    case DType::BF16:
+      return llvm::Type::getInt16Ty(c);
     case DType::Bool:
       return llvm::Type::getInt1Ty(c);
-    default:
-      return nullptr;
   }
+  return nullptr;
 }
 
 // Variables a statement reads but does not define: what outlining would have to capture.
@@ -462,7 +473,9 @@ class Emitter {
       case ExprKind::FloatConst:
         return llvm::ConstantFP::get(type(e->type), e->f);
       case ExprKind::IntConst:
-        return b_.getInt64(e->i);
+        return llvm::ConstantInt::get(type(e->type), uint64_t(e->i), true);
+      case ExprKind::Cast:
+        return emitCast(b_, expr(e->ops[0]), e->ops[0]->type, e->type);
       case ExprKind::VarRef: {
         if (auto it = loopVals_.find(e->var.index); it != loopVals_.end()) return it->second;
         if (vecLocals_.count(e->var.index)) {
@@ -481,13 +494,19 @@ class Emitter {
         return emitLoad(e);
       case ExprKind::Binary: {
         auto [a, c] = same(expr(e->ops[0]), expr(e->ops[1]));
-        return binary(e->bin, a, c, isFloat(e->type));
+        if (!arithmeticOk(e->type)) return a;
+        // Index math divides by positive constants: no guard needed there.
+        const ExprRef& d = e->ops[1];
+        bool safeDivisor = d->kind == ExprKind::IntConst && d->i != 0 && d->i != -1;
+        return binary(e->bin, a, c, e->type, safeDivisor);
       }
       case ExprKind::Unary:
+        if (!arithmeticOk(e->type)) return expr(e->ops[0]);
         return unary(e->un, expr(e->ops[0]), isFloat(e->type));
       case ExprKind::Compare: {
         auto [a, c] = same(expr(e->ops[0]), expr(e->ops[1]));
-        return compare(e->cmp, a, c, isFloat(e->ops[0]->type));
+        if (!arithmeticOk(e->ops[0]->type)) return b_.getFalse();
+        return compare(e->cmp, a, c, e->ops[0]->type);
       }
       case ExprKind::Select: {
         llvm::Value* cond = expr(e->ops[0]);
@@ -514,91 +533,33 @@ class Emitter {
     return {a, c};
   }
 
-  llvm::Value* fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
-
-  // Cephes expf: exp(x) = 2^n * e^r, |r| <= ln2/2, e^r by a degree-7 polynomial;
-  // about 1 ulp. Overflow yields +inf and deep underflow 0, as libm does; NaN
-  // stays NaN.
-  llvm::Value* emitExp(llvm::Value* x) {
-    llvm::Type* t = x->getType();
-    llvm::Type* it = llvm::Type::getInt32Ty(c_);
-    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t))
-      it = llvm::FixedVectorType::get(llvm::Type::getInt32Ty(c_), vt->getNumElements());
-    if (!t->getScalarType()->isFloatTy()) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
-    llvm::Value* hi = fconst(t, 88.3762626647949);
-    llvm::Value* lo = fconst(t, -88.3762626647949);
-    llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, hi), hi, x);
-    xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, lo), lo, xc);
-    llvm::Value* fx =
-        b_.CreateFAdd(b_.CreateFMul(xc, fconst(t, 1.44269504088896341)), fconst(t, 0.5));
-    fx = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, fx);
-    llvm::Value* r = b_.CreateFSub(xc, b_.CreateFMul(fx, fconst(t, 0.693359375)));
-    r = b_.CreateFSub(r, b_.CreateFMul(fx, fconst(t, -2.12194440e-4)));
-    static const double p[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
-                               4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1};
-    llvm::Value* y = fconst(t, p[0]);
-    for (int k = 1; k < 6; ++k)
-      y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r, fconst(t, p[k])});
-    llvm::Value* r2 = b_.CreateFMul(r, r);
-    y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r2, r});
-    y = b_.CreateFAdd(y, fconst(t, 1.0));
-    // fx is in [-128, 128] for every number; NaN becomes 0 so the conversion is
-    // defined (y is NaN already). fptosi.sat would scalarize on x86.
-    llvm::Value* fxi = b_.CreateSelect(b_.CreateFCmpUNO(fx, fx), fconst(t, 0.0), fx);
-    llvm::Value* n = b_.CreateFPToSI(fxi, it);
-    n = b_.CreateShl(b_.CreateAdd(n, llvm::ConstantInt::get(it, 127)),
-                     llvm::ConstantInt::get(it, 23));
-    y = b_.CreateFMul(y, b_.CreateBitCast(n, t));
-    y = b_.CreateSelect(b_.CreateFCmpOGT(x, fconst(t, 88.72283935546875)), fconst(t, INFINITY), y);
-    return b_.CreateSelect(b_.CreateFCmpOLT(x, fconst(t, -103.972076416015625)), fconst(t, 0.0), y);
+  // f16/bf16 values are bits: arithmetic on them is a lowering bug.
+  bool arithmeticOk(DType t) {
+    if (t != DType::F16 && t != DType::BF16) return true;
+    fail("internal: arithmetic on " + std::string(dtypeName(t)) +
+         " values (lowering must widen them to f32)");
+    return false;
   }
 
-  // erf: an odd Taylor polynomial below |x| = 0.5 (error < 1e-8), Abramowitz &
-  // Stegun 7.1.26 above (absolute error < 1.5e-7), sign restored by copysign.
-  llvm::Value* emitErf(llvm::Value* x) {
-    llvm::Type* t = x->getType();
-    llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    llvm::Value* tt = b_.CreateFDiv(fconst(t, 1.0),
-                                    b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t},
-                                                       {ax, fconst(t, 0.3275911), fconst(t, 1.0)}));
-    static const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
-    llvm::Value* p = fconst(t, a[0]);
-    for (int k = 1; k < 5; ++k)
-      p = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {p, tt, fconst(t, a[k])});
-    p = b_.CreateFMul(p, tt);
-    llvm::Value* e = emitExp(b_.CreateFNeg(b_.CreateFMul(ax, ax)));
-    llvm::Value* big = b_.CreateFSub(fconst(t, 1.0), b_.CreateFMul(p, e));
-    big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
-    // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
-    static const double q[] = {-1.0 / 1320, 1.0 / 216, -1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0};
-    llvm::Value* z = b_.CreateFMul(x, x);
-    llvm::Value* y = fconst(t, q[0]);
-    for (int k = 1; k < 6; ++k)
-      y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, z, fconst(t, q[k])});
-    llvm::Value* small = b_.CreateFMul(b_.CreateFMul(y, x), fconst(t, 1.1283791670955126));
-    return b_.CreateSelect(b_.CreateFCmpOLT(ax, fconst(t, 0.5)), small, big);
-  }
-
-  // Cephes tanhf: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1) above.
-  llvm::Value* emitTanh(llvm::Value* x) {
-    llvm::Type* t = x->getType();
-    llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-    llvm::Value* e = emitExp(b_.CreateFMul(ax, fconst(t, 2.0)));
-    llvm::Value* big = b_.CreateFSub(
-        fconst(t, 1.0), b_.CreateFDiv(fconst(t, 2.0), b_.CreateFAdd(e, fconst(t, 1.0))));
-    big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
-    static const double q[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
-                               1.33314422036E-1, -3.33332819422E-1};
-    llvm::Value* z = b_.CreateFMul(x, x);
-    llvm::Value* y = fconst(t, q[0]);
-    for (int k = 1; k < 5; ++k)
-      y = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, z, fconst(t, q[k])});
-    llvm::Value* small =
-        b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {b_.CreateFMul(y, z), x, x});
-    return b_.CreateSelect(b_.CreateFCmpOGE(ax, fconst(t, 0.625)), big, small);
-  }
-
-  llvm::Value* binary(BinOp op, llvm::Value* a, llvm::Value* c, bool fp) {
+  llvm::Value* binary(BinOp op, llvm::Value* a, llvm::Value* c, DType t, bool constDivisor) {
+    bool fp = isFloat(t);
+    bool uns = t == DType::U8 || t == DType::Bool;
+    // A zero divisor would trap (and INT_MIN / -1 overflow): x / 0 and x % 0
+    // are defined here as x / 1 (eager reports the error instead), x / -1 as -x.
+    if (!fp && (op == BinOp::Div || op == BinOp::Mod) && !constDivisor) {
+      llvm::Constant* zero = llvm::Constant::getNullValue(c->getType());
+      llvm::Constant* one = llvm::ConstantInt::get(c->getType(), 1);
+      llvm::Value* bad = b_.CreateICmpEQ(c, zero);
+      if (!uns) {
+        llvm::Value* m1 = b_.CreateICmpEQ(c, llvm::Constant::getAllOnesValue(c->getType()));
+        llvm::Value* q = b_.CreateSDiv(a, b_.CreateSelect(b_.CreateOr(bad, m1), one, c));
+        llvm::Value* r = b_.CreateSRem(a, b_.CreateSelect(b_.CreateOr(bad, m1), one, c));
+        if (op == BinOp::Div) return b_.CreateSelect(m1, b_.CreateNeg(a), q);
+        return b_.CreateSelect(m1, zero, r);
+      }
+      llvm::Value* safe = b_.CreateSelect(bad, one, c);
+      return op == BinOp::Div ? b_.CreateUDiv(a, safe) : b_.CreateURem(a, safe);
+    }
     switch (op) {
       case BinOp::Add:
         return fp ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
@@ -607,14 +568,42 @@ class Emitter {
       case BinOp::Mul:
         return fp ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
       case BinOp::Div:
-        return fp ? b_.CreateFDiv(a, c) : b_.CreateSDiv(a, c);
+        return fp ? b_.CreateFDiv(a, c) : uns ? b_.CreateUDiv(a, c) : b_.CreateSDiv(a, c);
       case BinOp::Mod:
-        return fp ? b_.CreateFRem(a, c) : b_.CreateSRem(a, c);
+        return fp ? b_.CreateFRem(a, c) : uns ? b_.CreateURem(a, c) : b_.CreateSRem(a, c);
       // max(a, b) = a > b ? a : b, the loop IR's definition (NaN in a yields b).
       case BinOp::Max:
-        return b_.CreateSelect(fp ? b_.CreateFCmpOGT(a, c) : b_.CreateICmpSGT(a, c), a, c);
+        return b_.CreateSelect(fp    ? b_.CreateFCmpOGT(a, c)
+                               : uns ? b_.CreateICmpUGT(a, c)
+                                     : b_.CreateICmpSGT(a, c),
+                               a, c);
       case BinOp::Min:
-        return b_.CreateSelect(fp ? b_.CreateFCmpOLT(a, c) : b_.CreateICmpSLT(a, c), a, c);
+        return b_.CreateSelect(fp    ? b_.CreateFCmpOLT(a, c)
+                               : uns ? b_.CreateICmpULT(a, c)
+                                     : b_.CreateICmpSLT(a, c),
+                               a, c);
+      case BinOp::Pow:
+        if (!fp) {
+          fail("internal: pow on integers");
+          return a;
+        }
+        return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, a, c);
+      // Shifts by the width or more give 0 (ONNX leaves them undefined; LLVM's
+      // would be poison).
+      case BinOp::Shl:
+      case BinOp::Shr: {
+        if (fp) {
+          fail("internal: shift on floats");
+          return a;
+        }
+        unsigned bits = a->getType()->getScalarSizeInBits();
+        llvm::Value* big = b_.CreateICmpUGE(c, llvm::ConstantInt::get(c->getType(), bits));
+        llvm::Value* sh = b_.CreateSelect(big, llvm::Constant::getNullValue(c->getType()), c);
+        llvm::Value* r = op == BinOp::Shl ? b_.CreateShl(a, sh)
+                         : uns            ? b_.CreateLShr(a, sh)
+                                          : b_.CreateAShr(a, sh);
+        return b_.CreateSelect(big, llvm::Constant::getNullValue(a->getType()), r);
+      }
     }
     return nullptr;
   }
@@ -624,36 +613,67 @@ class Emitter {
       case UnOp::Neg:
         return fp ? b_.CreateFNeg(a) : b_.CreateNeg(a);
       case UnOp::Exp:
-        return emitExp(a);
+        return emitExp(b_, a);
       case UnOp::Sqrt:
         return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a);
       case UnOp::Abs:
         return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a);
       case UnOp::Erf:
-        return emitErf(a);
-      case UnOp::Tanh: {
-        if (a->getType()->getScalarType()->isFloatTy()) return emitTanh(a);
-        bool f32 = a->getType()->isFloatTy();
-        llvm::FunctionCallee fn =
-            m_.getOrInsertFunction(f32 ? "tanhf" : "tanh", a->getType(), a->getType());
-        if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
-          f->setDoesNotThrow();
-          f->setDoesNotAccessMemory();
-        }
-        return b_.CreateCall(fn, {a});
-      }
+        return emitErf(b_, a);
+      case UnOp::Tanh:
+        if (a->getType()->getScalarType()->isFloatTy()) return emitTanh(b_, a);
+        return libm("tanh", a);
+      case UnOp::Log:
+        if (a->getType()->getScalarType()->isFloatTy()) return emitLog(b_, a);
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, a);
+      case UnOp::Sin:
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, a);
+      case UnOp::Cos:
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, a);
+      case UnOp::Tan:
+        return libm("tan", a);
+      case UnOp::Atan:
+        return libm("atan", a);
+      case UnOp::Floor:
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, a);
+      case UnOp::Ceil:
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, a);
+      case UnOp::Round:
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, a);
     }
     return nullptr;
   }
 
-  llvm::Value* compare(CmpOp op, llvm::Value* a, llvm::Value* c, bool fp) {
+  // A libm function (`name` for f64, `name`f for f32), lane by lane on vectors.
+  llvm::Value* libm(const std::string& name, llvm::Value* a) {
+    llvm::Type* st = a->getType()->getScalarType();
+    llvm::FunctionCallee fn =
+        m_.getOrInsertFunction(st->isFloatTy() ? name + "f" : name, st, st);
+    if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
+      f->setDoesNotThrow();
+      f->setDoesNotAccessMemory();
+    }
+    auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(a->getType());
+    if (!vt) return b_.CreateCall(fn, {a});
+    llvm::Value* out = llvm::UndefValue::get(vt);
+    for (unsigned k = 0; k < vt->getNumElements(); ++k)
+      out = b_.CreateInsertElement(
+          out, b_.CreateCall(fn, {b_.CreateExtractElement(a, uint64_t(k))}), uint64_t(k));
+    return out;
+  }
+
+  llvm::Value* compare(CmpOp op, llvm::Value* a, llvm::Value* c, DType t) {
     using P = llvm::CmpInst::Predicate;
     static const P fps[] = {P::FCMP_OLT, P::FCMP_OLE, P::FCMP_OGT,
                             P::FCMP_OGE, P::FCMP_OEQ, P::FCMP_UNE};
     static const P ints[] = {P::ICMP_SLT, P::ICMP_SLE, P::ICMP_SGT,
                              P::ICMP_SGE, P::ICMP_EQ,  P::ICMP_NE};
+    static const P uints[] = {P::ICMP_ULT, P::ICMP_ULE, P::ICMP_UGT,
+                              P::ICMP_UGE, P::ICMP_EQ,  P::ICMP_NE};
     int i = static_cast<int>(op);
-    return fp ? b_.CreateFCmp(fps[i], a, c) : b_.CreateICmp(ints[i], a, c);
+    if (isFloat(t)) return b_.CreateFCmp(fps[i], a, c);
+    bool uns = t == DType::U8 || t == DType::Bool;
+    return b_.CreateICmp(uns ? uints[i] : ints[i], a, c);
   }
 
   llvm::Module& m_;
@@ -676,9 +696,11 @@ class Emitter {
   Status err_;
 };
 
+// The bytes of a constant buffer, of any dtype (bools are one byte each).
 llvm::Constant* constantData(llvm::LLVMContext& c, const Buffer& b) {
-  const float* p = b.data->data<float>();
-  return llvm::ConstantDataArray::get(c, llvm::ArrayRef<float>(p, size_t(b.data->numel())));
+  llvm::Type* elem = b.dtype == DType::Bool ? llvm::Type::getInt8Ty(c) : llvmType(c, b.dtype);
+  llvm::StringRef raw(reinterpret_cast<const char*>(b.data->bytes.data()), b.data->bytes.size());
+  return llvm::ConstantDataArray::getRaw(raw, uint64_t(b.data->numel()), elem);
 }
 
 }  // namespace
@@ -708,8 +730,9 @@ Status emitLoopFunc(llvm::Module& m, const LoopFunc& lf) {
   }
   for (const Buffer& buf : lf.buffers) {
     if (buf.kind != BufferKind::Constant) continue;
-    if (buf.dtype != DType::F32 || !buf.data)
-      return Status::error("constant " + buf.name + " is not f32 data", "kernel " + lf.name);
+    if (!buf.data || buf.data->dtype != buf.dtype)
+      return Status::error("constant " + buf.name + " has no data of its dtype",
+                           "kernel " + lf.name);
     llvm::Constant* init = constantData(c, buf);
     e.buffers()[buf.id.index] =
         new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,

@@ -31,6 +31,19 @@ StmtRef newStmt(StmtKind kind) {
   return s;
 }
 
+// Operands of one compute type but different storage types (a raw f16 load
+// beside an f32 value, an i32 load beside an i64 index) meet in the compute
+// type, so a definition that loads a buffer directly still gets arithmetic on
+// widened values.
+void harmonize(ExprRef& a, ExprRef& b, bool arithmetic = true) {
+  bool half = arithmetic && (a->type == DType::F16 || a->type == DType::BF16);
+  if (a->type == b->type && !half) return;
+  DType ca = computeType(a->type), cb = computeType(b->type);
+  if (ca != cb) return;  // a real mismatch: the asserts below report it
+  a = cast(a, ca);
+  b = cast(b, cb);
+}
+
 bool isFloatConst(const ExprRef& e, double v) {
   return e->kind == ExprKind::FloatConst && e->f == v;
 }
@@ -52,8 +65,9 @@ ExprRef foldInts(BinOp op, int64_t a, int64_t b) {
       return intConst(a > b ? a : b);
     case BinOp::Min:
       return intConst(a < b ? a : b);
+    default:  // Pow is float-only; shifts are left to the backend
+      return nullptr;
   }
-  return nullptr;
 }
 
 // Identities that hold for integers and IEEE floats alike (x + 0 is not one for
@@ -90,7 +104,9 @@ ExprRef simplify(BinOp op, const ExprRef& a, const ExprRef& b) {
 
 }  // namespace
 
-bool isIntConst(const ExprRef& e, int64_t v) { return e->kind == ExprKind::IntConst && e->i == v; }
+bool isIntConst(const ExprRef& e, int64_t v) {
+  return e->kind == ExprKind::IntConst && e->type == DType::I64 && e->i == v;
+}
 
 ExprRef floatConst(double v, DType t) {
   Expr e = blank(ExprKind::FloatConst, t);
@@ -104,6 +120,12 @@ ExprRef intConst(int64_t v) {
   return make(std::move(e));
 }
 
+ExprRef boolConst(bool v) {
+  Expr e = blank(ExprKind::IntConst, DType::Bool);
+  e.i = v ? 1 : 0;
+  return make(std::move(e));
+}
+
 ExprRef varRef(const Var& v) {
   Expr e = blank(ExprKind::VarRef, v.type);
   e.var = v.id;
@@ -111,6 +133,8 @@ ExprRef varRef(const Var& v) {
 }
 
 ExprRef load(const Buffer& b, ExprRef index) {
+  if (index->type != DType::I64 && computeType(index->type) == DType::I64)
+    index = cast(index, DType::I64);
   assert(index->type == DType::I64 && "buffer index must be i64");
   Expr e = blank(ExprKind::Load, b.dtype);
   e.buffer = b.id;
@@ -119,6 +143,7 @@ ExprRef load(const Buffer& b, ExprRef index) {
 }
 
 ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
+  harmonize(a, b);
   assert(a->type == b->type && "binary operands must have one type");
   if (ExprRef s = simplify(op, a, b)) return s;
   Expr e = blank(ExprKind::Binary, a->type);
@@ -128,6 +153,7 @@ ExprRef binary(BinOp op, ExprRef a, ExprRef b) {
 }
 
 ExprRef unary(UnOp op, ExprRef a) {
+  if (a->type == DType::F16 || a->type == DType::BF16) a = cast(a, DType::F32);
   if (op == UnOp::Neg && a->kind == ExprKind::FloatConst) return floatConst(-a->f, a->type);
   Expr e = blank(ExprKind::Unary, a->type);
   e.un = op;
@@ -136,6 +162,7 @@ ExprRef unary(UnOp op, ExprRef a) {
 }
 
 ExprRef compare(CmpOp op, ExprRef a, ExprRef b) {
+  harmonize(a, b);
   assert(a->type == b->type && "compare operands must have one type");
   Expr e = blank(ExprKind::Compare, DType::Bool);
   e.cmp = op;
@@ -144,6 +171,7 @@ ExprRef compare(CmpOp op, ExprRef a, ExprRef b) {
 }
 
 ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
+  harmonize(a, b, false);  // choosing between raw f16 values needs no widening
   assert(cond->type == DType::Bool && a->type == b->type && "select needs a bool and one type");
   Expr e = blank(ExprKind::Select, a->type);
   e.ops = {std::move(cond), std::move(a), std::move(b)};
@@ -151,10 +179,88 @@ ExprRef select(ExprRef cond, ExprRef a, ExprRef b) {
 }
 
 ExprRef fma(ExprRef a, ExprRef b, ExprRef c) {
+  harmonize(a, b);
+  harmonize(b, c);
+  harmonize(a, b);
   assert(a->type == b->type && b->type == c->type && "fma operands must have one type");
   Expr e = blank(ExprKind::Fma, a->type);
   e.ops = {std::move(a), std::move(b), std::move(c)};
   return make(std::move(e));
+}
+
+DType computeType(DType t) {
+  switch (t) {
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16:
+      return DType::F32;
+    case DType::F64:
+    case DType::Bool:
+      return t;
+    default:
+      return DType::I64;
+  }
+}
+
+namespace {
+
+int intBits(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return 1;
+    case DType::I8:
+    case DType::U8:
+      return 8;
+    case DType::I16:
+      return 16;
+    case DType::I32:
+      return 32;
+    case DType::I64:
+      return 64;
+    default:
+      return 0;
+  }
+}
+
+// Every value of `from` is a value of `to`, so a cast from -> to loses nothing.
+// Cast semantics depend only on the value, so such an inner cast can be dropped.
+bool widensExactly(DType from, DType to) {
+  if (from == to || from == DType::Bool) return true;
+  int fb = intBits(from), tb = intBits(to);
+  if (fb > 0 && tb > 0) {
+    if (to == DType::U8) return false;  // only bools fit, handled above
+    return from == DType::U8 ? tb > 8 : tb > fb;
+  }
+  if (fb > 0) return (to == DType::F64 && fb <= 32) || (to == DType::F32 && fb <= 16);
+  if (from == DType::F16 || from == DType::BF16) return to == DType::F32 || to == DType::F64;
+  return from == DType::F32 && to == DType::F64;
+}
+
+}  // namespace
+
+ExprRef cast(ExprRef a, DType to) {
+  if (a->type == to) return a;
+  if (a->kind == ExprKind::Cast && widensExactly(a->ops[0]->type, a->type)) return cast(a->ops[0], to);
+  // Fold constants into the compute types (f16/bf16 rounding is left to the backend).
+  bool fromFloat = a->kind == ExprKind::FloatConst && (a->type == DType::F32 || a->type == DType::F64);
+  bool fromInt = a->kind == ExprKind::IntConst;
+  if (fromFloat || fromInt) {
+    double v = fromFloat ? a->f : double(a->i);
+    if (to == DType::Bool) return boolConst(v != 0);
+    if (to == DType::F64) return floatConst(v, DType::F64);
+    if (to == DType::F32) return floatConst(double(float(v)), DType::F32);
+    if (to == DType::I64 && fromInt) return intConst(a->i);
+    if (to == DType::I64 && v == v && v > -9.2e18 && v < 9.2e18) return intConst(int64_t(v));
+  }
+  Expr e = blank(ExprKind::Cast, to);
+  e.ops = {std::move(a)};
+  return make(std::move(e));
+}
+
+ExprRef roundTrip(ExprRef a, DType t) {
+  DType c = computeType(t);
+  if (c == t) return a;
+  return cast(cast(std::move(a), t), c);
 }
 
 std::string_view forKindName(ForKind k) {
@@ -186,6 +292,8 @@ StmtRef forLoop(const Var& v, int64_t extent, std::vector<StmtRef> body) {
 }
 
 StmtRef store(const Buffer& b, ExprRef index, ExprRef value) {
+  // A value of the buffer's compute type is narrowed here, once, as eager does.
+  if (value->type != b.dtype && value->type == computeType(b.dtype)) value = cast(value, b.dtype);
   assert(value->type == b.dtype && "stored value must have the buffer's type");
   auto s = newStmt(StmtKind::Store);
   s->buffer = b.id;

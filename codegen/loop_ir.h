@@ -6,8 +6,11 @@
 // are mutable so a schedule can change a loop's kind after lowering. Buffers are
 // indexed by one flat i64 expression (row-major), which keeps index maps such as
 // Reshape free and lets the backend emit one GEP per access. Element types reuse
-// core's DType; lowering currently produces f32 data and i64 indices, and the
-// IR itself leaves room for the other types.
+// core's DType. Buffers hold any dtype; arithmetic runs on the *compute types*
+// f32 (also for f16/bf16 data), f64, i64 (every integer width) and bool, the
+// way the eager reference computes: a load is widened with a Cast, the result
+// is narrowed by a Cast before its store (store() inserts it), so f16 is
+// rounded once per op and integers wrap to their width once per op.
 #pragma once
 
 #include <cstdint>
@@ -49,9 +52,13 @@ struct Var {
 };
 
 // ---- expressions ----
-enum class ExprKind { FloatConst, IntConst, VarRef, Load, Binary, Unary, Compare, Select, Fma };
-enum class BinOp { Add, Sub, Mul, Div, Mod, Max, Min };  // Mod: integers only
-enum class UnOp { Neg, Exp, Tanh, Sqrt, Abs, Erf };
+enum class ExprKind { FloatConst, IntConst, VarRef, Load, Binary, Unary, Compare, Select, Fma, Cast };
+// Div on integers truncates toward zero; Mod is C's % on integers and fmod on
+// floats (the sign of the dividend). Pow: floats only. Shl/Shr: integers only;
+// Shr is logical on unsigned types (u8, bool) and arithmetic on the others.
+enum class BinOp { Add, Sub, Mul, Div, Mod, Max, Min, Pow, Shl, Shr };
+// Floor/Ceil/Round (half to even) and the transcendental ones: floats only.
+enum class UnOp { Neg, Exp, Tanh, Sqrt, Abs, Erf, Log, Sin, Cos, Tan, Atan, Floor, Ceil, Round };
 enum class CmpOp { LT, LE, GT, GE, EQ, NE };
 
 struct Expr;
@@ -68,12 +75,13 @@ struct Expr {
   UnOp un = UnOp::Neg;       // Unary
   CmpOp cmp = CmpOp::LT;     // Compare
   std::vector<ExprRef> ops;  // Load: {index}; Binary/Compare: {a, b}; Unary: {a}; Select: {c, a,
-                             // b}; Fma: {a, b, c} = a * b + c with one rounding
+                             // b}; Fma: {a, b, c} = a * b + c with one rounding; Cast: {a}
 };
 
 // Builders fold constants and identities (x + 0, x * 1, 0 * x) so index maps stay readable.
 ExprRef floatConst(double v, DType t = DType::F32);
 ExprRef intConst(int64_t v);
+ExprRef boolConst(bool v);  // an IntConst of type bool
 ExprRef varRef(const Var& v);
 ExprRef load(const Buffer& b, ExprRef index);
 ExprRef binary(BinOp op, ExprRef a, ExprRef b);
@@ -81,6 +89,20 @@ ExprRef unary(UnOp op, ExprRef a);
 ExprRef compare(CmpOp op, ExprRef a, ExprRef b);
 ExprRef select(ExprRef cond, ExprRef a, ExprRef b);
 ExprRef fma(ExprRef a, ExprRef b, ExprRef c);  // a * b + c, fused
+// Converts a to `to` with the semantics of ONNX Cast as ONNX Runtime runs it on
+// x86 (and the eager reference): float -> integer truncates toward zero through
+// i64 (NaN -> 0, saturating at the i64 range) then keeps the low bits;
+// integer -> integer keeps the low bits (u8 and bool zero-extend); integers go
+// to floats through f64; anything -> bool is `!= 0` (NaN -> true); f64 -> f16
+// or bf16 rounds through f32; f32 -> f16/bf16 rounds to nearest even. Exact
+// widening round trips fold away (f16 -> f32 -> f16 is the f16 value).
+ExprRef cast(ExprRef a, DType to);
+// The type arithmetic on values of dtype t runs in: f32 for f32/f16/bf16, f64,
+// i64 for every integer width, bool.
+DType computeType(DType t);
+// a (of the compute type of t) rounded as if stored as t and read back: what the
+// eager reference's per-op rounding does to an intermediate of dtype t.
+ExprRef roundTrip(ExprRef a, DType t);
 inline ExprRef add(ExprRef a, ExprRef b) { return binary(BinOp::Add, std::move(a), std::move(b)); }
 inline ExprRef sub(ExprRef a, ExprRef b) { return binary(BinOp::Sub, std::move(a), std::move(b)); }
 inline ExprRef mul(ExprRef a, ExprRef b) { return binary(BinOp::Mul, std::move(a), std::move(b)); }

@@ -21,10 +21,18 @@ std::string cTypeName(DType t) {
       return "int64";
     case DType::I32:
       return "int32";
+    case DType::I16:
+      return "int16";
+    case DType::I8:
+      return "int8";
+    case DType::U8:
+      return "uint8";
+    case DType::F16:
+      return "half";
+    case DType::BF16:
+      return "bfloat16";
     case DType::Bool:
       return "bool";
-    default:
-      return std::string(dtypeName(t));
   }
 }
 
@@ -53,8 +61,11 @@ int precedence(const Expr& e) {
       return 2;
     case ExprKind::Binary:
       if (e.bin == BinOp::Add || e.bin == BinOp::Sub) return 3;
-      if (e.bin == BinOp::Max || e.bin == BinOp::Min) return 6;
+      if (e.bin == BinOp::Max || e.bin == BinOp::Min || e.bin == BinOp::Pow) return 6;
+      if (e.bin == BinOp::Shl || e.bin == BinOp::Shr) return 2;  // below +, above compares
       return 4;
+    case ExprKind::Cast:
+      return 5;
     case ExprKind::Unary:
       return e.un == UnOp::Neg ? 5 : 6;
     default:
@@ -78,6 +89,12 @@ const char* binText(BinOp op) {
       return "max";
     case BinOp::Min:
       return "min";
+    case BinOp::Pow:
+      return "pow";
+    case BinOp::Shl:
+      return " << ";
+    case BinOp::Shr:
+      return " >> ";
   }
   return "?";
 }
@@ -114,6 +131,22 @@ const char* unaryName(UnOp op) {
       return "fabs";
     case UnOp::Erf:
       return "erf";
+    case UnOp::Log:
+      return "log";
+    case UnOp::Sin:
+      return "sin";
+    case UnOp::Cos:
+      return "cos";
+    case UnOp::Tan:
+      return "tan";
+    case UnOp::Atan:
+      return "atan";
+    case UnOp::Floor:
+      return "floor";
+    case UnOp::Ceil:
+      return "ceil";
+    case UnOp::Round:
+      return "roundeven";
   }
   return "?";
 }
@@ -127,7 +160,10 @@ class ExprPrinter {
       case ExprKind::FloatConst:
         return formatFloat(e->f, e->type);
       case ExprKind::IntConst:
+        if (e->type == DType::Bool) return e->i ? "true" : "false";
         return std::to_string(e->i);
+      case ExprKind::Cast:
+        return "(" + cTypeName(e->type) + ")" + operand(e->ops[0], 6);
       case ExprKind::VarRef:
         return f_.var(e->var).name;
       case ExprKind::Load:
@@ -136,7 +172,7 @@ class ExprPrinter {
         if (e->un == UnOp::Neg) return "-" + operand(e->ops[0], 6);
         return std::string(unaryName(e->un)) + ("(" + print(e->ops[0]) + ")");
       case ExprKind::Binary: {
-        if (e->bin == BinOp::Max || e->bin == BinOp::Min)
+        if (e->bin == BinOp::Max || e->bin == BinOp::Min || e->bin == BinOp::Pow)
           return std::string(binText(e->bin)) + "(" + print(e->ops[0]) + ", " + print(e->ops[1]) +
                  ")";
         int p = precedence(*e);

@@ -14,6 +14,13 @@
 #include <cctype>
 #include <set>
 
+#include "codegen/compute_conv_transpose.h"
+#include "codegen/compute_data.h"
+#include "codegen/compute_einsum.h"
+#include "codegen/compute_norm.h"
+#include "codegen/compute_rnn.h"
+#include "codegen/compute_scan.h"
+#include "codegen/compute_scatter.h"
 #include "codegen/hoist_shared.h"
 #include "codegen/lower_internal.h"
 
@@ -125,20 +132,40 @@ class BodyLowering {
   std::vector<BufferId> makeInternalBuffers() {
     for (ValueId v : body_.constants()) {
       const Value& val = body_.value(v);
-      if (val.constant->dtype != DType::F32 || val.constant->numel() == 1) continue;
-      BufferId b = fn_.addBuffer(names_.make(val.name, "c"), BufferKind::Constant, DType::F32,
-                                 val.constant->shape);
+      if (val.constant->numel() == 1) continue;  // a literal (valueAt)
+      BufferId b = fn_.addBuffer(names_.make(val.name, "c"), BufferKind::Constant,
+                                 val.constant->dtype, val.constant->shape);
       fn_.buffers[b.index].data = val.constant;
       kb_.bindBuffer(v, b);
     }
     std::vector<BufferId> temps;
+    // Further outputs of multi-output reductions: their output buffer, or a temp when
+    // only the group reads them; stored through the builder's output sink.
+    for (ValueId v : plan_.materialized) {
+      const Node& p = body_.node(body_.value(v).producer);
+      for (size_t k = 1; k < p.outputs.size(); ++k) {
+        ValueId o = p.outputs[k];
+        if (outBufs_.count(o.index)) {
+          kb_.bindBuffer(o, outBufs_[o.index][0]);
+        } else if (!body_.value(o).users.empty()) {
+          BufferId b = fn_.addBuffer(names_.make(body_.value(o).name, "t"), BufferKind::Temp,
+                                     body_.value(o).type.dtype, shapeOf(o));
+          temps.push_back(b);
+          outBufs_[o.index] = {b};
+          kb_.bindBuffer(o, b);
+        }
+      }
+    }
+    kb_.setOutputSink([this](ValueId o, const Index& at, ExprRef value) {
+      return outBufs_.count(o.index) ? stores(o, at, std::move(value)) : std::vector<StmtRef>{};
+    });
     for (ValueId v : plan_.materialized) {
       if (auto it = outBufs_.find(v.index); it != outBufs_.end()) {
         kb_.bindBuffer(v, it->second[0]);
         continue;
       }
       BufferId b = fn_.addBuffer(names_.make(body_.value(v).name, "t"), BufferKind::Temp,
-                                 DType::F32, shapeOf(v));
+                                 body_.value(v).type.dtype, shapeOf(v));
       temps.push_back(b);
       outBufs_[v.index] = {b};
       kb_.bindBuffer(v, b);
@@ -159,14 +186,22 @@ class BodyLowering {
   }
 
   std::vector<StmtRef> lowerReduction(const Node& n, const KernelBuilder::Sink& sink) {
+    if (n.domain == kFuseLensDomain) return lowerLayoutOp(kb_, n, sink);  // ConvNCHWc, blocked pools
+    if (isIntegerMatMul(body_, n)) return lowerMatMulAsEinsum(kb_, n, sink);
     if (n.op == "MatMul") return lowerMatMul(kb_, n, sink);
     if (n.op == "Gemm") return lowerGemm(kb_, n, sink);
-    if (n.op == "Softmax") return lowerSoftmax(kb_, n, sink);
+    if (n.op == "Softmax" || n.op == "LogSoftmax") return lowerSoftmax(kb_, n, sink);
     if (n.op == "LayerNormalization") return lowerLayerNorm(kb_, n, sink);
     if (n.op == "Conv") return lowerConv(kb_, n, sink);
     if (n.op == "MaxPool" || n.op == "AveragePool") return lowerPool(kb_, n, sink);
     if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool")
       return lowerGlobalPool(kb_, n, sink);
+    if (isScanOp(n.op)) return lowerScan(kb_, n, sink);
+    if (isNormOp(n.op)) return lowerGroupNorm(kb_, n, sink);
+    if (n.op == "ConvTranspose") return lowerConvTranspose(kb_, n, sink);
+    if (n.op == "Einsum") return lowerEinsum(kb_, n, sink);
+    if (isScatterOp(n.op)) return lowerScatter(kb_, n, sink);
+    if (isRecurrentOp(n.op)) return lowerRecurrent(kb_, n, sink);
     return lowerReduce(kb_, n, sink);
   }
 

@@ -5,25 +5,26 @@
 // shapes while they are lowered.)
 #include <algorithm>
 
+#include "codegen/compute_data.h"
 #include "codegen/lower_internal.h"
 
 namespace fuselens {
 namespace {
 
-// anyType: the value may also be i32, i64 or bool (ops in takesNonFloat, and
-// kernel inputs and outputs, whose consumers and producers are checked per node).
-Status checkValue(const Value& v, const std::string& where, bool anyType = false) {
+// anyType: the value may have any dtype (kernel inputs and outputs, whose
+// consumers and producers are checked per node); else the dtypes n's compute
+// definition handles (computeHandlesDType), or f32 when no node is given.
+Status checkValue(const Value& v, const std::string& where, bool anyType = false,
+                  const Node* n = nullptr) {
   if (!v.type.rankKnown || !v.type.isStatic())
     return Status::error("value '" + v.name + "' has the dynamic shape " + v.type.str() +
                              "; code generation needs static shapes for now",
                          where);
   DType t = v.type.dtype;
-  if (anyType && (t == DType::I32 || t == DType::I64 || t == DType::Bool)) return Status::ok();
+  if (anyType || (n && computeHandlesDType(*n, t))) return Status::ok();
   if (t != DType::F32)
     return Status::error("value '" + v.name + "' is " + std::string(dtypeName(v.type.dtype)) +
-                             (anyType ? "; code generation supports f32, i32, i64 and bool tensors here"
-                                     : "; code generation supports f32 tensors only for this op "
-                                       "for now"),
+                             "; code generation does not handle this dtype for this op yet",
                          where);
   return Status::ok();
 }
@@ -32,6 +33,8 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
   std::vector<int64_t> out = *g.value(n.outputs[0]).type.staticShape();
   std::vector<int64_t> in = *g.value(n.inputs[0]).type.staticShape();
   if (computeClassOf(n) == ComputeClass::Elementwise) {
+    if (n.op == "QuantizeLinear" || n.op == "DequantizeLinear")
+      return checkElementwiseOperands(g, n);  // per-axis operands
     for (ValueId v : n.inputs)
       if (v.valid() && !broadcastsTo(*g.value(v).type.staticShape(), out))
         return Status::error("input '" + g.value(v).name + "' of shape " +
@@ -69,11 +72,15 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
 }
 
 size_t expectedInputs(const Node& n) {
-  if (n.op == "Gemm" || n.op == "LayerNormalization" || n.op == "Conv")
+  if (n.op == "Gemm" || n.op == "LayerNormalization" || n.op == "Conv" || n.op == "ConvNCHWc")
     return n.inputs.size() >= 3 ? 3 : 2;
   if (n.op == "Max" || n.op == "Min" || n.op == "Sum" || n.op == "Mean")
     return std::max<size_t>(1, n.inputs.size());                         // variadic
   if (n.op == "Where") return 3;
+  if (n.op == "CastLike") return 2;  // the second input only gives the type
+  if (n.op == "Dropout") return std::clamp<size_t>(n.inputs.size(), 1, 3);  // ratio, training_mode
+  if (n.op == "QuantizeLinear" || n.op == "DequantizeLinear")
+    return std::clamp<size_t>(n.inputs.size(), 2, 3);  // zero point optional
   if (n.op == "Clip") return std::clamp<size_t>(n.inputs.size(), 1, 3);  // min, max optional
   if (n.op == "Squeeze" || n.op == "Unsqueeze") return n.inputs.size() >= 2 ? 2 : 1;  // axes
   if (n.op == "Concat") return std::max<size_t>(1, n.inputs.size());
@@ -95,16 +102,17 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
     std::string where = nodePlace(n);
     if (computeClassOf(n) == ComputeClass::Unsupported)
       return Status::error("no code generation for op " + n.op, where);
-    if (n.op == "LayerNormalization" && n.outputs.size() > 1)
-      return Status::error(
-          "the Mean and InvStdDev outputs of LayerNormalization have no code generation yet",
-          where);
-    if (n.op == "MaxPool" && n.outputs.size() > 1)
-      return Status::error("the Indices output of MaxPool has no code generation yet", where);
-    if (n.inputs.size() != expectedInputs(n) || n.outputs.size() != 1)
+    if (checksOwnOperands(body, n)) {  // data movement, scans, norms (compute_data.h)
+      FL_RETURN_IF_ERROR(checkOwnOperands(body, n));
+      continue;
+    }
+    // LayerNormalization's Mean and InvStdDev, MaxPool's Indices: written by their nests.
+    size_t maxOuts = n.op == "LayerNormalization" ? 3 : n.op == "MaxPool" || n.op == "Dropout" ? 2 : 1;
+    if (n.inputs.size() != expectedInputs(n) || n.outputs.empty() || n.outputs.size() > maxOuts)
       return Status::error(n.op + " has " + std::to_string(n.inputs.size()) + " inputs and " +
                                std::to_string(n.outputs.size()) + " outputs; expected " +
-                               std::to_string(expectedInputs(n)) + " and 1",
+                               std::to_string(expectedInputs(n)) + " and " +
+                               (maxOuts > 1 ? "at most " : "") + std::to_string(maxOuts),
                            where);
     // Reshape's second input is its target shape (i64), a Reduce's its axes: not data.
     size_t dataInputs = n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
@@ -115,12 +123,13 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
       if (!n.inputs[i].valid()) {
         if ((n.op == "Gemm" || n.op == "LayerNormalization" || n.op == "Conv") && i == 2)
           continue;                    // optional
-        if (n.op == "Clip") continue;  // min and max are optional
+        if (n.op == "Clip" || n.op == "Dropout") continue;  // optional inputs
+        if ((n.op == "QuantizeLinear" || n.op == "DequantizeLinear") && i == 2) continue;
         return Status::error("input " + std::to_string(i) + " is missing", where);
       }
-      FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where, takesNonFloat(n.op)));
+      FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where, takesNonFloat(n.op), &n));
     }
-    FL_RETURN_IF_ERROR(checkValue(body.value(n.outputs[0]), where, takesNonFloat(n.op)));
+    FL_RETURN_IF_ERROR(checkValue(body.value(n.outputs[0]), where, takesNonFloat(n.op), &n));
     FL_RETURN_IF_ERROR(checkShapes(body, n, where));
   }
   for (ValueId v : body.outputs())

@@ -11,7 +11,10 @@
 //                  %d = MatMul(%c, w2)      Relu -> MatMul  rejected: two anchors
 //
 //                order of checks: opaque op, producer used elsewhere, kinds
-//                (fusion_rules.cpp), fusion window, group inputs, live values.
+//                (fusion_rules.cpp; two reduction groups: reduce-chain in
+//                fusion_checks.cpp), dynamic dims, fusion window, group
+//                inputs, live values. A rejected edge then gets the hints the
+//                rule itself has none for (attention, "run layout first").
 //   2b. reconverge  (post-dominator) a producer with several users joins a
 //                group when all of its users ended up in that group: every
 //                path from it reconverges inside the group, so the group is
@@ -35,13 +38,37 @@
 #include <numeric>
 #include <set>
 
+#include "passes/fuse_patterns.h"
+#include "passes/fusion_checks.h"
 #include "passes/fusion_rules.h"
+#include "passes/inline_group.h"
 #include "passes/outline_group.h"
+#include "passes/pattern_match.h"
 
 namespace fuselens {
 namespace {
 
-std::string label(const Node& n) { return n.op + " '" + n.name + "'"; }
+std::string label(const Node& n) {
+  if (isPatternGroup(n)) return n.attrs.getString("kind", "") + " group '" + n.name + "'";
+  return n.op + " '" + n.name + "'";
+}
+
+// The body member of pattern group `n` at the outer value `v`: the one that
+// produces it (producer side) or the first that reads it. Decisions name
+// members, so explain finds them after fuse-ops flattens the group.
+const Node& memberAt(const Node& n, ValueId v, bool producerSide) {
+  if (!isPatternGroup(n)) return n;
+  const Graph& b = *n.body;
+  const auto& outer = producerSide ? n.outputs : n.inputs;
+  const auto& inner = producerSide ? b.outputs() : b.inputs();
+  for (size_t i = 0; i < outer.size() && i < inner.size(); ++i) {
+    if (outer[i] != v) continue;
+    const Value& bv = b.value(inner[i]);
+    if (producerSide && bv.producer.valid()) return b.node(bv.producer);
+    if (!producerSide && !bv.users.empty()) return b.node(bv.users[0]);
+  }
+  return n;
+}
 
 class GroupSets {
  public:
@@ -63,6 +90,7 @@ class GroupSets {
     members_[b].clear();
   }
   int64_t size(int x) { return size_[find(x)]; }
+  void setSize(int x, int64_t s) { size_[find(x)] = s; }
   PatternKind& kind(int x) { return kind_[find(x)]; }
   const std::vector<NodeId>& members(int x) { return members_[find(x)]; }
 
@@ -118,15 +146,18 @@ int64_t liveValues(const Graph& g, const std::vector<NodeId>& members, const std
 
 class FusionPlanner {
  public:
-  FusionPlanner(const Graph& g, const FuseOpsOptions& opts)
-      : g_(g), opts_(opts), sets_(g.nodeCapacity()), kinds_(g.nodeCapacity()), topoIndex_(g.nodeCapacity(), 0) {}
+  FusionPlanner(const Graph& g, const FuseOpsOptions& opts, bool layoutBefore)
+      : g_(g), opts_(opts), layoutBefore_(layoutBefore), sets_(g.nodeCapacity()), kinds_(g.nodeCapacity()),
+        topoIndex_(g.nodeCapacity(), 0) {}
 
   std::vector<FusionDecision> plan(const std::vector<NodeId>& order) {
     for (size_t i = 0; i < order.size(); ++i) {  // 1. analysis
       NodeId n = order[i];
       topoIndex_[n.index] = int(i);
-      kinds_[n.index] = patternKindOf(g_, n);
+      const Node& node = g_.node(n);
+      kinds_[n.index] = isPatternGroup(node) ? groupNodeKind(node) : patternKindOf(g_, n);
       sets_.kind(n.index) = kinds_[n.index];
+      sets_.setSize(n.index, groupNodeSize(node));
     }
     for (NodeId n : order) {  // 2. plan
       std::vector<NodeId> seen;
@@ -149,9 +180,12 @@ class FusionPlanner {
   FusionDecision decide(NodeId p, NodeId n, ValueId edge) {
     const Node& pn = g_.node(p);
     const Node& cn = g_.node(n);
-    FusionDecision d{p, n, pn.name, cn.name, pn.op, cn.op, edge};
+    const Node& pm = memberAt(pn, edge, true);
+    const Node& cm = memberAt(cn, edge, false);
+    FusionDecision d{p, n, pm.name, cm.name, pm.op, cm.op, edge};
     d.passName = "fuse-ops";
-    auto verdict = check(pn, cn);
+    auto verdict = check(pn, cn, edge);
+    if (!verdict.accepted) addHints(verdict, pn, cn, edge);
     d.accepted = verdict.accepted;
     d.rule = verdict.rule;
     d.reason = (verdict.accepted ? "accepted: " : "rejected: ") + verdict.sentence;
@@ -160,7 +194,20 @@ class FusionPlanner {
     return d;
   }
 
-  RuleVerdict check(const Node& pn, const Node& cn) {
+  // What would let a rejected edge fuse, where the rule itself had no hint.
+  void addHints(RuleVerdict& v, const Node& pn, const Node& cn, ValueId edge) {
+    if (v.hint.empty() && v.rule == "two-anchors")
+      v.hint = twoAnchorsHint(g_, memberAt(pn, edge, true), memberAt(cn, edge, false));
+    if (!layoutBefore_ && (groupTouchesNchwConv(pn) || groupTouchesNchwConv(cn)))
+      if (std::string h = layoutHint(v.rule); !h.empty()) v.hint = v.hint.empty() ? h : v.hint + "; or " + h;
+  }
+
+  bool groupTouchesNchwConv(const Node& n) {
+    const auto& members = sets_.members(n.id.index);
+    return std::any_of(members.begin(), members.end(), [&](NodeId m) { return touchesNchwConv(g_, g_.node(m)); });
+  }
+
+  RuleVerdict check(const Node& pn, const Node& cn, ValueId edge) {
     PatternKind pk = kinds_[pn.id.index], ck = kinds_[cn.id.index];
     if (pk == PatternKind::Opaque || ck == PatternKind::Opaque) return opaque(pk == PatternKind::Opaque ? pn : cn);
     if (sets_.find(pn.id.index) == sets_.find(cn.id.index))
@@ -170,15 +217,21 @@ class FusionPlanner {
               label(pn) + " has other users (" + others + ") that do not all end up in one group with " +
                   label(cn) + "; fusing it would compute it once per kernel",
               "it fuses when all its users join one group (their paths reconverge, e.g. in an Add)"};
-    return checkMerge(pn, cn, sets_.kind(cn.id.index));
+    return checkMerge(pn, cn, sets_.kind(cn.id.index), edge);
   }
 
   // The kind table, then the limits, for merging pn's group into cn's.
-  RuleVerdict checkMerge(const Node& pn, const Node& cn, PatternKind consumerGroupKind) {
+  RuleVerdict checkMerge(const Node& pn, const Node& cn, PatternKind consumerGroupKind, ValueId edge) {
     EdgeFacts e{label(pn), label(cn), kinds_[pn.id.index], kinds_[cn.id.index], sets_.kind(pn.id.index),
                 consumerGroupKind};
-    RuleVerdict v = decideKinds(e);
+    const bool twoReduces =
+        sets_.kind(pn.id.index) == PatternKind::CommReduce && consumerGroupKind == PatternKind::CommReduce;
+    RuleVerdict v = twoReduces ? reduceChain(g_, sets_.members(pn.id.index), sets_.members(cn.id.index), label(pn),
+                                             label(cn), opts_.multiAnchor)
+                               : decideKinds(e);
     if (!v.accepted) return v;
+    if (kinds_[cn.id.index] <= PatternKind::Broadcast)  // shares the consumer's loop nest
+      if (auto dyn = dynamicDim(g_, edge, cn, label(pn), label(cn))) return *dyn;
     int64_t total = sets_.size(pn.id.index) + sets_.size(cn.id.index);
     if (total > opts_.maxOps)
       return {false, "fusion-window",
@@ -206,7 +259,8 @@ class FusionPlanner {
 
   RuleVerdict opaque(const Node& o) {
     if (o.op == kFusedOp && o.domain == kFuseLensDomain)
-      return {false, "already-fused", label(o) + " is a group an earlier pass formed; fuse-ops does not reopen it", {}};
+      return {false, "already-fused", label(o) + " is a group an earlier pass formed; fuse-ops does not reopen it",
+              "run fuse-ops once per pipeline (fuse-patterns' groups it does extend)"};
     bool known = OpRegistry::instance().find(o.domain, o.op) != nullptr;
     return {false, "opaque-op",
             label(o) + " is Opaque (" + (known ? "its op has no fusion rule" : "no op in the registry is " + o.op) +
@@ -232,7 +286,8 @@ class FusionPlanner {
           }
         if (!oneGroup || target < 0 || sets_.find(pn.id.index) == target) continue;
         const Node& cn = g_.node(d.consumer);
-        RuleVerdict v = checkMerge(pn, cn, sets_.kind(target));
+        RuleVerdict v = checkMerge(pn, cn, sets_.kind(target), d.edge);
+        if (!v.accepted) addHints(v, pn, cn, d.edge);
         if (!v.accepted) {
           d.reason = "rejected: every user of " + label(pn) + " is in the group of " + label(cn) + ", but " + v.sentence;
           d.rule = v.rule;
@@ -268,6 +323,7 @@ class FusionPlanner {
 
   const Graph& g_;
   FuseOpsOptions opts_;
+  bool layoutBefore_;
   GroupSets sets_;
   std::vector<PatternKind> kinds_;
   std::vector<int> topoIndex_;
@@ -281,7 +337,9 @@ int64_t defaultLiveBudget(const std::string& target) { return target == "cuda" ?
 PassResult FuseOpsPass::run(Graph& g, PassContext& ctx) {
   auto order = g.topoOrder();
   if (!order) return PassResult::failed(Status::error("the graph has a cycle", "fuse-ops"));
-  FusionPlanner planner(g, opts_);
+  bool layoutBefore = false;  // a layout pass ran earlier in this pipeline
+  for (size_t i = 0; i < ctx.position && i < ctx.pipeline.size(); ++i) layoutBefore |= ctx.pipeline[i] == "layout";
+  FusionPlanner planner(g, opts_, layoutBefore);
   std::vector<FusionDecision> decisions = planner.plan(*order);
 
   std::map<int, std::vector<NodeId>> groups;  // root -> members, keyed in topo order below
@@ -291,18 +349,36 @@ PassResult FuseOpsPass::run(Graph& g, PassContext& ctx) {
     if (!groups.count(r)) roots.push_back(r);
     groups[r].push_back(n);
   }
-  // 3. rewrite: group ids follow the topological order of each group's first node.
+  // 3. rewrite: group ids follow the topological order of each group's first
+  // node, after the ids earlier passes gave. A pattern group that gained ops is
+  // inlined and outlined again with them, flat, keeping its pattern as kind.
   std::map<int, int> groupIds;
-  int next = 0;
+  const int firstId = firstFreeGroupId(g);
+  int next = firstId;
   int64_t fusedNodes = 0;
   for (int r : roots) {
     const auto& members = groups[r];
     if (members.size() < 2) continue;
     groupIds[r] = next;
-    outlineGroup(g, members, next, std::string(patternKindName(planner.groupKind(members[0]))));
-    fusedNodes += int64_t(members.size());
+    std::string kind(patternKindName(planner.groupKind(members[0])));
+    PatternKind strongest = PatternKind::ElemWise;
+    std::vector<NodeId> flat;
+    for (NodeId m : members) {
+      const Node& n = g.node(m);
+      if (!isPatternGroup(n)) {
+        flat.push_back(m);
+        continue;
+      }
+      PatternKind k = groupNodeKind(n);
+      if (kind.rfind("pattern-", 0) != 0 || k > strongest) kind = n.attrs.getString("kind", kind), strongest = k;
+      auto inner = inlineGroup(g, m);
+      flat.insert(flat.end(), inner.begin(), inner.end());
+    }
+    outlineGroup(g, flat, next, kind);
+    fusedNodes += int64_t(flat.size());
     ++next;
   }
+  next -= firstId;
   for (auto& d : decisions) {
     int r = planner.groupOf(d.consumer);
     if (d.accepted && groupIds.count(r)) d.group = groupIds[r];

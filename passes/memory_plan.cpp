@@ -22,6 +22,11 @@ bool elementwise(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
   if (isFusedNode(n)) {
     std::string kind = n.attrs.getString("kind", "");
+    if (kind.rfind("pattern-", 0) == 0 && n.body) {  // fuse-patterns' groups: look at the body
+      for (NodeId b : n.body->nodeIds())
+        if (patternKindOf(*n.body, b) > PatternKind::Broadcast) return false;
+      return true;
+    }
     return kind == "ElemWise" || kind == "Broadcast";
   }
   PatternKind k = patternKindOf(g, id);
@@ -54,6 +59,7 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
   std::vector<ValueId> root(nv);
   std::vector<bool> planned(nv, false);
   int64_t skipped = 0, aliases = 0;
+  std::vector<ValueId> skippedValues;
   for (NodeId id : *order) {
     const Node& n = g.node(id);
     bool alias = isAliasOp(n) && planned[n.inputs[0].index];
@@ -62,6 +68,7 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
       auto count = v.type.numElements();
       if (!count) {
         ++skipped;
+        skippedValues.push_back(o);
         r.diagnostics.push_back(Diagnostic{Severity::Note, describeNode(n),
                                            "value " + ref(g, o) + " has the dynamic shape " + v.type.str() +
                                                "; not planned (it needs a run-time allocation)"});
@@ -93,6 +100,8 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
   auto align = [&](int64_t b) { return (b + opts_.alignment - 1) / opts_.alignment * opts_.alignment; };
   std::vector<Buffer> buffers;
   std::vector<int> bufferOf(nv, -1);
+  auto plan = std::make_shared<BufferPlan>();
+  using How = BufferPlan::Entry::How;
   int64_t before = 0, liveNow = 0, liveMax = 0, inPlace = 0, values = 0;
   for (size_t i = 0; i < order->size(); ++i) {
     if (ctx.cancel.cancelled()) return PassResult::failed(Status::error("cancelled", "memory-plan"));
@@ -106,6 +115,7 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
         int b = bufferOf[root[o.index].index];
         bufferOf[o.index] = b;
         buffers[b].holders.push_back(ref(g, o) + " (alias of " + ref(g, n.inputs[0]) + ")");
+        plan->values.push_back({o, g.value(o).name, b, 0, bytes[o.index], How::Alias});
         continue;
       }
       before += bytes[o.index];
@@ -113,6 +123,7 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
       liveMax = std::max(liveMax, liveNow);
       int chosen = -1;
       std::string how;
+      How kind = How::Reused;
       if (opts_.inPlace && elementwise(g, id)) {
         for (ValueId in : n.inputs) {
           if (!in.valid() || !planned[in.index] || bytes[in.index] != bytes[o.index]) continue;
@@ -121,6 +132,7 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
           chosen = b;
           how = " (in place of " + ref(g, in) + ")";
           takenInPlace.insert(b);
+          kind = How::InPlace;
           ++inPlace;
           break;
         }
@@ -133,6 +145,7 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
         if (chosen < 0) {
           buffers.push_back(Buffer{need, -1, false, {}});
           chosen = int(buffers.size()) - 1;
+          kind = How::Fresh;
         }
       }
       Buffer& buf = buffers[chosen];
@@ -140,6 +153,7 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
       buf.end = end[o.index];
       buf.holders.push_back(ref(g, o) + how);
       bufferOf[o.index] = chosen;
+      plan->values.push_back({o, g.value(o).name, chosen, 0, bytes[o.index], kind});
     }
     // Free what this node read last (and what it made that nobody reads).
     for (Buffer& buf : buffers)
@@ -156,6 +170,14 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
                                        "buffer " + std::to_string(b) + " (" + std::to_string(buffers[b].size) +
                                            " bytes): " + list});
   }
+  for (size_t b = 0; b < buffers.size(); ++b) {  // one arena, buffers in order
+    plan->bufferOffset.push_back(plan->arenaBytes);
+    plan->bufferBytes.push_back(buffers[b].size);
+    plan->arenaBytes += buffers[b].size;
+  }
+  for (auto& e : plan->values) e.offset = plan->bufferOffset[size_t(e.buffer)];
+  plan->skipped = skippedValues;
+  ctx.bufferPlan = plan;
   r.stats["values planned"] = values;
   r.stats["aliases"] = aliases;
   r.stats["buffers"] = int64_t(buffers.size());

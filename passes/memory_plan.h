@@ -14,9 +14,12 @@
 // extend its life. Values with a dynamic or unknown shape are skipped with a
 // note (they would need run-time allocation).
 //
-// Keeps: the graph as it is (the plan is a report: stats and one note per
-// buffer, "buffer 2 (4096 bytes): %a, %c (in place of %a)"), so the pass
-// never changes meaning and reports changed=false.
+// Keeps: the graph as it is, so the pass never changes meaning and reports
+// changed=false. The plan is a report (stats and one note per buffer,
+// "buffer 2 (4096 bytes): %a, %c (in place of %a)") and data: a BufferPlan
+// (buffer_plan.h: value -> buffer, arena offset, size) left in
+// PassContext::bufferPlan, which the pass manager keeps in the PassRecord,
+// for codegen to read. (The IR text has no graph attributes to carry it.)
 // Stats: "values planned", "aliases", "buffers", "in-place", "values skipped
 // (dynamic shape)", "peak bytes before" (the sum of the sizes of all planned
 // values: every value its own buffer), "peak bytes after" (the sum of the

@@ -34,6 +34,7 @@ NodeId outlineGroup(Graph& g, const std::vector<NodeId>& membersIn, int groupId,
                                            : body->addInput(v.name, v.type);
     if (!isScalarConstant(g, outer)) groupInputs.push_back(outer);
     body->mutableValue(b).origin = v.origin;
+    body->mutableValue(b).layout = v.layout;
     inner[outer] = b;
     return b;
   };
@@ -53,6 +54,7 @@ NodeId outlineGroup(Graph& g, const std::vector<NodeId>& membersIn, int groupId,
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       inner[n.outputs[i]] = copy.outputs[i];
       body->mutableValue(copy.outputs[i]).origin = g.value(n.outputs[i]).origin;
+      body->mutableValue(copy.outputs[i]).layout = g.value(n.outputs[i]).layout;
     }
     origins.insert(origins.end(), n.origins.begin(), n.origins.end());
   }
@@ -83,6 +85,7 @@ NodeId outlineGroup(Graph& g, const std::vector<NodeId>& membersIn, int groupId,
   for (size_t i = 0; i < groupOutputs.size(); ++i) {
     ValueId newOut = fn.outputs[i];
     g.mutableValue(newOut).origin = g.value(groupOutputs[i]).origin;
+    g.mutableValue(newOut).layout = g.value(groupOutputs[i]).layout;
     g.replaceAllUses(groupOutputs[i], newOut);
   }
   // Members' uses are now internal only; remove consumers before producers.

@@ -11,6 +11,7 @@
 #include "core/ir/graph.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
+#include "passes/buffer_plan.h"
 #include "passes/fusion_decision.h"
 
 namespace fuselens {
@@ -21,6 +22,12 @@ using PassOptions = std::map<std::string, std::string>;
 struct PassContext {
   CancelToken cancel;
   std::vector<FusionDecision> decisions;  // appended to by the fusion passes
+  // The names of the pipeline's passes and this pass's position in it, so a
+  // pass can say "run layout first" only when layout does not run before it.
+  std::vector<std::string> pipeline;
+  size_t position = 0;
+  // Set by memory-plan: the buffer plan codegen can read (passes/buffer_plan.h).
+  std::shared_ptr<const BufferPlan> bufferPlan;
 };
 
 struct PassResult {

@@ -127,8 +127,14 @@ std::string pipelineForLevel(int level) {
   const std::string cleanups = "const-fold,cse,simplify,dce";
   if (level <= 0) return "";
   if (level == 1) return cleanups;
-  if (level == 2) return cleanups + ",fuse-ops{max-ops=8}";
-  return cleanups + ",fuse-ops{max-ops=16},memory-plan";
+  // fuse-patterns is in -O2: with multi-anchor off (its default) every group it
+  // forms has one anchor, as fuse-ops' groups do, and its rewrites produce ops
+  // codegen lowers (LayerNormalization, Gelu, Softmax), so all of it is
+  // lowerable today. Multi-anchor groups (attention; two-reduction LayerNorm and
+  // softmax) stay behind fuse-patterns{multi-anchor=1} / fuse-ops{multi-anchor=1}
+  // until codegen lowers several reductions as stages of one kernel by default.
+  if (level == 2) return cleanups + ",fuse-patterns,fuse-ops{max-ops=8}";
+  return cleanups + ",fuse-patterns,fuse-ops{max-ops=16},memory-plan";
 }
 
 std::string defaultPipeline() { return pipelineForLevel(2); }
@@ -167,6 +173,8 @@ Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassS
     if (!pass) return pass.status();
     PassContext ctx;
     ctx.cancel = cancel;
+    for (const PassSpec& s : specs) ctx.pipeline.push_back(s.name);
+    ctx.position = i;
     PassRecord rec;
     rec.pass = specs[i].str();
     rec.nodesBefore = g.nodeCount();
@@ -187,6 +195,7 @@ Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassS
     rec.stats = r.stats;
     rec.diagnostics = r.diagnostics;
     rec.decisions = ctx.decisions;
+    rec.bufferPlan = ctx.bufferPlan;
     rec.nodesAfter = g.nodeCount();
     result.decisions.insert(result.decisions.end(), ctx.decisions.begin(), ctx.decisions.end());
     result.snapshots.push_back(Snapshot{rec.pass, g, rec});

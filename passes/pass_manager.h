@@ -33,6 +33,7 @@ struct PassRecord {
   std::map<std::string, int64_t> stats;
   std::vector<Diagnostic> diagnostics;
   std::vector<FusionDecision> decisions;  // the ones this pass made
+  std::shared_ptr<const BufferPlan> bufferPlan;  // memory-plan's plan, for this snapshot's graph
   double millis = 0;
   size_t nodesBefore = 0, nodesAfter = 0;
 };
@@ -76,7 +77,7 @@ Expected<Reproducer> readReproducer(const std::string& path);
 // The default pipelines by optimization level (0..3; others clamp):
 //   -O0  nothing
 //   -O1  const-fold,cse,simplify,dce                      (cleanups, no fusion)
-//   -O2  -O1 + fuse-ops{max-ops=8}                        (the default)
+//   -O2  -O1 + fuse-patterns,fuse-ops{max-ops=8}          (the default)
 //   -O3  -O2 with a larger fusion window (max-ops=16), then memory-plan (a report)
 std::string pipelineForLevel(int level);
 // The pipeline used when none is given: pipelineForLevel(2).

@@ -7,6 +7,8 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/fuse_ops.h"
+#include "passes/fuse_patterns.h"
+#include "passes/layout.h"
 #include "passes/memory_plan.h"
 #include "passes/simplify.h"
 
@@ -34,7 +36,7 @@ std::vector<PassInfo> buildRegistry() {
       {"dce", "remove nodes and constants that no graph output depends on", {},
        [](const PassOptions&) { return make(new DcePass()); }},
       {"fuse-ops", "fuse elementwise chains and anchor ops with their epilogues (TVM FuseOps)",
-       {"max-ops", "max-inputs", "target", "live-budget"},
+       {"max-ops", "max-inputs", "target", "live-budget", "multi-anchor"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          FuseOpsOptions f;
          auto t = o.find("target");
@@ -45,10 +47,30 @@ std::vector<PassInfo> buildRegistry() {
          auto maxOps = intOption("fuse-ops", o, "max-ops", 8, 1, 1 << 20);
          auto maxInputs = intOption("fuse-ops", o, "max-inputs", 16, 1, 1 << 20);
          auto live = intOption("fuse-ops", o, "live-budget", defaultLiveBudget(f.target), 1, 1 << 20);
-         for (const auto* e : {&maxOps, &maxInputs, &live})
+         auto multi = intOption("fuse-ops", o, "multi-anchor", 0, 0, 1);
+         for (const auto* e : {&maxOps, &maxInputs, &live, &multi})
            if (!*e) return e->status();
+         f.multiAnchor = *multi != 0;
          f.maxOps = *maxOps, f.maxInputs = *maxInputs, f.liveBudget = *live;
          return make(new FuseOpsPass(f));
+       }},
+      {"layout", "NCHW -> NCHW<b>c for regions of Conv, pooling and elementwise ops, transforms at the boundaries",
+       {"block"},
+       [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
+         auto it = o.find("block");
+         std::string b = it == o.end() ? "8" : it->second;
+         if (b != "8" && b != "16")
+           return Expected<std::unique_ptr<Pass>>::error(
+               "option block=" + b + " must be 8 or 16 (the floats of one AVX2 or AVX-512 vector)",
+               "pass layout");
+         return make(new LayoutPass(std::stoi(b)));
+       }},
+      {"fuse-patterns", "named patterns (attention, LayerNorm, GELU, MatMul/Conv + bias + activation) as groups",
+       {"multi-anchor"},
+       [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
+         auto multi = intOption("fuse-patterns", o, "multi-anchor", 0, 0, 1);
+         if (!multi) return multi.status();
+         return make(new FusePatternsPass(FusePatternsOptions{*multi != 0}));
        }},
       {"memory-plan", "liveness, buffer reuse and in-place updates; reports peak bytes before and after",
        {"alignment", "in-place"},

@@ -20,15 +20,20 @@ NodeId Rewriter::addNodeFor(const Node& replaced, const std::string& op, std::ve
   const std::string name = replaced.name;
   std::vector<OutputSpec> outs;
   std::vector<ValueId> origins;
+  std::vector<Layout> layouts;
   for (size_t i = 0; i < outputTypes.size(); ++i) {
     bool has = i < replaced.outputs.size();
     outs.push_back({has ? g_.value(replaced.outputs[i]).name : std::string(), outputTypes[i]});
     origins.push_back(has ? g_.value(replaced.outputs[i]).origin : ValueId());
+    layouts.push_back(has ? g_.value(replaced.outputs[i]).layout : Layout{});
   }
   NodeId id = g_.addNode(op, std::move(inputs), std::move(outs), std::move(attrs), name);
   Node& n = g_.mutableNode(id);
   n.origins = nodeOrigins;
-  for (size_t i = 0; i < n.outputs.size(); ++i) g_.mutableValue(n.outputs[i]).origin = origins[i];
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    g_.mutableValue(n.outputs[i]).origin = origins[i];
+    g_.mutableValue(n.outputs[i]).layout = layouts[i];
+  }
   return id;
 }
 
@@ -42,8 +47,10 @@ void Rewriter::addOrigins(NodeId n, const std::vector<NodeId>& origins) {
 ValueId Rewriter::addConstantFor(ValueId standsFor, std::shared_ptr<const TensorData> data) {
   const Value& old = g_.value(standsFor);
   ValueId origin = old.origin;
+  Layout layout = old.layout;
   ValueId id = g_.addConstant(old.name, std::move(data));
   g_.mutableValue(id).origin = origin;
+  g_.mutableValue(id).layout = layout;
   return id;
 }
 

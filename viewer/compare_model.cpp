@@ -13,6 +13,14 @@ namespace {
 
 QString number(double v) { return QString::number(v, 'g', 3); }
 
+// The isolated row for the same tensor, when the isolated check ran.
+const IsolatedRow* isolatedRow(const Session& s, const CompareRow& row) {
+  if (!s.lastIsolated()) return nullptr;
+  for (const IsolatedRow& r : s.lastIsolated()->rows)
+    if (r.value == row.value) return &r;
+  return nullptr;
+}
+
 }  // namespace
 
 CompareModel::CompareModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -48,6 +56,7 @@ int CompareModel::columnCount(const QModelIndex& parent) const {
 
 QString CompareModel::statusText(const CompareRow& row) {
   const TensorMetrics& m = row.metrics;
+  if (row.fallback) return tr("fallback (not compiled)");  // the eager kernel's own tensor: never "ok"
   if (!m.shapeMatch) return tr("shape mismatch");
   if (m.nanMismatch > 0) return tr("%1 NaN/Inf mismatches").arg(m.nanMismatch);
   if (m.outOfTolerance > 0) return tr("%1/%2 out of tolerance").arg(m.outOfTolerance).arg(m.count);
@@ -63,7 +72,18 @@ QVariant CompareModel::display(const CompareRow& row, int column) const {
     case MaxRelColumn: return number(m.maxRel);
     case RmseColumn: return number(m.rmse);
     case CosineColumn: return QString::number(m.cosine, 'g', 6);
-    case StatusColumn: return statusText(row);
+    case AloneColumn: {
+      const IsolatedRow* iso = isolatedRow(*session_, row);
+      if (!iso) return {};
+      if (iso->verdict == IsolatedVerdict::Skipped) return tr("skipped");
+      return number(iso->isolated.maxAbs);
+    }
+    case StatusColumn: {
+      const IsolatedRow* iso = isolatedRow(*session_, row);
+      if (iso && iso->verdict != IsolatedVerdict::Ok && iso->verdict != IsolatedVerdict::Skipped)
+        return statusText(row) + " — " + QString::fromUtf8(verdictName(iso->verdict));
+      return statusText(row);
+    }
   }
   return {};
 }
@@ -78,7 +98,7 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole: return display(*row, index.column());
     case Qt::TextAlignmentRole:
-      if (index.column() >= MaxAbsColumn && index.column() <= CosineColumn)
+      if (index.column() >= MaxAbsColumn && index.column() <= AloneColumn)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
       return {};
     case Qt::ForegroundRole: return within ? QVariant() : QBrush(QColor(170, 30, 30));
@@ -108,6 +128,7 @@ QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int 
     case MaxRelColumn: return tr("Max rel");
     case RmseColumn: return tr("RMSE");
     case CosineColumn: return tr("Cosine");
+    case AloneColumn: return tr("Alone");
     case StatusColumn: return tr("Status");
   }
   return {};

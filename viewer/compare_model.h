@@ -24,6 +24,7 @@ class CompareModel : public QAbstractTableModel {
     MaxRelColumn,
     RmseColumn,
     CosineColumn,
+    AloneColumn,  // max abs of the kernel alone, fed eager inputs (after "Check kernels alone")
     StatusColumn,
     ColumnCount
   };

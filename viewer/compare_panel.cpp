@@ -3,7 +3,9 @@
 
 #include <QHeaderView>
 #include <QItemSelectionModel>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -17,7 +19,8 @@ ComparePanel::ComparePanel(QWidget* parent)
     : QWidget(parent),
       model_(new CompareModel(this)),
       summary_(new QLabel(this)),
-      table_(new QTableView(this)) {
+      table_(new QTableView(this)),
+      isolatedButton_(new QPushButton(tr("Check kernels alone"), this)) {
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   table_->setModel(model_);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -27,12 +30,21 @@ ComparePanel::ComparePanel(QWidget* parent)
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setColumnWidth(CompareModel::TensorColumn, 70);
   table_->setColumnWidth(CompareModel::KernelColumn, 85);
-  for (int c = CompareModel::MaxAbsColumn; c <= CompareModel::CosineColumn; ++c)
+  for (int c = CompareModel::MaxAbsColumn; c <= CompareModel::AloneColumn; ++c)
     table_->setColumnWidth(c, 74);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(summary_);
+  isolatedButton_->setObjectName("isolatedButton");
+  isolatedButton_->setToolTip(
+      tr("Compile every kernel alone and feed it the eager tensors of its inputs: tells a wrong "
+         "kernel from error accumulated upstream"));
+  isolatedButton_->setEnabled(false);
+  connect(isolatedButton_, &QPushButton::clicked, this, &ComparePanel::isolatedRequested);
+  auto* top = new QHBoxLayout;
+  top->addWidget(summary_, 1);
+  top->addWidget(isolatedButton_);
+  layout->addLayout(top);
   layout->addWidget(table_);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           &ComparePanel::onCurrentRowChanged);
@@ -41,9 +53,11 @@ ComparePanel::ComparePanel(QWidget* parent)
 
 void ComparePanel::setSession(const Session* session) {
   model_->setSession(session);
+  isolatedButton_->setEnabled(session && session->lastReport());
   if (!session || !session->lastReport()) return;
-  summary_->setText(
-      QString::fromStdString(compareSummary(*session->lastReport(), session->finalGraph())));
+  QString text = QString::fromStdString(compareSummary(*session->lastReport(), session->finalGraph()));
+  if (session->lastIsolated()) text += QString::fromStdString("\n" + isolatedSummary(*session->lastIsolated()));
+  summary_->setText(text);
   const int first = model_->firstDivergentRow();
   if (first >= 0) table_->scrollTo(model_->index(first, 0), QAbstractItemView::PositionAtCenter);
 }

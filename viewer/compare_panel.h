@@ -7,6 +7,7 @@
 #include <QWidget>
 
 class QLabel;
+class QPushButton;
 class QTableView;
 
 namespace fuselens {
@@ -28,10 +29,13 @@ class ComparePanel : public QWidget {
 
   CompareModel* compareModel() const { return model_; }
   QTableView* table() const { return table_; }
+  QPushButton* isolatedButton() const { return isolatedButton_; }
   QString summary() const;
 
  signals:
   void tensorPicked(const QString& valueName);
+  // "Check kernels alone": the window runs Session::compareIsolated.
+  void isolatedRequested();
 
  private:
   void onCurrentRowChanged();
@@ -39,6 +43,7 @@ class ComparePanel : public QWidget {
   CompareModel* model_;
   QLabel* summary_;
   QTableView* table_;
+  QPushButton* isolatedButton_;
 };
 
 }  // namespace fuselens::viewer

@@ -53,4 +53,16 @@ std::string compareSummary(const CompareReport& report, const Graph& graph) {
          valueName(first->name) + (where.empty() ? "" : " (" + where + ")");
 }
 
+std::string isolatedSummary(const IsolatedReport& report) {
+  size_t checked = 0, skipped = 0;
+  for (const IsolatedRow& r : report.rows) (r.verdict == IsolatedVerdict::Skipped ? skipped : checked)++;
+  std::string tail = skipped ? " (" + std::to_string(skipped) + " skipped)" : "";
+  if (const IsolatedRow* first = report.firstKernelDiffering())
+    return "alone: kernel " + first->kernel + " differs when fed eager inputs (max abs " +
+           shortNumber(first->isolated.maxAbs) + ")" + tail;
+  if (!report.allWithin())
+    return "alone: every kernel within tolerance; the end-to-end error accumulated upstream" + tail;
+  return "alone: " + std::to_string(checked) + " tensors within tolerance when fed eager inputs" + tail;
+}
+
 }  // namespace fuselens::viewer

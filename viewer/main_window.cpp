@@ -25,6 +25,7 @@
 
 #include "core/ir/printer.h"
 #include "core/session/session.h"
+#include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
 #include "viewer/edge_decisions.h"
 #include "viewer/fusion_inspector.h"
@@ -113,6 +114,20 @@ void MainWindow::buildDocks() {
   connect(graphView_, &GraphView::opSelected, inspector_, &FusionInspector::setNodeFilter);
   connect(inspector_, &FusionInspector::decisionPicked, this, &MainWindow::onDecisionPicked);
   connect(comparePanel_, &ComparePanel::tensorPicked, this, &MainWindow::onTensorPicked);
+  connect(comparePanel_, &ComparePanel::isolatedRequested, this, &MainWindow::startIsolatedCompare);
+
+  // Hidden until asked for (View > Code): generating CUDA C and PTX costs a
+  // compile, which only a user looking at the code should pay.
+  codePane_ = new CodePane(this);
+  codeDock_ = new QDockWidget(tr("Code"), this);
+  codeDock_->setObjectName("codeDock");
+  codeDock_->setWidget(codePane_);
+  addDockWidget(Qt::RightDockWidgetArea, codeDock_);
+  codeDock_->hide();
+  connect(codePane_, &CodePane::codeRequested, this, &MainWindow::startCode);
+  connect(codeDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    if (visible && session_ && session_->lastReport()) codePane_->ensureCurrent();
+  });
 }
 
 void MainWindow::buildActions() {
@@ -153,6 +168,7 @@ void MainWindow::buildActions() {
   view->addSeparator();
   view->addAction(inspectorDock_->toggleViewAction());
   view->addAction(compareDock_->toggleViewAction());
+  view->addAction(codeDock_->toggleViewAction());
 
   pipelineEdit_ = new QLineEdit(qs(defaultPipeline()), this);
   pipelineEdit_->setMinimumWidth(360);
@@ -265,6 +281,7 @@ void MainWindow::showSnapshot(int row) {
 void MainWindow::onNodeSelected(NodeId node) {
   if (!shown_ || !shown_->hasNode(node)) return;
   const Node& n = shown_->node(node);
+  if (session_ && shown_ == &session_->finalGraph()) codePane_->showKernel(qs(session_->kernelNameOf(node)));
   if (n.outputs.empty()) return;
   // Scroll the IR pane to the line that defines the node's first output.
   const QString def = "%" + qs(shown_->value(n.outputs[0]).name) + " =";

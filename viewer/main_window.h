@@ -44,6 +44,7 @@ class Session;
 
 namespace fuselens::viewer {
 
+class CodePane;
 class ComparePanel;
 class FusionInspector;
 class GraphView;
@@ -55,6 +56,7 @@ struct JobResult {
   std::string summary;               // the compare job's status line
   std::vector<Diagnostic> warnings;  // a restored session's warnings
   std::string path;                  // the session file saved or restored
+  int codeTab = -1;                  // the code job's tab (its text in `summary`)
 };
 
 class MainWindow : public QMainWindow {
@@ -87,6 +89,8 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* irPane() const { return irPane_; }
   FusionInspector* fusionInspector() const { return inspector_; }
   ComparePanel* comparePanel() const { return comparePanel_; }
+  CodePane* codePane() const { return codePane_; }
+  QDockWidget* codeDock() const { return codeDock_; }
   QDockWidget* inspectorDock() const { return inspectorDock_; }
   QDockWidget* compareDock() const { return compareDock_; }
   QLineEdit* searchBox() const { return searchEdit_; }
@@ -106,7 +110,7 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
-  enum class Job { None, Open, Optimize, Compare, Save };
+  enum class Job { None, Open, Optimize, Compare, Isolated, Code, Save };
 
   // main_window.cpp: widgets and views
   void buildActions();
@@ -138,6 +142,8 @@ class MainWindow : public QMainWindow {
   void finishCompare(const JobResult& r);
   void finishSave(const JobResult& r);
   void startCompare();
+  void startIsolatedCompare();
+  void startCode(int tab);
   void setIdle();
 
   std::shared_ptr<Session> session_;
@@ -154,6 +160,9 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* irPane_ = nullptr;
   FusionInspector* inspector_ = nullptr;
   ComparePanel* comparePanel_ = nullptr;
+  CodePane* codePane_ = nullptr;
+  QDockWidget* codeDock_ = nullptr;
+  int pendingCodeTab_ = -1;  // asked for while another job ran
   QDockWidget* inspectorDock_ = nullptr;
   QDockWidget* compareDock_ = nullptr;
   QLineEdit* pipelineEdit_ = nullptr;

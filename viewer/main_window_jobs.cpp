@@ -1,7 +1,9 @@
 // MainWindow's worker jobs: open a model or a saved session, optimize,
 // compare, save. Each runs on a QtConcurrent thread with a Progress sink and
 // the window's cancel token; its result comes back through onJobDone.
+#include <utility>
 #include <QAction>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFutureWatcher>
@@ -15,6 +17,7 @@
 
 #include "core/ir/printer.h"
 #include "core/session/session.h"
+#include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
 #include "viewer/compare_summary.h"
 #include "viewer/divergence_heat.h"
@@ -169,6 +172,47 @@ void MainWindow::startCompare() {
   });
 }
 
+void MainWindow::startIsolatedCompare() {
+  if (!session_ || isBusy()) return;
+  std::shared_ptr<Session> s = session_;
+  Progress progress = progressSink();
+  CancelToken cancel = cancel_;
+  comparePanel_->setSession(nullptr);  // the worker writes the report
+  comparePanel_->setStatusText(tr("alone: compiling every kernel on its own..."));
+  start(Job::Isolated, [s, progress, cancel] {
+    JobResult r;
+    auto inputs = s->randomInputs(s->seed);
+    if (!inputs) {
+      r.status = inputs.status();
+      return r;
+    }
+    auto report = s->compareIsolated(*inputs, s->tolerance, progress, cancel);
+    if (!report) r.status = report.status();
+    return r;
+  });
+}
+
+void MainWindow::startCode(int tab) {
+  if (!session_) return;
+  if (isBusy()) {
+    pendingCodeTab_ = tab;
+    return;
+  }
+  std::shared_ptr<Session> s = session_;
+  Progress progress = progressSink();
+  CancelToken cancel = cancel_;
+  start(Job::Code, [s, tab, progress, cancel] {
+    static const Session::CodeKind kinds[] = {Session::CodeKind::LoopIr, Session::CodeKind::LlvmIr,
+                                              Session::CodeKind::CudaC, Session::CodeKind::Ptx};
+    JobResult r;
+    r.codeTab = tab;
+    auto text = s->codeText(kinds[tab], progress, cancel);
+    if (text) r.summary = std::move(*text);
+    else r.status = text.status();
+    return r;
+  });
+}
+
 void MainWindow::start(Job job, std::function<JobResult()> work) {
   job_ = job;
   cancel_.reset();
@@ -203,8 +247,19 @@ void MainWindow::onJobDone() {
     case Job::Open: finishOpen(r); break;
     case Job::Optimize: finishOptimize(r); break;
     case Job::Compare: finishCompare(r); break;
+    case Job::Code:
+      codePane_->setCode(r.codeTab, qs(r.status ? r.summary : r.status.message()), !r.status);
+      break;
+    case Job::Isolated:
+      comparePanel_->setSession(session_.get());
+      if (!r.status && !cancel_.cancelled()) showError(qs(r.status.message()));
+      break;
     case Job::Save: finishSave(r); break;
     case Job::None: break;
+  }
+  if (!isBusy() && pendingCodeTab_ >= 0) {
+    const int tab = std::exchange(pendingCodeTab_, -1);
+    startCode(tab);
   }
   if (!isBusy()) emit jobsFinished();
 }
@@ -269,6 +324,7 @@ void MainWindow::finishCompare(const JobResult& r) {
   compareLabel_->setText(qs(r.summary));
   comparePanel_->setSession(session_.get());
   if (session_->lastReport()) graphView_->setHeat(heatByValue(*session_->lastReport()));
+  if (codeDock_->isVisible()) codePane_->invalidate();
   emit compareFinished(compareLabel_->text());
 }
 

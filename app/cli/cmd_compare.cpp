@@ -7,6 +7,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/compare_isolated.h"
 
 namespace fuselens::cli {
 namespace {
@@ -17,6 +18,8 @@ struct CompareArgs {
   InputArgs inputs;
   double atol = 1e-4, rtol = 1e-4;
   bool json = false;
+  bool isolated = false;
+  bool noFallback = false;
 };
 
 nlohmann::json toJson(const CompareReport& rep, const Session& s) {
@@ -27,13 +30,16 @@ nlohmann::json toJson(const CompareReport& rep, const Session& s) {
                     {"shape_match", m.shapeMatch}, {"count", m.count}, {"max_abs", m.maxAbs},
                     {"max_rel", m.maxRel}, {"mean_abs", m.meanAbs}, {"rmse", m.rmse}, {"cosine", m.cosine},
                     {"nan_mismatch", m.nanMismatch}, {"out_of_tolerance", m.outOfTolerance},
-                    {"worst_index", m.worstIndex}, {"within_tolerance", m.withinTolerance()}});
+                    {"worst_index", m.worstIndex}, {"within_tolerance", m.withinTolerance()},
+                    {"fallback", r.fallback},
+                    {"status", r.fallback ? kFallbackLabel : m.withinTolerance() ? "ok" : "out"}});
   }
   GraphStats st = graphStats(s.finalGraph());
   const CompareRow* first = rep.firstDivergent();
   return {{"model", s.modelPath()}, {"pipeline", s.pipeline()}, {"atol", rep.tolerance.atol},
           {"rtol", rep.tolerance.rtol}, {"fused_groups", st.fusedGroups},
           {"kernels", s.compiled()->kernels().size()}, {"all_within_tolerance", rep.allWithin()},
+          {"fallback_tensors", rep.fallbackCount()},
           {"first_divergent", first ? nlohmann::json(first->name) : nlohmann::json()}, {"tensors", rows}};
 }
 
@@ -45,7 +51,9 @@ void printTable(const CompareReport& rep, const Session& s) {
               "cosine", "status");
   for (const CompareRow& r : rep.rows) {
     const TensorMetrics& m = r.metrics;
-    std::string status = !m.shapeMatch ? "SHAPE MISMATCH"
+    // A fallback tensor is the eager kernel's own output: never an "ok".
+    std::string status = r.fallback ? "fallback"
+                         : !m.shapeMatch ? "SHAPE MISMATCH"
                          : m.withinTolerance() ? "ok"
                                                : "OUT (" + std::to_string(m.outOfTolerance + m.nanMismatch) + " elems)";
     std::printf("%-32.32s %-20.20s %10s %10s %10s %9.6f  %s%s\n", r.name.c_str(), r.producer.c_str(),
@@ -56,8 +64,11 @@ void printTable(const CompareReport& rep, const Session& s) {
     std::printf("FAIL: %s (from %s) is the first tensor out of tolerance (atol %g, rtol %g)\n", first->name.c_str(),
                 first->producer.c_str(), rep.tolerance.atol, rep.tolerance.rtol);
   else
-    std::printf("PASS: %zu tensors within tolerance (atol %g, rtol %g)\n", rep.rows.size(), rep.tolerance.atol,
-                rep.tolerance.rtol);
+    std::printf("PASS: %zu tensors within tolerance (atol %g, rtol %g)\n",
+                rep.rows.size() - rep.fallbackCount(), rep.tolerance.atol, rep.tolerance.rtol);
+  if (size_t n = rep.fallbackCount())
+    std::printf("NOTE: %zu tensor%s %s, not compared: kernels %s\n", n, n == 1 ? "" : "s",
+                kFallbackLabel, fallbackKernelList(s.compiled()->kernels()).c_str());
 }
 
 int runCompare(const CompareArgs& a) {
@@ -65,6 +76,12 @@ int runCompare(const CompareArgs& a) {
   if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims); !s) return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
+  if (a.noFallback) {
+    CompileOptions opts;
+    opts.fallback = false;
+    if (Status st = session.compile(opts, terminalProgress(), interruptToken()); !st) return fail(st);
+  }
+  if (a.isolated) return runIsolatedCompare(session, *inputs, Tolerance{a.atol, a.rtol}, a.json);
   auto rep = session.compare(*inputs, Tolerance{a.atol, a.rtol}, terminalProgress(), interruptToken());
   if (!rep) return fail(rep.status());
   if (a.json) std::cout << toJson(*rep, session).dump(2) << "\n";
@@ -84,6 +101,10 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--atol", args->atol, "Absolute tolerance")->capture_default_str();
   cmd->add_option("--rtol", args->rtol, "Relative tolerance")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print a JSON report");
+  cmd->add_flag("--no-fallback", args->noFallback,
+                "Fail on ops without code generation instead of running them as the reference fallback");
+  cmd->add_flag("--isolated", args->isolated,
+                "Also compile every kernel alone and feed it eager inputs: tells a wrong kernel from error accumulated upstream");
   cmd->callback([args, &exitCode] { exitCode = runCompare(*args); });
 }
 

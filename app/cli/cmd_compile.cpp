@@ -11,6 +11,8 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "codegen/cuda_c.h"
+#include "codegen/nvrtc.h"
 #include "core/ir/printer.h"
 #include "core/support/atomic_file.h"
 #include "passes/registry.h"
@@ -31,6 +33,7 @@ struct CompileArgs {
   std::string reproduce;
   std::string emit;
   std::string output;
+  bool noFallback = false;
 };
 
 // The pipeline string after -O, --passes and --disable-pass.
@@ -171,8 +174,22 @@ int runCompile(const CompileArgs& a) {
   std::string emitted;
   if (a.emit == "ir") {
     emitted = printGraph(session.finalGraph());
+  } else if (a.emit == "cuda" || a.emit == "ptx") {
+    auto m = emitCudaModule(session.finalGraph(), terminalProgress(), interruptToken());
+    if (!m) return fail(m.status());
+    emitted = m->source;
+    if (a.emit == "ptx") {
+      auto ptx = compileToPtx(m->source);
+      if (!ptx) return fail(ptx.status());
+      emitted = *ptx;
+    }
   } else if (a.emit == "loops" || a.emit == "llvm") {
-    if (Status s = session.compile({}, terminalProgress(), interruptToken()); !s) return fail(s);
+    CompileOptions copts;
+    copts.fallback = !a.noFallback;
+    if (Status s = session.compile(copts, terminalProgress(), interruptToken()); !s) return fail(s);
+    for (const KernelInfo& k : session.compiled()->kernels())
+      if (k.fallback)
+        std::cerr << "note: kernel " << k.name << " is " << kFallbackLabel << ": " << k.fallbackReason << "\n";
     emitted = a.emit == "loops" ? session.compiled()->loopIrText() : session.compiled()->llvmIrText();
   }
   bool emitToStdout = !a.emit.empty() && a.output.empty();
@@ -204,9 +221,12 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--time-passes", args->timePasses, "Print a timing report, slowest pass first");
   cmd->add_flag("--json", args->json, "Print the pass report as JSON");
   cmd->add_option("--reproduce", args->reproduce, "Replay a reproducer written by a failing pass");
-  cmd->add_option("--emit", args->emit, "Print ir (optimized graph), loops (loop IR) or llvm (LLVM IR)")
-      ->check(CLI::IsMember({"ir", "loops", "llvm"}));
+  cmd->add_option("--emit", args->emit, "Print ir (optimized graph), loops (loop IR), llvm (LLVM IR), cuda (CUDA C) or ptx (through NVRTC)")
+      ->check(CLI::IsMember({"ir", "loops", "llvm", "cuda", "ptx"}));
   cmd->add_option("-o,--output", args->output, "Write the --emit text to this file (atomically)");
+  cmd->add_flag("--no-fallback", args->noFallback,
+                "With --emit loops/llvm: fail on ops without code generation instead of running them as "
+                "the reference fallback");
   cmd->callback([args, &exitCode] { exitCode = runCompile(*args); });
 }
 

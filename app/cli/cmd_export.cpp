@@ -5,6 +5,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "codegen/cuda_export.h"
 #include "codegen/export.h"
 #include "passes/pass_manager.h"
 
@@ -19,11 +20,21 @@ struct ExportArgs {
   std::string tuningLog;
   int opt = 3;
   bool noLink = false;
+  std::string target = "cpu";
+  std::string arch = "compute_90";
 };
 
 int runExport(const ExportArgs& a) {
   Session s;
   if (Status st = openAndOptimize(s, a.model, a.passes); !st) return fail(st);
+  if (a.target == "cuda") {
+    auto r = exportCuda(s.finalGraph(), CudaExportOptions{a.out, a.name, a.arch}, terminalProgress(),
+                        interruptToken());
+    if (!r) return fail(r.status());
+    for (const std::string& f : r->files) std::cout << f << "\n";
+    if (!r->ptxSkipped.empty()) std::cerr << "note: no .ptx: " << r->ptxSkipped << "\n";
+    return kExitOk;
+  }
   ExportOptions o;
   o.outDir = a.out;
   o.name = a.name;
@@ -49,6 +60,10 @@ void addExportCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--tuning-log", args->tuningLog, "use schedules tuned by `fuselens-cli tune`");
   cmd->add_option("--opt", args->opt, "LLVM optimization level 0..3 (default 3)");
   cmd->add_flag("--no-link", args->noLink, "skip the .so (no C compiler needed)");
+  cmd->add_option("--target", args->target,
+                  "cpu (.ll .s .o .so model.h manifest) or cuda (.cu, .ptx through NVRTC, launch plan .cuda.json)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--arch", args->arch, "NVRTC virtual architecture for --target cuda (default compute_90)");
   cmd->callback([args, &exitCode] { exitCode = runExport(*args); });
 }
 

@@ -47,4 +47,20 @@ TensorMetrics compareTensors(const TensorData& reference, const TensorData& actu
   return m;
 }
 
+TensorMetrics compareTensors(const TensorData& reference, const Layout& referenceLayout,
+                             const TensorData& actual, const Layout& actualLayout,
+                             const Tolerance& tol) {
+  if (!referenceLayout.blocked() && !actualLayout.blocked())
+    return compareTensors(reference, actual, tol);
+  auto r = toLogical(reference, referenceLayout);
+  auto a = toLogical(actual, actualLayout);
+  if (!r || !a) {
+    TensorMetrics m;
+    m.count = reference.numel();
+    m.shapeMatch = false;
+    return m;
+  }
+  return compareTensors(*r, *a, tol);
+}
+
 }  // namespace fuselens

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/ir/layout.h"
 #include "core/ir/tensor.h"
 
 namespace fuselens {
@@ -25,6 +26,13 @@ struct TensorMetrics {
 };
 
 TensorMetrics compareTensors(const TensorData& reference, const TensorData& actual,
+                             const Tolerance& tol);
+
+// The same after undoing each side's storage layout (core/ir/layout.h), so a
+// value blocked by the layout pass compares with its plain origin. A tensor
+// whose shape does not fit its layout is a shape mismatch.
+TensorMetrics compareTensors(const TensorData& reference, const Layout& referenceLayout,
+                             const TensorData& actual, const Layout& actualLayout,
                              const Tolerance& tol);
 
 }  // namespace fuselens

@@ -19,6 +19,7 @@
 
 #include "core/ir/attribute.h"
 #include "core/ir/ids.h"
+#include "core/ir/layout.h"
 #include "core/ir/tensor.h"
 #include "core/ir/tensor_type.h"
 
@@ -35,6 +36,9 @@ struct Value {
   std::vector<NodeId> users;                     // each user once, in insertion order
   std::shared_ptr<const TensorData> constant;    // set for initializers
   ValueId origin;                                // the equal value in the imported graph
+  // How this value is stored (plain, or NCHW<b>c after the layout pass); it and
+  // its origin are compared after undoing both layouts (core/ir/layout.h).
+  Layout layout;
 };
 
 struct Node {

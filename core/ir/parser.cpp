@@ -203,8 +203,11 @@ class Parser {
       FL_RETURN_IF_ERROR(expectPunct(":"));
       auto type = parseType();
       if (!type) return type.status();
+      auto layout = parseLayout(*type);
+      if (!layout) return layout.status();
       if (scope.count(*name)) return Lexer::err(at, "value %" + *name + " is defined twice");
       scope[*name] = g.addInput(*name, *type);
+      g.mutableValue(scope[*name]).layout = *layout;
       if (!isPunct(")")) FL_RETURN_IF_ERROR(expectPunct(","));
     }
     FL_RETURN_IF_ERROR(advance());
@@ -382,11 +385,15 @@ class Parser {
     if (isPunct("{")) FL_RETURN_IF_ERROR(parseAttributes(attrs));
     FL_RETURN_IF_ERROR(expectPunct(":"));
     std::vector<OutputSpec> outs;
+    std::vector<Layout> layouts;
     for (size_t i = 0; i < results.size(); ++i) {
       if (i) FL_RETURN_IF_ERROR(expectPunct(","));
       auto type = parseType();
       if (!type) return type.status();
+      auto layout = parseLayout(*type);
+      if (!layout) return layout.status();
       outs.push_back({results[i].first, *type});
+      layouts.push_back(*layout);
     }
     std::string name;
     if (isIdent("loc")) {
@@ -408,8 +415,36 @@ class Parser {
     NodeId n = g.addNode(op, inputs, outs, attrs, name);
     g.mutableNode(n).domain = domain;
     g.mutableNode(n).body = body;
-    for (size_t i = 0; i < results.size(); ++i) scope[results[i].first] = g.node(n).outputs[i];
+    for (size_t i = 0; i < results.size(); ++i) {
+      scope[results[i].first] = g.node(n).outputs[i];
+      g.mutableValue(g.node(n).outputs[i]).layout = layouts[i];
+    }
     return Status::ok();
+  }
+
+  // The optional " layout(NCHW8c, C=3)" after a value's type (printer.cpp).
+  Expected<Layout> parseLayout(const TensorType& type) {
+    if (!isIdent("layout")) return Layout{};
+    Token at = tok_;
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct("("));
+    std::string name = tok_.kind == Tok::Ident ? tok_.text : std::string();
+    int block = 0;
+    if (name.size() > 5 && name.rfind("NCHW", 0) == 0 && name.back() == 'c')
+      block = std::atoi(name.substr(4, name.size() - 5).c_str());
+    if (block <= 0) return Lexer::err(tok_, "expected a layout such as NCHW8c" + found());
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct(","));
+    FL_RETURN_IF_ERROR(expectIdent("C"));
+    FL_RETURN_IF_ERROR(expectPunct("="));
+    if (tok_.kind != Tok::Number) return Lexer::err(tok_, "expected the channel count" + found());
+    Layout l = Layout::blockedNCHW(block, std::strtoll(tok_.text.c_str(), nullptr, 10));
+    FL_RETURN_IF_ERROR(advance());
+    FL_RETURN_IF_ERROR(expectPunct(")"));
+    if (!l.logicalType(type))
+      return Lexer::err(at, "type " + type.str() + " is not " + l.name() + " of " +
+                                std::to_string(l.channels) + " channels");
+    return l;
   }
 
   Status parseAttributes(Attributes& attrs) {
@@ -442,6 +477,13 @@ class Parser {
       return Attribute(text);
     }
     if (isPunct("[")) return parseListAttribute();
+    if (isIdent("graph")) {  // an If/Loop/Scan body, printed inline
+      auto body = parseGraph();
+      if (!body) return body.status();
+      auto g = std::make_shared<Graph>(std::move(*body));
+      g->markAsOriginal();  // as the importer leaves a body
+      return Attribute(std::shared_ptr<const Graph>(std::move(g)));
+    }
     return Lexer::err(tok_, "attribute '" + key + "' has a value the text format cannot read back" + found());
   }
 

@@ -16,12 +16,14 @@ class Printer {
  public:
   Printer(const PrintOptions& opts) : opts_(opts) {}
 
-  void graph(const Graph& g, int indent) {
-    pad(indent);
+  // `inlined`: an attribute value (an If/Loop/Scan body), printed where the
+  // attribute stands: no leading indent, no newline after the closing brace.
+  void graph(const Graph& g, int indent, bool inlined = false) {
+    if (!inlined) pad(indent);
     out_ << "graph @" << g.name << "(";
     for (size_t i = 0; i < g.inputs().size(); ++i) {
       const Value& v = g.value(g.inputs()[i]);
-      out_ << (i ? ", " : "") << valueRef(g, v.id) << ": " << v.type.str();
+      out_ << (i ? ", " : "") << valueRef(g, v.id) << ": " << v.type.str() << layoutSuffix(v);
     }
     out_ << ") -> (";
     for (size_t i = 0; i < g.outputs().size(); ++i)
@@ -36,7 +38,7 @@ class Printer {
       out_ << (i ? ", " : " ") << valueRef(g, g.outputs()[i]);
     out_ << "\n";
     pad(indent);
-    out_ << "}\n";
+    out_ << (inlined ? "}" : "}\n");
   }
 
   std::string str() const { return out_.str(); }
@@ -82,7 +84,7 @@ class Printer {
     }
     out_ << " :";
     for (size_t i = 0; i < n.outputs.size(); ++i)
-      out_ << (i ? ", " : " ") << g.value(n.outputs[i]).type.str();
+      out_ << (i ? ", " : " ") << g.value(n.outputs[i]).type.str() << layoutSuffix(g.value(n.outputs[i]));
     if (!n.name.empty()) out_ << " loc(" << quote(n.name) << ")";
     if (n.body) {
       out_ << " {\n";
@@ -112,7 +114,7 @@ class Printer {
           } else if constexpr (std::is_same_v<T, std::shared_ptr<const TensorData>>) {
             out_ << "tensor<" << x->type().str() << ">";
           } else {
-            out_ << "graph<@" << x->name << ">";
+            graph(*x, indent + 2, true);  // so the text reads back with its bodies
           }
         },
         a);
@@ -126,6 +128,12 @@ class Printer {
       f(v[i]);
     }
     out_ << "]";
+  }
+
+  // " layout(NCHW8c, C=3)" after the type of a blocked value; nothing for plain ones.
+  static std::string layoutSuffix(const Value& v) {
+    if (!v.layout.blocked()) return {};
+    return " layout(" + v.layout.name() + ", C=" + std::to_string(v.layout.channels) + ")";
   }
 
   void origin(const Graph& g, const Value& v) {

@@ -25,7 +25,9 @@ struct TensorData {
   template <class T>
   static TensorData fromVector(DType t, std::vector<int64_t> s, const std::vector<T>& v) {
     TensorData d(t, std::move(s));
-    std::memcpy(d.bytes.data(), v.data(), d.bytes.size());
+    // memcpy with a null pointer is undefined even for zero bytes (UBSan), and an
+    // empty tensor has empty vectors.
+    if (!d.bytes.empty()) std::memcpy(d.bytes.data(), v.data(), d.bytes.size());
     return d;
   }
 

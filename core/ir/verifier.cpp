@@ -35,6 +35,10 @@ Status verifyNode(const Graph& g, const Node& n, const Graph* original) {
       return Status::error("body input " + std::to_string(i) + " has type " + b.value(b.inputs()[i]).type.str() +
                                " but the node's input has " + g.value(n.inputs[i]).type.str(),
                            nodeWhere(n));
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i].valid() && b.value(b.inputs()[i]).layout != g.value(n.inputs[i]).layout)
+      return Status::error("body input " + std::to_string(i) + " has another layout than the node's input",
+                           nodeWhere(n));
   for (size_t i = 0; i < n.outputs.size(); ++i)
     if (b.value(b.outputs()[i]).type != g.value(n.outputs[i]).type)
       return Status::error("body output " + std::to_string(i) + " has another type than the node's output",
@@ -63,6 +67,10 @@ Status verifyGraph(const Graph& g, const Graph* original) {
       return Status::error("is neither an input, a constant nor produced by a node", "value " + valueRef(g, id));
     if (original && v.origin.valid() && !original->hasValue(v.origin))
       return Status::error("has an origin that is not in the imported graph", "value " + valueRef(g, id));
+    if (v.layout.blocked() && !v.layout.logicalType(v.type))
+      return Status::error("has type " + v.type.str() + ", which is not " + v.layout.name() + " of " +
+                               std::to_string(v.layout.channels) + " channels",
+                           "value " + valueRef(g, id));
   }
   for (ValueId out : g.outputs())
     if (!g.hasValue(out)) return Status::error("a graph output no longer exists", "graph @" + g.name);

@@ -243,6 +243,28 @@ Status batchNormPre9(Rewrite& r) {
   return Status::ok();
 }
 
+// BatchNormalization 9-13 had no training_mode: extra outputs (mean, var,
+// saved mean, saved var) meant training, in a form ONNX replaced in 14.
+Status batchNormTrainingPre14(Rewrite& r) {
+  if (r.node().outputs.size() > 1)
+    return r.error(opsetText(r.opset) + " BatchNormalization with training outputs is not " +
+                   "supported; re-export with opset 14+ (training_mode=1), which FuseLens runs");
+  return Status::ok();
+}
+
+// Scan-8 carries a batch axis 0 everywhere and scans axis 1, with an optional
+// sequence_lens first input and `directions`; the kernel runs it per batch
+// entry, marked by scan8_batch_axis (Scan-9's form has no batch axis).
+Status scanPre9(Rewrite& r) {
+  Node& nd = r.g.mutableNode(r.n);
+  nd.attrs.set("scan8_batch_axis", int64_t(1));
+  if (auto d = nd.attrs.getInts("directions")) {
+    nd.attrs.set("scan_input_directions", *d);
+    nd.attrs.erase("directions");
+  }
+  return Status::ok();
+}
+
 // Resize-10 took (X, scales) with asymmetric coordinates and its own nearest
 // rounding; 11+ takes (X, roi, scales, sizes) with those named as attributes.
 Status resizePre11(Rewrite& r) {
@@ -316,9 +338,11 @@ const std::vector<Rule>& rules() {
       {"Slice", 10, slicePre10},               // starts/ends/axes attributes -> inputs
       {"TopK", 10, topkPre10},                 // k attribute -> input
       {"BatchNormalization", 9, batchNormPre9},
+      {"BatchNormalization", 14, batchNormTrainingPre14},
       {"Dropout", 7, eraseAttr("is_test")},
       {"GroupNormalization", 21, groupNormPre21},
       {"Resize", 11, resizePre11},
+      {"Scan", 9, scanPre9},
       {"Upsample", 1000, upsampleToResize},  // every opset: the IR has no Upsample
   };
   return table;

@@ -14,6 +14,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/onnx/body_inputs.h"
 #include "core/onnx/canonicalize.h"
 #include "core/onnx/tensor_proto.h"
 #include "core/ops/registry.h"
@@ -34,6 +35,9 @@ struct Importer {
   Graph* graph = nullptr;      // the graph being built: the model's, or a subgraph
   Importer* parent = nullptr;  // the enclosing graph's importer, for a subgraph
   std::vector<std::string> captured;  // outer-scope names this subgraph reads, in order
+  // Types for a subgraph's formal inputs taken from the node that owns it, for
+  // exporters that declare body inputs without a type (empty when unknown).
+  std::vector<std::optional<TensorType>> inputHints;
   std::unordered_map<std::string, ValueId> values;
   std::unordered_map<std::string, const onnx::TypeProto*> declared;  // value_info + outputs
   std::set<std::string> nodeNames;
@@ -221,7 +225,8 @@ std::string uniqueNodeName(Importer& im, const onnx::NodeProto& n) {
 }
 
 Expected<std::pair<std::shared_ptr<Graph>, std::vector<std::string>>> importSubgraph(
-    Importer& parent, const onnx::GraphProto& gp, const std::string& place);
+    Importer& parent, const onnx::GraphProto& gp, const std::string& place,
+    std::vector<std::optional<TensorType>> hints);
 
 Status importNode(Importer& im, const onnx::NodeProto& n) {
   const std::string domain = canonicalDomain(n.domain());
@@ -248,7 +253,11 @@ Status importNode(Importer& im, const onnx::NodeProto& n) {
   std::vector<std::string> implicit;  // outer names the node's subgraphs read
   for (const auto& a : n.attribute()) {
     if (a.type() == onnx::AttributeProto::GRAPH || (a.type() == onnx::AttributeProto::UNDEFINED && a.has_g())) {
-      auto sub = importSubgraph(im, a.g(), place + " attribute '" + a.name() + "'");
+      std::vector<std::optional<TensorType>> fed;  // what the node feeds, for body inputs
+      for (ValueId v : inputs)
+        fed.push_back(v.valid() ? std::optional(im.g().value(v).type) : std::nullopt);
+      auto sub = importSubgraph(im, a.g(), place + " attribute '" + a.name() + "'",
+                                onnximport::bodyInputHints(n, fed, im.opsetOf("")));
       if (!sub) return sub.status();
       for (const auto& name : sub->second)
         if (std::find(implicit.begin(), implicit.end(), name) == implicit.end()) implicit.push_back(name);
@@ -295,6 +304,29 @@ Status importNode(Importer& im, const onnx::NodeProto& n) {
   return Status::ok();
 }
 
+// A graph input's type: as declared, or, for a body input declared without an
+// element type, what the owning node feeds it (keeping a declared shape).
+Expected<TensorType> inputType(Importer& im, const onnx::ValueInfoProto& in, size_t index) {
+  const std::string what = "graph input '" + in.name() + "'";
+  bool untyped = !in.has_type() || (in.type().has_tensor_type() &&
+                                    in.type().tensor_type().elem_type() == 0);
+  if (!untyped) return typeFromProto(in.type(), what);
+  if (index >= im.inputHints.size() || !im.inputHints[index])
+    return Status::error(what + " is declared without a type and its type cannot be taken from " +
+                             "the node that owns the graph",
+                         im.where);
+  TensorType t = *im.inputHints[index];
+  if (in.type().tensor_type().has_shape()) {
+    onnx::TypeProto typed = in.type();
+    typed.mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    auto shaped = typeFromProto(typed, what);
+    if (!shaped) return shaped.status();
+    shaped->dtype = t.dtype;
+    return *shaped;
+  }
+  return t;
+}
+
 Status importGraph(Importer& im, const onnx::GraphProto& gp) {
   for (const auto& vi : gp.value_info()) im.declared[vi.name()] = &vi.type();
   for (const auto& o : gp.output()) im.declared[o.name()] = &o.type();
@@ -307,9 +339,10 @@ Status importGraph(Importer& im, const onnx::GraphProto& gp) {
     inits.emplace_back(t.name(), std::move(*data));
     initNames.insert(t.name());
   }
-  for (const auto& in : gp.input()) {
+  for (int i = 0; i < gp.input_size(); ++i) {
+    const auto& in = gp.input(i);
     if (initNames.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
-    auto type = typeFromProto(in.type(), "graph input '" + in.name() + "'");
+    auto type = inputType(im, in, size_t(i));
     if (!type) return type.status();
     FL_RETURN_IF_ERROR(im.define(in.name(), im.g().addInput(in.name(), *type), im.where));
   }
@@ -333,7 +366,8 @@ Status importGraph(Importer& im, const onnx::GraphProto& gp) {
 // Imports a GRAPH attribute as its own Graph; returns it with the outer-scope
 // names it reads (already inputs of it, after its formal inputs).
 Expected<std::pair<std::shared_ptr<Graph>, std::vector<std::string>>> importSubgraph(
-    Importer& parent, const onnx::GraphProto& gp, const std::string& place) {
+    Importer& parent, const onnx::GraphProto& gp, const std::string& place,
+    std::vector<std::optional<TensorType>> hints) {
   int depth = 0;
   for (Importer* p = &parent; p; p = p->parent) ++depth;
   if (depth > 32) return Status::error("subgraphs are nested more than 32 deep", place);
@@ -342,6 +376,7 @@ Expected<std::pair<std::shared_ptr<Graph>, std::vector<std::string>>> importSubg
   Importer im{parent.model, parent.where, parent.baseDir};
   im.graph = graph.get();
   im.parent = &parent;
+  im.inputHints = std::move(hints);
   Status s = importGraph(im, gp);
   if (!s) return s;
   FL_RETURN_IF_ERROR(inferGraphTypes(*graph));

@@ -130,7 +130,7 @@ Expected<TensorData> stack(const Node& n, const std::vector<TensorData>& parts, 
     if (p.shape != p0.shape || p.dtype != p0.dtype)
       return nodeError(n, "per-iteration outputs change shape (" + shapeStr(p0.shape) + " then " +
                               shapeStr(p.shape) + ")");
-    for (int64_t o2 = 0; o2 < outer; ++o2)
+    for (int64_t o2 = 0; o2 < outer && inner > 0; ++o2)  // empty parts: pointers may be null
       std::memcpy(o.bytes.data() + ((o2 * T + t) * inner) * es, p.bytes.data() + o2 * inner * es,
                   size_t(inner) * es);
   }
@@ -209,7 +209,7 @@ Types inferLoop(const InferContext& c) {
   return outs;
 }
 
-// ---- Scan (opset 9+) ----
+// ---- Scan (opset 9+; Scan-8 runs as one Scan-9 per batch entry) ----
 
 // Slice t of x along axis (the axis removed).
 TensorData sliceAt(const TensorData& x, int64_t axis, int64_t t) {
@@ -223,7 +223,7 @@ TensorData sliceAt(const TensorData& x, int64_t axis, int64_t t) {
     if (i > axis) inner *= x.shape[i];
   }
   size_t es = dtypeSize(x.dtype);
-  for (int64_t o2 = 0; o2 < outer; ++o2)
+  for (int64_t o2 = 0; o2 < outer && inner > 0; ++o2)  // empty slices: pointers may be null
     std::memcpy(o.bytes.data() + o2 * inner * es, x.bytes.data() + ((o2 * len + t) * inner) * es,
                 size_t(inner) * es);
   return o;
@@ -234,23 +234,22 @@ std::vector<int64_t> intsAttr(const Node& n, const char* name, size_t count) {
   return v && v->size() == count ? *v : std::vector<int64_t>(count, 0);
 }
 
-Outputs scanKernel(const Node& n, const Inputs& in) {
-  auto body = graphAttr(n, "body");
-  if (!body) return nodeError(n, "has no body graph");
-  size_t formal = formalCount(n, in.size());
-  int64_t M = n.attrs.getInt("num_scan_inputs", -1);
-  if (M <= 0 || size_t(M) > formal) return nodeError(n, "num_scan_inputs is missing or too large");
-  size_t N = formal - size_t(M);
-  if (body->outputs().size() < N) return nodeError(n, "the body returns fewer values than the states");
-  size_t K = body->outputs().size() - N;
-  auto inAxes = intsAttr(n, "scan_input_axes", size_t(M));
-  auto inDirs = intsAttr(n, "scan_input_directions", size_t(M));
+// Scan-8 (set by the importer): a sequence_lens input first, and batch axis 0
+// on every state, scan input and output; the scan axis of inputs is 1.
+bool batchedScan(const Node& n) { return n.attrs.getInt("scan8_batch_axis", 0) != 0; }
+
+// One Scan-9 run: states, then scan inputs (`scanIn`), through the body.
+Outputs scanOnce(const Node& n, const Graph& body, std::vector<TensorData> state,
+                 const std::vector<const TensorData*>& scanIn, const Inputs& in) {
+  size_t N = state.size(), M = scanIn.size(), K = body.outputs().size() - N;
+  auto inAxes = intsAttr(n, "scan_input_axes", M);
+  auto inDirs = intsAttr(n, "scan_input_directions", M);
   auto outAxes = intsAttr(n, "scan_output_axes", K);
   auto outDirs = intsAttr(n, "scan_output_directions", K);
   int64_t T = -1;
   std::vector<int64_t> axes;
-  for (size_t j = 0; j < size_t(M); ++j) {
-    const TensorData* x = in[N + j];
+  for (size_t j = 0; j < M; ++j) {
+    const TensorData* x = scanIn[j];
     if (!x) return nodeError(n, "scan input " + std::to_string(j) + " is missing");
     auto a = normalizeAxis(inAxes[j], int64_t(x->rank()));
     if (!a) return nodeError(n, "scan input axis " + std::to_string(inAxes[j]) + " is out of range");
@@ -258,14 +257,12 @@ Outputs scanKernel(const Node& n, const Inputs& in) {
     T = x->shape[*a];
     axes.push_back(*a);
   }
-  std::vector<TensorData> state;
-  for (size_t i = 0; i < N; ++i) state.push_back(*in[i]);
   std::vector<std::vector<TensorData>> scans(K);
   for (int64_t t = 0; t < T; ++t) {
     std::vector<TensorData> formalIn = state;
-    for (size_t j = 0; j < size_t(M); ++j)
-      formalIn.push_back(sliceAt(*in[N + j], axes[j], inDirs[j] ? T - 1 - t : t));
-    auto outs = runBody(n, *body, formalIn, in, "scan body");
+    for (size_t j = 0; j < M; ++j)
+      formalIn.push_back(sliceAt(*scanIn[j], axes[j], inDirs[j] ? T - 1 - t : t));
+    auto outs = runBody(n, body, formalIn, in, "scan body");
     if (!outs) return outs.status();
     for (size_t i = 0; i < N; ++i) state[i] = std::move((*outs)[i]);
     for (size_t k = 0; k < K; ++k) scans[k].push_back(std::move((*outs)[N + k]));
@@ -279,16 +276,91 @@ Outputs scanKernel(const Node& n, const Inputs& in) {
   return result;
 }
 
+// Scan-8: one Scan-9 run per batch entry, results stacked along axis 0.
+Outputs batchedScanKernel(const Node& n, const Graph& body, const Inputs& in, size_t N, size_t M) {
+  const TensorData* lens = in[0];
+  if (N + M == 0 || !in[1]) return nodeError(n, "needs at least one state or scan input");
+  int64_t B = in[1]->rank() ? in[1]->shape[0] : 0;
+  std::vector<std::vector<TensorData>> perBatch;
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<TensorData> state, slices;
+    for (size_t i = 0; i < N + M; ++i) {
+      const TensorData* x = in[1 + i];
+      if (!x || x->rank() < (i < N ? 1u : 2u) || x->shape[0] != B)
+        return nodeError(n, "every state and scan input needs batch axis 0 of size " +
+                                std::to_string(B));
+      (i < N ? state : slices).push_back(sliceAt(*x, 0, b));
+    }
+    int64_t T = slices.empty() ? 0 : slices[0].shape[0];
+    if (lens && lens->numel() > 0 && (lens->numel() != B || loadI(*lens, b) != T))
+      return nodeError(n, "sequence_lens shorter than the scan inputs' length " +
+                              std::to_string(T) + " is not supported");
+    std::vector<const TensorData*> ptrs;
+    for (const TensorData& t : slices) ptrs.push_back(&t);
+    auto r = scanOnce(n, body, state, ptrs, in);
+    if (!r) return r;
+    perBatch.push_back(std::move(*r));
+  }
+  std::vector<TensorData> result;
+  for (size_t k = 0; k < body.outputs().size(); ++k) {
+    std::vector<TensorData> parts;
+    for (auto& outs : perBatch) parts.push_back(std::move(outs[k]));
+    auto s = stack(n, parts, 0, false, nullptr);
+    if (!s) return s.status();
+    result.push_back(std::move(*s));
+  }
+  return result;
+}
+
+Outputs scanKernel(const Node& n, const Inputs& in) {
+  auto body = graphAttr(n, "body");
+  if (!body) return nodeError(n, "has no body graph");
+  size_t first = batchedScan(n) ? 1 : 0;
+  size_t formal = formalCount(n, in.size());
+  int64_t M = n.attrs.getInt("num_scan_inputs", -1);
+  if (M <= 0 || first + size_t(M) > formal)
+    return nodeError(n, "num_scan_inputs is missing or too large");
+  size_t N = formal - first - size_t(M);
+  if (body->outputs().size() < N)
+    return nodeError(n, "the body returns fewer values than the states");
+  if (first) return batchedScanKernel(n, *body, in, N, size_t(M));
+  std::vector<TensorData> state;
+  for (size_t i = 0; i < N; ++i) {
+    if (!in[i]) return nodeError(n, "state input " + std::to_string(i) + " is missing");
+    state.push_back(*in[i]);
+  }
+  std::vector<const TensorData*> scanIn(in.begin() + N, in.begin() + N + M);
+  return scanOnce(n, *body, std::move(state), scanIn, in);
+}
+
 Types inferScan(const InferContext& c) {
   auto body = graphAttr(c.node, "body");
   if (!body) return nodeError(c.node, "has no body graph");
   size_t formal = formalCount(c.node, c.inputTypes.size());
+  size_t first = batchedScan(c.node) ? 1 : 0;
   int64_t M = c.node.attrs.getInt("num_scan_inputs", -1);
-  if (M <= 0 || size_t(M) > formal) return nodeError(c.node, "num_scan_inputs is missing or too large");
-  size_t N = formal - size_t(M);
+  if (M <= 0 || first + size_t(M) > formal)
+    return nodeError(c.node, "num_scan_inputs is missing or too large");
+  size_t N = formal - first - size_t(M);
   if (body->outputs().size() != c.node.outputs.size() || body->outputs().size() < N)
     return nodeError(c.node, "the body's outputs do not match the node's");
   size_t K = body->outputs().size() - N;
+  if (first) {  // Scan-8: [B, ...] states, [B, T, ...] scan outputs
+    const TensorType& x0 = c.inputTypes[1];
+    const TensorType& s0 = c.inputTypes[1 + N];
+    Dim B = x0.rankKnown && x0.rank() ? x0.shape[0] : Dim::unknown();
+    Dim T = s0.rankKnown && s0.rank() > 1 ? s0.shape[1] : Dim::unknown();
+    std::vector<TensorType> outs;
+    for (size_t k = 0; k < N + K; ++k) {
+      TensorType t = body->value(body->outputs()[k]).type;
+      if (t.rankKnown) {
+        if (k >= N) t.shape.insert(t.shape.begin(), T);
+        t.shape.insert(t.shape.begin(), B);
+      }
+      outs.push_back(t);
+    }
+    return outs;
+  }
   auto outAxes = intsAttr(c.node, "scan_output_axes", K);
   // The sequence length, from the first scan input.
   Dim T = Dim::unknown();

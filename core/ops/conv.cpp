@@ -324,6 +324,7 @@ Outputs poolKernel(const Node& n, const Inputs& in) {
   auto ax = to3(*geo);
   const Axis &D = ax[0], &H = ax[1], &W = ax[2];
   bool includePad = n.attrs.getInt("count_include_pad", 0) != 0;
+  bool columnMajor = n.attrs.getInt("storage_order", 0) != 0;
   int64_t inPlane = D.in * H.in * W.in, outPlane = D.out * H.out * W.out;
   // Window positions of one axis: start/end of the padded window, clamped to the input.
   auto window = [](const Axis& a, int64_t o, int64_t& lo, int64_t& hi, int64_t& padded) {
@@ -340,7 +341,7 @@ Outputs poolKernel(const Node& n, const Inputs& in) {
           window(H, oh, h0, h1, ph);
           window(W, ow, w0, w1, pw);
           double acc = isMax ? -INFINITY : 0.0;
-          int64_t count = 0, best = -1;
+          int64_t count = 0, best = -1, bestColumn = 0;
           for (int64_t id = d0; id < d1; id += D.d)
             for (int64_t ih = h0; ih < h1; ih += H.d)
               for (int64_t iw = w0; iw < w1; iw += W.d) {
@@ -348,7 +349,8 @@ Outputs poolKernel(const Node& n, const Inputs& in) {
                 int64_t at = (id * H.in + ih) * W.in + iw;
                 double v = x.at(plane * inPlane + at);
                 if (isMax) {
-                  if (v > acc || best < 0) acc = v, best = at;
+                  if (v > acc || best < 0)
+                    acc = v, best = at, bestColumn = id + (ih + iw * H.in) * D.in;
                 } else {
                   acc += v;
                 }
@@ -357,15 +359,14 @@ Outputs poolKernel(const Node& n, const Inputs& in) {
           int64_t outAt = plane * outPlane + (od * H.out + oh) * W.out + ow;
           if (!isMax) acc /= double(includePad ? pd * ph * pw : std::max<int64_t>(count, 1));
           storeF(o, outAt, acc);
-          // Indices count over the whole input tensor, row-major (storage_order 0).
-          idx.data<int64_t>()[outAt] = plane * inPlane + std::max<int64_t>(best, 0);
+          // Indices count over the whole input tensor: planes in order, the spatial
+          // offset row-major (storage_order 0) or column-major (1: the first spatial
+          // axis varies fastest, as ONNX Runtime numbers them).
+          idx.data<int64_t>()[outAt] =
+              plane * inPlane + (columnMajor ? bestColumn : std::max<int64_t>(best, 0));
         }
   std::vector<TensorData> outs{std::move(o)};
-  if (isMax && n.outputs.size() > 1) {
-    if (n.attrs.getInt("storage_order", 0) != 0)
-      return nodeError(n, "storage_order=1 (column-major Indices) is not supported");
-    outs.push_back(std::move(idx));
-  }
+  if (isMax && n.outputs.size() > 1) outs.push_back(std::move(idx));
   return outs;
 }
 

@@ -236,7 +236,7 @@ Outputs concatKernel(const Node& n, const Inputs& in) {
   for (int64_t a = 0; a < outer; ++a)
     for (const TensorData* t : in) {
       size_t chunk = t->numel() == 0 ? 0 : size_t(t->numel() / outer) * es;
-      std::memcpy(dst, t->bytes.data() + a * chunk, chunk);
+      if (chunk) std::memcpy(dst, t->bytes.data() + a * chunk, chunk);  // empty: may be null
       dst += chunk;
     }
   return std::vector{std::move(o)};
@@ -303,7 +303,7 @@ Outputs splitKernel(const Node& n, const Inputs& in) {
     std::vector<int64_t> shape = x.shape;
     shape[*axis] = sz;
     TensorData o(x.dtype, shape);
-    for (int64_t a = 0; a < outer; ++a)
+    for (int64_t a = 0; a < outer && sz * inner > 0; ++a)  // empty parts: pointers may be null
       std::memcpy(o.bytes.data() + a * sz * inner * es,
                   x.bytes.data() + (a * x.shape[*axis] + offset) * inner * es, size_t(sz * inner) * es);
     offset += sz;
@@ -470,7 +470,7 @@ Outputs gatherKernel(const Node& n, const Inputs& in) {
   for (int64_t j = 0; j < k; ++j) {
     auto w = wrapIndex(n, loadI(ind, j), dim);
     if (!w) return w.status();
-    for (int64_t a = 0; a < outer; ++a)
+    for (int64_t a = 0; a < outer && inner > 0; ++a)  // empty slices: pointers may be null
       std::memcpy(o.bytes.data() + (a * k + j) * inner * es,
                   x.bytes.data() + (a * dim + *w) * inner * es, size_t(inner) * es);
   }
@@ -592,8 +592,9 @@ Outputs gatherNDKernel(const Node& n, const Inputs& in) {
       int64_t t = bi * v->perBatch + j;
       auto off = ndOffset(n, *v, ind, t);
       if (!off) return off.status();
-      std::memcpy(o.bytes.data() + t * v->slice * es,
-                  x.bytes.data() + (bi * v->dataBatch + *off) * es, size_t(v->slice) * es);
+      if (v->slice > 0)  // an empty slice's pointers may be null
+        std::memcpy(o.bytes.data() + t * v->slice * es,
+                    x.bytes.data() + (bi * v->dataBatch + *off) * es, size_t(v->slice) * es);
     }
   return std::vector{std::move(o)};
 }
@@ -1062,6 +1063,10 @@ Outputs oneHotKernel(const Node& n, const Inputs& in) {
 Expected<DType> castTarget(const Node& n) {
   int64_t to = n.attrs.getInt("to", -1);
   auto dt = dtypeOfOnnxEnum(to);
+  // Strings (8) would need a string tensor type throughout the IR, not just in Cast.
+  if (to == 8)
+    return nodeError(n, "cast to string is not supported: FuseLens tensors hold numbers and bools "
+                        "only");
   if (!dt) return nodeError(n, "cast to ONNX type " + std::to_string(to) + " is not supported");
   return *dt;
 }

@@ -261,12 +261,17 @@ Types inferIdentity(const InferContext& c) {
   return std::vector{c.inputTypes[0]};
 }
 
-// Dropout in inference: the output is the input, the mask all true.
+// Dropout in inference, or in training with ratio 0 (ONNX Runtime drops
+// nothing then either): the output is the input, the mask all true.
 Outputs dropoutKernel(const Node& n, const Inputs& in) {
   FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 1, 3));
   const TensorData* training = inputAt(in, 2);
-  if (training && training->numel() == 1 && training->at(0) != 0)
-    return nodeError(n, "training_mode=true is not supported; FuseLens runs inference only");
+  const TensorData* ratio = inputAt(in, 1);
+  double r = ratio && ratio->numel() == 1 ? ratio->at(0) : 0.5;
+  if (training && training->numel() == 1 && training->at(0) != 0 && r != 0)
+    return nodeError(n, "training_mode=true with ratio " + std::to_string(r) +
+                            " drops elements at random (ONNX Runtime draws them from its own "
+                            "generator, so no reference can match); only ratio 0 runs");
   std::vector<TensorData> outs{*in[0]};
   if (n.outputs.size() > 1) {
     TensorData mask(DType::Bool, in[0]->shape);

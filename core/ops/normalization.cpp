@@ -1,5 +1,6 @@
-// Normalization ops in inference form: BatchNormalization (running mean and
-// variance; training_mode is refused), InstanceNormalization,
+// Normalization ops: BatchNormalization (running mean and variance; with
+// training_mode=1 the batch's own statistics, and the updated running mean
+// and variance as outputs 1 and 2, as opset 14+ defines), InstanceNormalization,
 // LayerNormalization (Y, and the optional Mean and InvStdDev outputs) and
 // GroupNormalization (opset-21 form: per-channel scale and bias; the importer
 // expands the opset-18 per-group form). Statistics are computed in double.
@@ -15,11 +16,38 @@ Types inferFirst(const InferContext& c) {
   return std::vector{c.inputTypes[0]};
 }
 
+// Training mode: per-channel mean and (biased) variance of the batch, over N
+// and the spatial axes; the running statistics move by 1 - momentum towards them.
+Outputs batchNormTraining(const Node& n, const Inputs& in, int64_t C, int64_t inner) {
+  const TensorData& x = *in[0];
+  double eps = n.attrs.getFloat("epsilon", 1e-5), momentum = n.attrs.getFloat("momentum", 0.9);
+  int64_t count = C ? x.numel() / C : 0;
+  std::vector<double> mean(C, 0.0), var(C, 0.0);
+  for (int64_t i = 0; i < x.numel(); ++i) mean[(i / inner) % C] += x.at(i);
+  for (int64_t c = 0; c < C; ++c) mean[c] /= double(std::max<int64_t>(count, 1));
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    double d = x.at(i) - mean[(i / inner) % C];
+    var[(i / inner) % C] += d * d;
+  }
+  for (int64_t c = 0; c < C; ++c) var[c] /= double(std::max<int64_t>(count, 1));
+  TensorData o(x.dtype, x.shape);
+  TensorData runMean(in[3]->dtype, in[3]->shape), runVar(in[4]->dtype, in[4]->shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t c = (i / inner) % C;
+    storeF(o, i, (x.at(i) - mean[c]) / std::sqrt(var[c] + eps) * in[1]->at(c) + in[2]->at(c));
+  }
+  for (int64_t c = 0; c < C; ++c) {
+    storeF(runMean, c, in[3]->at(c) * momentum + mean[c] * (1 - momentum));
+    storeF(runVar, c, in[4]->at(c) * momentum + var[c] * (1 - momentum));
+  }
+  std::vector<TensorData> outs{std::move(o), std::move(runMean), std::move(runVar)};
+  outs.resize(std::min(outs.size(), n.outputs.size()));
+  return outs;
+}
+
 // y = (x - mean) / sqrt(var + eps) * scale + bias, per channel (axis 1).
 Outputs batchNormKernel(const Node& n, const Inputs& in) {
   FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 5, 5));
-  if (n.attrs.getInt("training_mode", 0) != 0)
-    return nodeError(n, "training_mode=1 is not supported; FuseLens runs inference only");
   const TensorData& x = *in[0];
   FL_RETURN_IF_ERROR(needFloat(n, x.dtype));
   int64_t C = x.rank() > 1 ? x.shape[1] : 1;
@@ -29,6 +57,7 @@ Outputs batchNormKernel(const Node& n, const Inputs& in) {
   double eps = n.attrs.getFloat("epsilon", 1e-5);
   int64_t inner = 1;
   for (size_t i = 2; i < x.rank(); ++i) inner *= x.shape[i];
+  if (n.attrs.getInt("training_mode", 0) != 0) return batchNormTraining(n, in, C, inner);
   TensorData o(x.dtype, x.shape);
   for (int64_t i = 0; i < x.numel(); ++i) {
     int64_t c = (i / inner) % C;
@@ -41,9 +70,15 @@ Outputs batchNormKernel(const Node& n, const Inputs& in) {
 
 Types inferBatchNorm(const InferContext& c) {
   FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 5, 5));
-  if (c.node.outputs.size() > 1)
-    return nodeError(c.node, "has training outputs (running mean/var); only inference is supported");
-  return std::vector{c.inputTypes[0]};
+  if (c.node.outputs.size() > 1 && c.node.attrs.getInt("training_mode", 0) == 0)
+    return nodeError(c.node, "has running mean/var outputs but training_mode is 0; ONNX defines "
+                             "them only in training mode");
+  if (c.node.outputs.size() > 3)
+    return nodeError(c.node, "has " + std::to_string(c.node.outputs.size()) +
+                                 " outputs; the opset-14+ training form has 3");
+  std::vector<TensorType> outs{c.inputTypes[0], c.inputTypes[3], c.inputTypes[4]};
+  outs.resize(c.node.outputs.size());
+  return outs;
 }
 
 // Normalizes each of `groups` contiguous blocks of x, then applies a per-channel affine.

@@ -25,6 +25,7 @@ void registerRnnOps(OpRegistry& r);
 void registerControlFlowOps(OpRegistry& r);
 void registerQuantOps(OpRegistry& r);
 void registerResizeOps(OpRegistry& r);
+void registerLayoutOps(OpRegistry& r);  // layout.cpp: NCHWc blocked ops (domain fuselens)
 
 using Outputs = Expected<std::vector<TensorData>>;
 using Types = Expected<std::vector<TensorType>>;

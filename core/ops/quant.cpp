@@ -1,6 +1,8 @@
-// QuantizeLinear and DequantizeLinear, per tensor or per axis (a 1-D scale
-// along `axis`). Quantize rounds half to even and saturates to the zero
-// point's type (u8 when absent); Dequantize returns the scale's float type.
+// QuantizeLinear and DequantizeLinear, per tensor, per axis (a 1-D scale
+// along `axis`) or blocked (opset 21 `block_size`: a scale of x's rank whose
+// `axis` dim counts blocks of block_size elements). Quantize rounds half to
+// even and saturates to the zero point's type (u8 when absent); Dequantize
+// returns the scale's float type.
 #include <cmath>
 
 #include "core/ops/op_util.h"
@@ -8,11 +10,37 @@
 namespace fuselens::ops {
 namespace {
 
-// Which scale/zero-point entry element i uses: per tensor, or along `axis`.
+// Blocked: element i's coordinates, with the one along `axis` divided by the block size.
+Expected<std::function<int64_t(int64_t)>> blockOf(const Node& n, const TensorData& x,
+                                                  const TensorData& scale, int64_t block) {
+  int64_t axisAttr = n.attrs.getInt("axis", 1);
+  auto axis = normalizeAxis(axisAttr, int64_t(x.rank()));
+  bool fits = axis && scale.rank() == x.rank();
+  for (size_t d = 0; fits && d < x.rank(); ++d)
+    fits = int64_t(d) == *axis ? scale.shape[d] == (x.shape[d] + block - 1) / block
+                               : scale.shape[d] == x.shape[d];
+  if (!fits)
+    return nodeError(n, "a blocked scale " + shapeStr(scale.shape) + " does not fit " +
+                            shapeStr(x.shape) + " with axis " + std::to_string(axisAttr) +
+                            " and block_size " + std::to_string(block));
+  int64_t inner = 1, a = *axis;
+  for (size_t d = size_t(a) + 1; d < x.rank(); ++d) inner *= x.shape[d];
+  int64_t len = x.shape[a], blocks = scale.shape[a];
+  return std::function<int64_t(int64_t)>([=](int64_t i) {
+    int64_t outer = i / (inner * len), along = (i / inner) % len, rest = i % inner;
+    return (outer * blocks + along / block) * inner + rest;
+  });
+}
+
+// Which scale/zero-point entry element i uses: per tensor, along `axis`, or per block.
 Expected<std::function<int64_t(int64_t)>> channelOf(const Node& n, const TensorData& x,
                                                     const TensorData& scale) {
+  if (int64_t block = n.attrs.getInt("block_size", 0); block > 0)
+    return blockOf(n, x, scale, block);
   if (scale.numel() == 1) return std::function<int64_t(int64_t)>([](int64_t) { return int64_t(0); });
-  if (scale.rank() != 1) return nodeError(n, "blocked quantization (a scale of rank > 1) is not supported");
+  if (scale.rank() != 1)
+    return nodeError(n, "a scale of rank " + std::to_string(scale.rank()) +
+                            " needs block_size > 0 (blocked quantization)");
   int64_t axisAttr = n.attrs.getInt("axis", 1);
   auto axis = normalizeAxis(axisAttr, int64_t(x.rank()));
   if (!axis || x.shape[*axis] != scale.numel())

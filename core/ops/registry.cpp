@@ -60,6 +60,7 @@ const OpRegistry& OpRegistry::instance() {
     ops::registerControlFlowOps(*r);
     ops::registerQuantOps(*r);
     ops::registerResizeOps(*r);
+    ops::registerLayoutOps(*r);
     return r;
   }();
   return *registry;

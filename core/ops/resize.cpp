@@ -1,7 +1,10 @@
 // Resize (opset-13+ form: X, roi, scales, sizes; the importer rewrites Resize-10
 // and Upsample into it) with nearest, linear and cubic modes over any number of
-// axes, every coordinate_transformation_mode and nearest_mode. Interpolation is
-// separable: each output element is a sum over per-axis taps and weights.
+// axes, every coordinate_transformation_mode and nearest_mode; opset 18's
+// `axes` (scales/sizes/roi for those axes only), keep_aspect_ratio_policy and
+// antialias (a linear or cubic filter widened by 1/scale when downsampling,
+// edge taps clamped, as ONNX Runtime does). Interpolation is separable: each
+// output element is a sum over per-axis taps and weights.
 #include <cmath>
 
 #include "core/ops/op_util.h"
@@ -21,38 +24,90 @@ const TensorData* present(const Inputs& in, size_t i) {
   return t && t->numel() > 0 ? t : nullptr;
 }
 
+// The axes scales/sizes/roi speak of: the `axes` attribute (opset 18), or all.
+Expected<std::vector<int64_t>> resizeAxes(const Node& n, size_t r) {
+  auto attr = n.attrs.getInts("axes");
+  if (!attr) {
+    std::vector<int64_t> all(r);
+    for (size_t i = 0; i < r; ++i) all[i] = int64_t(i);
+    return all;
+  }
+  std::vector<int64_t> axes;
+  for (int64_t a : *attr) {
+    auto na = normalizeAxis(a, int64_t(r));
+    if (!na)
+      return nodeError(n, "axis " + std::to_string(a) + " is out of range for rank " +
+                              std::to_string(r));
+    if (std::find(axes.begin(), axes.end(), *na) != axes.end())
+      return nodeError(n, "axis " + std::to_string(a) + " is listed twice in axes");
+    axes.push_back(*na);
+  }
+  return axes;
+}
+
+// keep_aspect_ratio_policy not_larger / not_smaller: one scale for every axis
+// named (the smallest / largest sizes[i] / input[i]); sizes round to nearest.
+Status keepAspectRatio(const Node& n, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& axes, Params& p) {
+  std::string policy = n.attrs.getString("keep_aspect_ratio_policy", "stretch");
+  if (policy == "stretch") return Status::ok();
+  if (policy != "not_larger" && policy != "not_smaller")
+    return nodeError(n, "keep_aspect_ratio_policy '" + policy +
+                            "' is not stretch, not_larger or not_smaller");
+  bool smallest = policy == "not_larger";
+  float scale = smallest ? INFINITY : 0.0f;
+  for (int64_t a : axes) {
+    float s = float(p.outShape[a]) / float(shape[a]);
+    scale = smallest ? std::min(scale, s) : std::max(scale, s);
+  }
+  for (int64_t a : axes) {
+    p.scales[a] = scale;
+    p.outShape[a] = int64_t(std::round(scale * float(shape[a])));
+  }
+  return Status::ok();
+}
+
 Expected<Params> params(const Node& n, const std::vector<int64_t>& shape, const Inputs& in) {
   size_t r = shape.size();
   const TensorData *roi = present(in, 1), *scales = present(in, 2), *sizes = present(in, 3);
-  if (n.attrs.getInt("antialias", 0) != 0) return nodeError(n, "antialias=1 is not supported");
-  if (n.attrs.getInts("axes")) return nodeError(n, "the axes attribute is not supported");
-  if (n.attrs.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
-    return nodeError(n, "keep_aspect_ratio_policy other than stretch is not supported");
   if (!scales == !sizes) return nodeError(n, "needs exactly one of scales and sizes");
+  auto axes = resizeAxes(n, r);
+  if (!axes) return axes.status();
+  const int64_t k = int64_t(axes->size());
   Params p;
+  p.outShape = shape;
+  p.scales.assign(r, 1.0);
   if (scales) {
-    if (scales->numel() != int64_t(r)) return nodeError(n, "scales must hold one value per axis");
-    for (size_t i = 0; i < r; ++i) {
-      double s = scales->at(int64_t(i));
+    if (scales->numel() != k) return nodeError(n, "scales must hold one value per resized axis");
+    for (int64_t i = 0; i < k; ++i) {
+      double s = scales->at(i);
+      int64_t a = (*axes)[i];
       if (!(s > 0) || s > 1e6) return nodeError(n, "scales must be positive");
-      p.scales.push_back(s);
+      p.scales[a] = s;
       // ORT: output size = floor(input * scale), in float.
-      p.outShape.push_back(int64_t(std::floor(double(float(shape[i]) * float(s)))));
+      p.outShape[a] = int64_t(std::floor(double(float(shape[a]) * float(s))));
     }
   } else {
     auto v = intsOf(n, *sizes, "sizes");
     if (!v) return v.status();
-    if (v->size() != r) return nodeError(n, "sizes must hold one value per axis");
-    for (size_t i = 0; i < r; ++i) {
+    if (int64_t(v->size()) != k) return nodeError(n, "sizes must hold one value per resized axis");
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t a = (*axes)[i];
       if ((*v)[i] < 0 || (*v)[i] > (int64_t(1) << 30)) return nodeError(n, "sizes are out of range");
-      p.outShape.push_back((*v)[i]);
-      p.scales.push_back(shape[i] ? double(float((*v)[i]) / float(shape[i])) : 1.0);
+      p.outShape[a] = (*v)[i];
+      p.scales[a] = shape[a] ? double(float((*v)[i]) / float(shape[a])) : 1.0;
     }
+    FL_RETURN_IF_ERROR(keepAspectRatio(n, shape, *axes, p));
   }
   FL_RETURN_IF_ERROR(checkAllocatable(n, p.outShape, DType::F64));
   if (roi) {
-    if (roi->numel() != int64_t(2 * r)) return nodeError(n, "roi must hold 2 values per axis");
-    for (int64_t i = 0; i < roi->numel(); ++i) p.roi.push_back(roi->at(i));
+    if (roi->numel() != 2 * k) return nodeError(n, "roi must hold 2 values per resized axis");
+    p.roi.assign(2 * r, 0.0);
+    for (size_t d = 0; d < r; ++d) p.roi[r + d] = 1.0;
+    for (int64_t i = 0; i < k; ++i) {
+      p.roi[(*axes)[i]] = roi->at(i);
+      p.roi[r + (*axes)[i]] = roi->at(k + i);
+    }
   }
   return p;
 }
@@ -98,6 +153,28 @@ struct Tap {
   double weight;
 };
 
+// Antialias taps of one output coordinate at input coordinate xo: every input
+// i within the filter's support (1 for linear, 2 for cubic, widened by 1/scale
+// when downsampling) weighted by the filter at (i - xo) * scale, normalized;
+// taps past an edge repeat the edge value, or are dropped with exclude_outside.
+std::vector<Tap> antialiasTaps(bool cubic, double a, double xo, double scale, int64_t len,
+                               bool exclude) {
+  double s = std::min(scale, 1.0), support = (cubic ? 2.0 : 1.0) / s;
+  int64_t lo = int64_t(std::floor(xo - support)) + 1, hi = int64_t(std::ceil(xo + support));
+  std::vector<Tap> t;
+  double sum = 0;
+  for (int64_t i = lo; i < hi; ++i) {
+    if (exclude && (i < 0 || i >= len)) continue;
+    double u = (double(i) - xo) * s;
+    double w = cubic ? cubicWeight(u, a) : std::max(0.0, 1 - std::fabs(u));
+    t.push_back({std::clamp<int64_t>(i, 0, len - 1), w});
+    sum += w;
+  }
+  if (sum != 0)
+    for (Tap& tp : t) tp.weight /= sum;
+  return t;
+}
+
 Outputs resizeKernel(const Node& n, const Inputs& in) {
   FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 1, 4));
   const TensorData& x = *in[0];
@@ -117,6 +194,10 @@ Outputs resizeKernel(const Node& n, const Inputs& in) {
     return nodeError(n, "coordinate_transformation_mode '" + coord + "' is not supported");
   bool crop = coord == "tf_crop_and_resize";
   if (crop && p->roi.empty()) return nodeError(n, "tf_crop_and_resize needs a roi");
+  bool antialias = n.attrs.getInt("antialias", 0) != 0 && mode != "nearest";
+  if (antialias && crop)
+    return nodeError(n, "antialias with tf_crop_and_resize is not supported (no reference "
+                        "defines the filter past the crop box)");
   size_t r = x.rank();
   // Per axis, per output coordinate: the taps.
   std::vector<std::vector<std::vector<Tap>>> taps(r);
@@ -133,6 +214,8 @@ Outputs resizeKernel(const Node& n, const Inputs& in) {
       double xo = original(coord, double(o), len, outLen, p->scales[d], rs, re);
       if (crop && (xo < 0 || xo > double(len - 1))) {
         t.push_back({-1, 1.0});
+      } else if (antialias) {
+        t = antialiasTaps(mode == "cubic", a, xo, p->scales[d], len, exclude);
       } else if (mode == "nearest") {
         int64_t i = nearestIndex(nearest, xo, p->scales[d]);
         t.push_back({std::clamp<int64_t>(i, 0, len - 1), 1.0});
@@ -204,7 +287,10 @@ Types inferResize(const InferContext& c) {
     auto p = params(c.node, *shape, ins);
     if (p) return std::vector{TensorType::of(o.dtype, p->outShape)};
   }
-  if (constScales && (present(ins, 3) || present(ins, 2))) {
+  // (With opset 18's axes or an aspect-ratio policy the per-dim rule below does not hold.)
+  bool plain = !c.node.attrs.getInts("axes") &&
+               c.node.attrs.getString("keep_aspect_ratio_policy", "stretch") == "stretch";
+  if (plain && constScales && (present(ins, 3) || present(ins, 2))) {
     // Sizes give each dim; scales keep the dims they leave at 1.
     if (const TensorData* s = present(ins, 3); s && s->numel() == int64_t(o.rank())) {
       for (size_t i = 0; i < o.rank(); ++i) o.shape[i] = Dim::fixed(loadI(*s, int64_t(i)));

@@ -73,8 +73,8 @@ Outputs recurrentKernel(Cell cell, const Node& n, const Inputs& in) {
     return nodeError(n, "W " + shapeStr(w.shape) + ", R " + shapeStr(r.shape) +
                             " or an optional input does not fit X " + shapeStr(x.shape) +
                             " with hidden_size " + std::to_string(H));
-  if (cell == Cell::Lstm && n.attrs.getInt("input_forget", 0) != 0)
-    return nodeError(n, "input_forget=1 is not supported");
+  // input_forget couples the gates: the forget gate is 1 - the input gate.
+  const bool inputForget = cell == Cell::Lstm && n.attrs.getInt("input_forget", 0) != 0;
   // Activations: per direction, with alphas/betas consumed in order.
   std::vector<std::string> names;
   if (const Attribute* a = n.attrs.find("activations"); a && std::holds_alternative<std::vector<std::string>>(*a))
@@ -163,7 +163,9 @@ Outputs recurrentKernel(Cell cell, const Node& n, const Inputs& in) {
           std::vector<double> cn(H);
           for (int64_t j = 0; j < H; ++j) {
             double gi = f[0](clipped(gates[j] + hr(j, h) + rb(j) + p(0, j) * c[j]));
-            double gf = f[0](clipped(gates[2 * H + j] + hr(2 * H + j, h) + rb(2 * H + j) + p(2, j) * c[j]));
+            double gf = inputForget ? 1 - gi
+                                    : f[0](clipped(gates[2 * H + j] + hr(2 * H + j, h) +
+                                                   rb(2 * H + j) + p(2, j) * c[j]));
             double gc = f[1](clipped(gates[3 * H + j] + hr(3 * H + j, h) + rb(3 * H + j)));
             cn[j] = gf * c[j] + gi * gc;
           }

@@ -13,6 +13,7 @@
 #include "codegen/compiler.h"
 #include "core/compare/compare.h"
 #include "core/onnx/import.h"
+#include "core/session/isolated_compare.h"
 #include "passes/pass_manager.h"
 
 namespace fuselens {
@@ -22,13 +23,17 @@ struct CompareRow {
   std::string name;        // the value's name
   std::string producer;    // the kernel or op that produced it ("graph input" for inputs)
   bool isGraphOutput = false;
+  // Produced by a reference-fallback kernel (codegen's KernelInfo::fallback, or
+  // a view of such a tensor): not compiled, so never counted as agreement.
+  bool fallback = false;
   TensorMetrics metrics;
 };
 
 struct CompareReport {
   Tolerance tolerance;
   std::vector<CompareRow> rows;  // in topological order of the producers
-  bool allWithin() const;
+  bool allWithin() const;  // every compiled tensor (fallback rows are not judged)
+  size_t fallbackCount() const;
   // The first row out of tolerance, in topological order; nullptr when none.
   const CompareRow* firstDivergent() const;
 };
@@ -80,6 +85,22 @@ class Session {
                                   const CancelToken& cancel = {});
   const std::optional<CompareReport>& lastReport() const { return report_; }
 
+  // Compiles if needed and checks every kernel alone, fed the eager tensors of
+  // its inputs, beside the end-to-end run (core/session/isolated_compare.h).
+  Expected<IsolatedReport> compareIsolated(const std::map<std::string, TensorData>& inputs,
+                                           const Tolerance& tol, const Progress& progress = {},
+                                           const CancelToken& cancel = {});
+  const std::optional<IsolatedReport>& lastIsolated() const { return isolated_; }
+
+  // The generated code of the final graph as text, for the code pane and
+  // export: loop IR and LLVM IR of the compiled module (compiling if needed),
+  // CUDA C (codegen/cuda_c.h), PTX (through NVRTC; an error when it is absent).
+  enum class CodeKind { LoopIr, LlvmIr, CudaC, Ptx };
+  Expected<std::string> codeText(CodeKind kind, const Progress& progress = {}, const CancelToken& cancel = {});
+  // The compiled kernel that runs node `n` of the final graph ("k3_fused_matmul_add");
+  // empty before compile or when the node is no kernel of its own.
+  std::string kernelNameOf(NodeId n) const;
+
   // Settings that travel with a saved session.
   Tolerance tolerance;
   uint64_t seed = 0;
@@ -99,7 +120,9 @@ class Session {
   std::vector<Snapshot> snapshots_;
   std::vector<FusionDecision> decisions_;
   std::unique_ptr<CompiledModule> compiled_;
+  CompileOptions compileOptions_;  // of the last compile, reused by compareIsolated
   std::optional<CompareReport> report_;
+  std::optional<IsolatedReport> isolated_;
 };
 
 }  // namespace fuselens

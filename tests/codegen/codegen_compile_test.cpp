@@ -558,22 +558,26 @@ void CodegenCompileTest::optLevelsAgree() {
 void CodegenCompileTest::unsupportedOpIsAnError() {
   Graph body;
   ValueId x = body.addInput("x", f32({1, 3, 8, 8})), w = body.addInput("w", f32({3, 4, 3, 3}));
+  // Hardmax has neither code generation nor an eager kernel, so not even the
+  // reference fallback can stand in.
   ValueId c =
-      body.node(body.addNode("ConvTranspose", {x, w}, {{"c", f32({1, 4, 10, 10})}}, {}, "deconv1"))
+      body.node(body.addNode("Hardmax", {x, w}, {{"c", f32({1, 4, 10, 10})}}, {}, "hm1"))
           .outputs[0];
   body.addOutput(body.node(body.addNode("Relu", {c}, {{"y", f32({1, 4, 10, 10})}})).outputs[0]);
   Graph g = wrapInGroup(std::move(body));
   auto m = compileGraph(g, {});
   QVERIFY(!m);
-  QCOMPARE(m.message(),
-           std::string("node 'deconv1' (ConvTranspose): no code generation for op ConvTranspose"));
+  QCOMPARE(m.message(), std::string("node 'hm1' (Hardmax): no code generation for op Hardmax"));
 
+  // With the fallback off, the lowering's sentence is the error.
   Graph top;
   ValueId a = top.addInput("a", f32({4}));
-  top.addOutput(top.node(top.addNode("Floor", {a}, {{"f", f32({4})}}, {}, "fl")).outputs[0]);
-  auto m2 = compileGraph(top, {});
+  top.addOutput(top.node(top.addNode("Hardmax", {a}, {{"f", f32({4})}}, {}, "hm")).outputs[0]);
+  CompileOptions strict;
+  strict.fallback = false;
+  auto m2 = compileGraph(top, strict);
   QVERIFY(!m2);
-  QCOMPARE(m2.message(), std::string("node 'fl' (Floor): no code generation for op Floor"));
+  QCOMPARE(m2.message(), std::string("node 'hm' (Hardmax): no code generation for op Hardmax"));
 
   // Shapes that do not multiply are a sentence too, not a crash.
   Graph bad;

@@ -26,7 +26,9 @@ inline double compiledVsEager(const Graph& g, const std::map<std::string, Tensor
     if (!r) return *info = "pipeline: " + r.message(), INFINITY;
     opt = r->snapshots.back().graph;
   }
-  auto m = compileGraph(opt, {});
+  CompileOptions opts;
+  opts.fallback = false;  // a kernel the lowering refused must fail here, not run eagerly
+  auto m = compileGraph(opt, opts);
   if (!m) return *info = "compile: " + m.message(), INFINITY;
   auto run = (*m)->run(in);
   if (!run) return *info = "run: " + run.message(), INFINITY;

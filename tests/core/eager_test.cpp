@@ -237,34 +237,6 @@ class EagerTest : public QObject {
     QCOMPARE(QString::fromStdString(r.message()), "node 'div' (Div): integer division by zero");
   }
 
-  // `fuselens-cli run --dim` binds symbolic dims for --random-inputs and checks
-  // explicit inputs against them (the CLI is the face of issue 3's run).
-  void cliDimBindsSymbols() {
-    QTemporaryDir out;
-    auto cli = [&](QStringList args, int& code, QString& err) {
-      QProcess p;
-      p.start(FUSELENS_CLI_PATH, args);
-      p.waitForFinished(60000);
-      code = p.exitCode();
-      err = QString::fromUtf8(p.readAllStandardError());
-    };
-    QString model = QString::fromStdString((fixturesDir() / "dyn_batch" / "model.onnx").string());
-    int code = -1;
-    QString err;
-    cli({"run", model, "--random-inputs", "--dim", "batch=5", "--output-dir", out.path()}, code, err);
-    QCOMPARE(code, 0);
-    auto y = readNpy((out.path() + "/y.npy").toStdString());
-    QVERIFY2(y.isOk(), y.message().c_str());
-    QCOMPARE(y->shape, (std::vector<int64_t>{5, 4}));
-    QString input = QString::fromStdString((fixturesDir() / "dyn_batch" / "input_x.npy").string());
-    cli({"run", model, "--input", "x=" + input, "--dim", "batch=4", "--output-dir", out.path()}, code, err);
-    QCOMPARE(code, 2);
-    QVERIFY2(err.contains("input 'x': has shape [3,8] but the model expects f32[4,8]"), qPrintable(err));
-    cli({"run", model, "--dim", "batch", "--output-dir", out.path()}, code, err);
-    QCOMPARE(code, 2);
-    QVERIFY2(err.contains("--dim batch: expected name=value"), qPrintable(err));
-  }
-
   void cancelAndProgress() {
     auto m = importSample("mlp");
     QVERIFY(m.isOk());

@@ -192,6 +192,10 @@ class OnnxImportTest : public QObject {
         << QString::fromStdString(badModel("softmax11_dynamic"))
         << "node 'sm' (Softmax, opset 11): opset-11 Softmax over axis 1 of f32[n,3,5] flattens the trailing "
            "dims, which needs a static shape; re-export the model with opset 13 or later";
+    QTest::newRow("if_untyped_input")
+        << QString::fromStdString(badModel("if_untyped_input"))
+        << "graph input 'z' is declared without a type and its type cannot be taken from the node "
+           "that owns the graph";
     QTest::newRow("folder") << QString::fromStdString(fixturesDir().string())
                             << "fixtures: is a folder, not an ONNX model";
   }

@@ -220,6 +220,46 @@ class OpsTest : public QObject {
     QTest::newRow("constant of shape huge")
         << run("ConstantOfShape", {i64s({1 << 30, 1 << 30})})
         << "node 'n1' (ConstantOfShape): shape [1073741824,1073741824] is negative or too large";
+    // Training-mode Dropout that would drop anything is random in ORT: refused.
+    QTest::newRow("dropout training ratio")
+        << run("Dropout", {f, TensorData::fromVector(DType::F32, {}, std::vector<float>{0.25f}),
+                           TensorData::fromVector(DType::Bool, {}, std::vector<uint8_t>{1})})
+        << "node 'n1' (Dropout): training_mode=true with ratio 0.250000 drops elements at random "
+           "(ONNX Runtime draws them from its own generator, so no reference can match); only "
+           "ratio 0 runs";
+    Attributes blocked;
+    blocked.set("axis", int64_t(1));
+    blocked.set("block_size", int64_t(2));
+    QTest::newRow("blocked scale shape")
+        << run("DequantizeLinear", {TensorData(DType::I8, {3, 5}), TensorData(DType::F32, {3, 2})},
+               blocked)
+        << "node 'n1' (DequantizeLinear): a blocked scale [3,2] does not fit [3,5] with axis 1 "
+           "and block_size 2";
+    QTest::newRow("rank-2 scale without block_size")
+        << run("DequantizeLinear", {TensorData(DType::I8, {3, 4}), TensorData(DType::F32, {3, 2})})
+        << "node 'n1' (DequantizeLinear): a scale of rank 2 needs block_size > 0 (blocked "
+           "quantization)";
+    Attributes toString;
+    toString.set("to", int64_t(8));
+    QTest::newRow("cast to string")
+        << run("Cast", {f}, toString)
+        << "node 'n1' (Cast): cast to string is not supported: FuseLens tensors hold numbers and "
+           "bools only";
+    Attributes policy;
+    policy.set("keep_aspect_ratio_policy", std::string("fit"));
+    QTest::newRow("resize policy")
+        << run("Resize", {TensorData(DType::F32, {1, 1, 2, 2}), TensorData(DType::F32, {0}),
+                          TensorData(DType::F32, {0}), i64s({1, 1, 4, 4})},
+               policy)
+        << "node 'n1' (Resize): keep_aspect_ratio_policy 'fit' is not stretch, not_larger or "
+           "not_smaller";
+    Attributes axes;
+    axes.set("axes", std::vector<int64_t>{2, -2});
+    QTest::newRow("resize axes twice")
+        << run("Resize", {TensorData(DType::F32, {1, 1, 2, 2}), TensorData(DType::F32, {0}),
+                          TensorData::fromVector(DType::F32, {2}, std::vector<float>{2, 2})},
+               axes)
+        << "node 'n1' (Resize): axis -2 is listed twice in axes";
   }
 
   void dataErrorsNameTheNode() {

@@ -5,6 +5,7 @@
 #include "viewer/compare_panel.h"
 
 #include <QAbstractItemModelTester>
+#include <QPushButton>
 #include <QTableView>
 #include <QtTest>
 
@@ -110,6 +111,28 @@ class ComparePanelTest : public QObject {
     QCOMPARE(picked.count(), 1);
     QCOMPARE(picked.first().first().toString(),
              QString::fromStdString(session_.lastReport()->rows[size_t(last)].name));
+  }
+
+  // After "Check kernels alone" every row has its kernel's isolated max abs,
+  // and the summary gains the isolated line; the button asks the window.
+  void isolatedCheckFillsTheAloneColumn() {
+    compareWith(Tolerance{});
+    ComparePanel panel;
+    panel.setSession(&session_);
+    QVERIFY(panel.isolatedButton()->isEnabled());
+    QSignalSpy asked(&panel, &ComparePanel::isolatedRequested);
+    panel.isolatedButton()->click();
+    QCOMPARE(asked.count(), 1);
+    CompareModel* model = panel.compareModel();
+    QVERIFY(!model->index(1, CompareModel::AloneColumn).data().isValid());  // not run yet
+    auto iso = session_.compareIsolated(*session_.randomInputs(0), Tolerance{});
+    QVERIFY2(iso.isOk(), iso.isOk() ? "" : iso.message().c_str());
+    panel.setSession(&session_);
+    QVERIFY(panel.summary().contains("alone: 3 tensors within tolerance"));
+    int filled = 0;
+    for (int row = 0; row < model->rowCount(); ++row)
+      if (model->index(row, CompareModel::AloneColumn).data().isValid()) ++filled;
+    QCOMPARE(filled, 3);  // every kernel output; the graph input has no kernel
   }
 };
 

@@ -200,6 +200,44 @@ graph @main(%x: f32[20]) -> (f32[20]) {
     for (const SplitEdge& e : splitEdges(all->snapshots.back().graph, all->decisions))
       QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " + e.consumerName + ": " + e.reason)));
   }
+
+  // The multi-anchor groups (attention, two-reduction softmax/LayerNorm) keep
+  // meaning too, and every boundary still has its reason.
+  void multiAnchorKeepsFixtureOutputs_data() { everyPassKeepsFixtureOutputs_data(); }
+  void multiAnchorKeepsFixtureOutputs() {
+    QFETCH(QString, model);
+    auto m = importOnnxFile(model.toStdString());
+    if (!m) QSKIP("the fixture does not import here");
+    auto specs = parsePipeline("const-fold,cse,simplify,dce,fuse-patterns{multi-anchor=1},"
+                               "fuse-ops{max-ops=16,multi-anchor=1}");
+    QVERIFY2(specs.isOk(), specs.message().c_str());
+    auto all = runPipeline(m->graph, *specs);
+    QVERIFY2(all.isOk(), all.message().c_str());
+    QString diff = sameOutputs(m->graph, all->snapshots.back().graph);
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
+    for (const SplitEdge& e : splitEdges(all->snapshots.back().graph, all->decisions))
+      QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " + e.consumerName + ": " + e.reason)));
+  }
+
+  // The issue's example pipeline parses and runs; memory-plan leaves its plan
+  // as data: every planned value has a buffer inside the arena.
+  void issuePipelineRunsAndLeavesABufferPlan() {
+    auto specs = parsePipeline("const-fold,dce,cse,simplify,fuse-patterns,fuse-ops{max-ops=8},layout{block=8},memory-plan");
+    QVERIFY2(specs.isOk(), specs.message().c_str());
+    auto r = runPipeline(parse(kChain), *specs);
+    QVERIFY2(r.isOk(), r.message().c_str());
+    const PassRecord& rec = r->snapshots.back().record;
+    QVERIFY(rec.bufferPlan);
+    QVERIFY(!rec.bufferPlan->values.empty());
+    QCOMPARE(int64_t(rec.bufferPlan->bufferBytes.size()), rec.stats.at("buffers"));
+    QCOMPARE(rec.bufferPlan->arenaBytes, rec.stats.at("peak bytes after"));
+    for (const auto& e : rec.bufferPlan->values) {
+      QVERIFY(e.buffer >= 0 && size_t(e.buffer) < rec.bufferPlan->bufferBytes.size());
+      QVERIFY(e.offset + e.bytes <= rec.bufferPlan->arenaBytes);
+      QVERIFY(r->snapshots.back().graph.hasValue(e.value));
+    }
+    QVERIFY(!r->snapshots[r->snapshots.size() - 2].record.bufferPlan);  // only memory-plan sets one
+  }
 };
 
 QTEST_APPLESS_MAIN(PassManagerTest)

@@ -13,34 +13,37 @@
 // Add), FFN MatMul + Add + exact GELU (Div, Erf, Add, Mul, Mul), MatMul + Add
 // + residual Add, ln2 as the opset-17 LayerNormalization op.
 //
-// What the default pipeline (-O2, fuse-ops{max-ops=8}) forms, per layer, and
-// -O3 (max-ops=16) forms exactly the same: the window is never what stops a
-// merge here, the kind rules are. 16 kernels per layer, 13 of them groups:
+// What the default pipeline (-O2: fuse-patterns, then fuse-ops{max-ops=8})
+// forms, per layer; -O3 (max-ops=16) forms exactly the same: the window is
+// never what stops a merge here, the kind rules are. fuse-patterns first
+// rewrites ln1 (decomposed, constants exact) to one LayerNormalization op and
+// the exact GELU to one Gelu op, and groups MatMul + bias (+ Gelu). 15 kernels
+// per layer, 11 of them groups:
 //
 //   kernel                                   why it ends where it ends
-//   Q proj   {MatMul, Add}        (x3: Q,K,V) -> Reshape: injective-after-anchor
+//   Q proj   {MatMul, Add}        (x3: Q,K,V) pattern-matmul-bias-act;
+//                                             -> Reshape: injective-after-anchor
 //   Q split  {Reshape, Transpose} (x3)        -> MatMul qk / ctx: prologue-into-anchor
 //   scores   {MatMul, Div, Add}   QK^T, scale and mask fuse as the MatMul's
 //                                             epilogue (anchor-epilogue)
-//   Softmax  alone                scores -> Softmax: two-anchors (OutEWiseFusable
-//                                             group, CommReduce consumer);
-//                                             Softmax -> MatMul: two-anchors
+//   Softmax  alone                scores -> Softmax: two-anchors; Softmax ->
+//                                             MatMul: two-anchors (fuse-patterns
+//                                             matched pattern-attention but
+//                                             rejected it: three anchors, multi-
+//                                             anchor groups are off by default)
 //   ctx      MatMul alone         -> Transpose: injective-after-anchor
 //   merge    {Transpose, Reshape} -> MatMul o: prologue-into-anchor
-//   O proj   {MatMul, Add, Add}   bias + residual as epilogue
-//   ln1 mean {ReduceMean, Sub}    res1 -> ReduceMean: two-anchors (reconverge
-//                                             tried: both users of res1 are in
-//                                             this group, but res1 sits in the
-//                                             O-proj MatMul group)
-//   ln1 rest {Pow, ReduceMean, Add, Sqrt, Div, Mul, Add}
-//                                 Sub -> Pow/Div: two-anchors (reconverge tried:
-//                                             mean and variance are two reductions)
-//   MLP up   {MatMul, Add, Div, Erf, Add, Mul, Mul}   the MLP epilogue: bias and
-//                                             the whole GELU (the Add bias output
-//                                             joins by reconverge)
+//   O proj   {MatMul, Add, Add}   pattern-matmul-bias-act + the residual as
+//                                             fuse-ops' epilogue (anchor-epilogue)
+//   ln1      LayerNormalization   pattern-layernorm rewrote the 9 ops to one;
+//                                             res1 -> ln1: two-anchors
+//   MLP up   {MatMul, Add, Gelu}  pattern-gelu rewrote the 5 GELU ops to Gelu,
+//                                             then pattern-matmul-bias-act: the
+//                                             MLP epilogue group;
 //                                             ln1 -> MatMul ff1: producer-has-other-
 //                                             users (the residual Add reads it too)
-//   MLP down {MatMul, Add, Add}   GELU -> MatMul ff2: prologue-into-anchor;
+//   MLP down {MatMul, Add, Add}   Gelu -> MatMul ff2: two-anchors (the Gelu
+//                                             is the epilogue of MatMul ff1);
 //                                             ln1 -> res2: producer-has-other-users
 //   ln2      LayerNormalization alone (in layer 11 with the graph's output
 //            Identity 'y' as its epilogue: reduce-epilogue)
@@ -48,12 +51,21 @@
 //                                             ln2 -> next layer's Q/K/V MatMuls
 //                                             and residual: producer-has-other-users
 //
+// With multi-anchor groups on (fuse-patterns{multi-anchor=1} and
+// fuse-ops{multi-anchor=1}), attention is one group, 13 kernels per layer:
+//   attention {Transpose, MatMul, Div, Add, Softmax, MatMul}  pattern-attention,
+//            K's Transpose inside (only the scores read it), so K's split
+//            leaves {Reshape} alone: Reshape -> Transpose: prologue-into-anchor
+//   the rest as above.
+//
 // So against "one attention, one LayerNorm, one MLP-epilogue group per layer":
-// the MLP epilogue is one group; attention is three kernels (scores group,
-// Softmax, ctx MatMul) because a group holds one anchor (two-anchors); ln1 is
-// two groups (two reductions: two-anchors) and ln2 is one kernel, the
-// LayerNormalization op, which does not take the residual Add as a prologue
-// because that Add is already the epilogue of the FFN MatMul (two-anchors).
+// the MLP epilogue is one group ({MatMul, Add, Gelu}); each LayerNorm is one
+// kernel, the LayerNormalization op, which does not take the residual Add as a
+// prologue because that Add is already the epilogue of the MatMul before it
+// (two-anchors); attention is one group with multi-anchor on, and by default
+// three kernels (scores group, Softmax, ctx MatMul) because codegen lowers one
+// anchor per kernel until multi-anchor lowering is enabled (pattern-attention
+// rejected, two-anchors in fuse-ops, both with the option as the hint).
 #include <QtTest>
 
 #include <algorithm>
@@ -118,22 +130,31 @@ int layerOf(const std::string& name) {
 
 // The groups one layer is expected to reduce to, by their ops in topological
 // order (see the table above), sorted.
-std::vector<std::string> expectedLayerKernels() {
+std::vector<std::string> expectedLayerKernels(bool multiAnchor) {
   std::vector<std::string> k = {
-      "MatMul Add",         "Reshape Transpose",  // Q
-      "MatMul Add",         "Reshape Transpose",  // K
-      "MatMul Add",         "Reshape Transpose",  // V
-      "MatMul Div Add",                           // scores: QK^T, scale, mask
-      "Softmax",            "MatMul",             // probabilities, context
-      "Transpose Reshape",  "MatMul Add Add",     // merge heads, O proj + residual
-      "ReduceMean Sub",     "Pow ReduceMean Add Sqrt Div Mul Add",  // ln1
-      "MatMul Add Div Erf Add Mul Mul",           // FFN up + GELU: the MLP epilogue
-      "MatMul Add Add",                           // FFN down + residual
-      "LayerNormalization",                       // ln2
+      "MatMul Add", "MatMul Add", "MatMul Add",  // Q, K, V projections
+      "Reshape Transpose", "Reshape Transpose",  // Q and V head splits
+      "Transpose Reshape", "MatMul Add Add",     // merge heads, O proj + residual
+      "LayerNormalization",                      // ln1, rewritten from 9 ops
+      "MatMul Add Gelu",                         // FFN up + GELU: the MLP epilogue
+      "MatMul Add Add",                          // FFN down + residual
+      "LayerNormalization",                      // ln2
   };
+  if (multiAnchor) {
+    k.push_back("Reshape");  // K's split: its Transpose is inside attention
+    k.push_back("Transpose MatMul Div Add Softmax MatMul");
+  } else {
+    k.push_back("Reshape Transpose");  // K's split
+    k.push_back("MatMul Div Add");     // scores: QK^T, scale and mask
+    k.push_back("Softmax");
+    k.push_back("MatMul");             // context
+  }
   std::sort(k.begin(), k.end());
   return k;
 }
+
+const char* const kMultiAnchor =
+    "const-fold,cse,simplify,dce,fuse-patterns{multi-anchor=1},fuse-ops{max-ops=8,multi-anchor=1}";
 
 struct Compiled {
   Graph input;
@@ -141,19 +162,21 @@ struct Compiled {
   const Graph& final() const { return result.snapshots.back().graph; }
 };
 
-Compiled compile(int level) {
+Compiled compile(const std::string& pipeline) {
   auto m = importOnnxFile(modelPath());
   if (!m) qFatal("the transformer fixture does not import: %s", m.message().c_str());
-  auto specs = parsePipeline(pipelineForLevel(level));
+  auto specs = parsePipeline(pipeline);
   if (!specs) qFatal("%s", specs.message().c_str());
   auto r = runPipeline(m->graph, *specs);
-  if (!r) qFatal("-O%d fails on the transformer fixture: %s", level, r.message().c_str());
+  if (!r) qFatal("%s fails on the transformer fixture: %s", pipeline.c_str(), r.message().c_str());
   return {std::move(m->graph), std::move(*r)};
 }
 
+// level 2 and 3: -O2, -O3; 4: the multi-anchor pipeline.
 const Compiled& compiled(int level) {
-  static const Compiled o2 = compile(2), o3 = compile(3);
-  return level == 2 ? o2 : o3;
+  static const Compiled o2 = compile(pipelineForLevel(2)), o3 = compile(pipelineForLevel(3)),
+                        multi = compile(kMultiAnchor);
+  return level == 2 ? o2 : level == 3 ? o3 : multi;
 }
 
 bool holds(const Graph& g, NodeId n, const std::string& member) {
@@ -196,9 +219,11 @@ class TransformerFusionTest : public QObject {
     QTest::addColumn<int>("level");
     QTest::newRow("O2 (default)") << 2;
     QTest::newRow("O3") << 3;
+    QTest::newRow("multi-anchor") << 4;
   }
 
-  // Every layer reduces to the same 16 kernels; no kernel spans two layers.
+  // Every layer reduces to the same 15 kernels (13 with multi-anchor groups);
+  // no kernel spans two layers.
   void groupsPerLayer_data() { levels_data(); }
   void groupsPerLayer() {
     QFETCH(int, level);
@@ -213,10 +238,10 @@ class TransformerFusionTest : public QObject {
       perLayer[layer].push_back(k.opsText());
     }
     for (int l = 0; l < kLayers; ++l) {
-      auto expected = expectedLayerKernels();
+      auto expected = expectedLayerKernels(level == 4);
       if (l == kLayers - 1) {  // the graph's output Identity is ln2's epilogue (reduce-epilogue)
-        std::replace(expected.begin(), expected.end(), std::string("LayerNormalization"),
-                     std::string("LayerNormalization Identity"));
+        *std::find(expected.begin(), expected.end(), std::string("LayerNormalization")) =
+            "LayerNormalization Identity";  // ln2 (ln1 is the other LayerNormalization)
         std::sort(expected.begin(), expected.end());
       }
       std::sort(perLayer[l].begin(), perLayer[l].end());
@@ -239,30 +264,29 @@ class TransformerFusionTest : public QObject {
     auto edges = splitEdges(c.final(), c.result.decisions);
     for (int l = 0; l < kLayers; ++l) {
       std::string p = "l" + std::to_string(l) + "_";
+      const bool multi = level == 4;
+      const std::string twoAnchorsOrFused = multi ? "<fused>" : "two-anchors";
       const std::vector<std::tuple<std::string, std::string, std::string>> expected = {
           // attention
           {"q", "qh_r", "injective-after-anchor"},
           {"k", "kh_r", "injective-after-anchor"},
           {"v", "vh_r", "injective-after-anchor"},
           {"qh_t", "qk", "prologue-into-anchor"},
-          {"kh_t", "qk", "prologue-into-anchor"},
+          {multi ? "kh_r" : "kh_t", multi ? "kh_t" : "qk", "prologue-into-anchor"},
           {"qk", "qk_masked", "<fused>"},  // scale and mask: the MatMul's epilogue
-          {"qk_masked", "probs", "two-anchors"},
-          {"probs", "ctx", "two-anchors"},
+          {"qk_masked", "probs", twoAnchorsOrFused},
+          {"probs", "ctx", twoAnchorsOrFused},
           {"vh_t", "ctx", "prologue-into-anchor"},
           {"ctx", "ctx_t", "injective-after-anchor"},
           {"ctx_r", "o_mm", "prologue-into-anchor"},
           {"o_mm", "res1", "<fused>"},
-          // ln1, decomposed: two reductions, two groups
-          {"res1", "ln1_mean", "two-anchors"},
-          {"ln1_mean", "ln1_sub", "<fused>"},
-          {"ln1_sub", "ln1_norm", "two-anchors"},
-          {"ln1_pow", "ln1", "<fused>"},
+          // ln1: the LayerNormalization op fuse-patterns wrote
+          {"res1", "ln1", "two-anchors"},
           // MLP
           {"ln1", "ff1_mm", "producer-has-other-users"},
           {"ln1", "res2", "producer-has-other-users"},
           {"ff1_mm", "gelu", "<fused>"},
-          {"gelu", "ff2_mm", "prologue-into-anchor"},
+          {"gelu", "ff2_mm", "two-anchors"},  // Gelu is in the ff1 MatMul's group
           {"ff2_mm", "res2", "<fused>"},
           // ln2, the LayerNormalization op
           {"res2", "ln2", "two-anchors"},
@@ -279,11 +303,26 @@ class TransformerFusionTest : public QObject {
           QVERIFY2(got == "producer-has-other-users", qPrintable(QString::fromStdString(prev + " -> " + next + ": " + got)));
         }
     }
+    // ln1 and GELU were rewritten to one op each, attention matched: decisions say so.
+    std::map<std::string, int> accepted, rejected;
+    for (const FusionDecision& d : c.result.decisions)
+      ++(d.accepted ? accepted : rejected)[d.rule];
+    QCOMPARE(accepted["pattern-layernorm"], 9 * kLayers);  // 9 edges inside each decomposed ln1
+    QCOMPARE(accepted["pattern-gelu"], 4 * kLayers);  // Div -> Erf -> Add -> Mul -> Mul
+    if (level == 4) {
+      QCOMPARE(accepted["pattern-attention"], 5 * kLayers);  // Transpose, MatMul, Div, Add, Softmax, MatMul
+      return;
+    }
+    QCOMPARE(rejected["pattern-attention"], 2 * kLayers);  // into the Softmax and into the ctx MatMul
+    for (const FusionDecision& d : c.result.decisions)
+      if (d.rule == "pattern-attention")
+        QCOMPARE(QString::fromStdString(d.hint), QString("form it anyway with fuse-patterns{multi-anchor=1}"));
     // The sentences name both sides and the deciding fact.
     const FusionDecision* softmax = nullptr;
     for (const SplitEdge& e : edges)
       if (e.decision && e.decision->consumerName == "l5_probs") softmax = e.decision;
     QVERIFY(softmax);
+    QVERIFY2(QString::fromStdString(softmax->hint).contains("pattern-attention"), softmax->hint.c_str());
     QCOMPARE(QString::fromStdString(softmax->reason),
              QString("rejected: the group of Add 'l5_qk_masked' is OutEWiseFusable and the group of Softmax "
                      "'l5_probs' is CommReduce; a group holds at most one reduction or complex op"));
@@ -295,11 +334,12 @@ class TransformerFusionTest : public QObject {
     QFETCH(int, level);
     const Compiled& c = compiled(level);
     auto edges = splitEdges(c.final(), c.result.decisions);
-    // 16 inside each layer (Q/K/V proj -> split x3, Q/K split -> scores x2,
+    // 15 inside each layer (Q/K/V proj -> split x3, Q/K split -> scores x2,
     // scores -> Softmax -> ctx, V split -> ctx, ctx -> merge -> O proj,
-    // O proj -> ln1 mean -> ln1 rest, ln1 -> MLP up and down, up -> down,
-    // down -> ln2), and ln2 -> the next layer's Q, K, V and residual.
-    QCOMPARE(edges.size(), size_t(16 * kLayers + 4 * (kLayers - 1)));
+    // O proj -> ln1, ln1 -> MLP up and down, up -> down, down -> ln2), 13 with
+    // attention as one group, and ln2 -> the next layer's Q, K, V and residual.
+    const size_t inside = level == 4 ? 13 : 15;
+    QCOMPARE(edges.size(), size_t(inside * kLayers + 4 * (kLayers - 1)));
     for (const SplitEdge& e : edges) {
       QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " + e.consumerName + ": " + e.reason)));
       QVERIFY(!e.decision->accepted);

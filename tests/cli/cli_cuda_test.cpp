@@ -1,0 +1,65 @@
+// The CUDA outputs from the CLI: `compile --emit cuda|ptx` and
+// `export --target cuda` (.cu, .ptx through NVRTC when installed, and the
+// launch plan .cuda.json naming every kernel's stages and params).
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "codegen/nvrtc.h"
+#include "tests/support/cli_runner.h"
+
+using fuselens::test::runCli;
+
+class CliCudaTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void emitCudaPrintsKernels() {
+    auto r = runCli({"compile", "samples/mlp.onnx", "--emit", "cuda"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(r.out.count("extern \"C\" __global__ void k"), 3);  // one stage per kernel here
+    QVERIFY(r.out.contains("blockIdx.x"));
+  }
+
+  void emitPtxNeedsNvrtc() {
+    auto r = runCli({"compile", "samples/mlp.onnx", "--emit", "ptx"});
+    if (!fuselens::nvrtcAvailable()) {
+      QCOMPARE(r.code, 2);
+      QVERIFY(r.err.contains("NVRTC"));
+      return;
+    }
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains(".entry"));
+  }
+
+  void exportWritesSourcePtxAndLaunchPlan() {
+    QTemporaryDir dir;
+    auto r = runCli({"export", "samples/mlp.onnx", "--target", "cuda", "--out", dir.path(), "--name", "mlp"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(QFile::exists(dir.filePath("mlp.cu")));
+    QCOMPARE(QFile::exists(dir.filePath("mlp.ptx")), fuselens::nvrtcAvailable());
+    QFile f(dir.filePath("mlp.cuda.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+    QCOMPARE(plan["format"].toString(), QString("fuselens-cuda-1"));
+    QJsonArray kernels = plan["kernels"].toArray();
+    QCOMPARE(kernels.size(), 3);
+    for (const auto& k : kernels) {
+      QJsonObject o = k.toObject();
+      QVERIFY(!o["stages"].toArray().isEmpty());
+      for (const auto& s : o["stages"].toArray()) QVERIFY(s.toObject()["block"].toInt() >= 1);
+      QVERIFY(o["params"].toArray().size() >= 2);
+    }
+  }
+
+  void unknownTargetIsOneSentence() {
+    QTemporaryDir dir;
+    auto r = runCli({"export", "samples/mlp.onnx", "--target", "tpu", "--out", dir.path()});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("tpu"));
+  }
+};
+
+QTEST_GUILESS_MAIN(CliCudaTest)
+#include "cli_cuda_test.moc"

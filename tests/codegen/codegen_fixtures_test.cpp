@@ -1,0 +1,186 @@
+// Every fixture model compiles and runs to eager's outputs: each model under
+// tests/fixtures (bad_models excluded, as they are not models to run) is
+// imported, optimized with the default pipeline, compiled WITHOUT the
+// reference fallback and compared with the eager interpreter on its stored
+// inputs, at the per-family tolerance of tests/core/eager_test.cpp.
+//
+// kNeedsFallback lists the fixtures whose ops have no code generation yet;
+// they must fail the no-fallback compile, and compile and match with the
+// fallback. The test fails when a fixture off the list needs the fallback,
+// fails to compile or mismatches (coverage cannot silently regress) and when a
+// listed fixture no longer needs the fallback (so the list only shrinks).
+#include <QtTest>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "../core/fixture_util.h"
+#include "codegen/compiler.h"
+#include "core/eager/interpreter.h"
+#include "core/onnx/import.h"
+#include "core/ops/registry.h"
+#include "passes/pass_manager.h"
+
+using namespace fuselens;
+using namespace fuselens::test;
+
+namespace {
+
+// Fixtures that need the reference fallback today. Shrink it as lowering grows.
+const std::set<std::string> kNeedsFallback = {
+    // FALLBACK-LIST-BEGIN
+    "cf_if_else",
+    "cf_if_nested",
+    "cf_if_then",
+    "cf_loop",
+    "cf_loop_cond_stops",
+    "cf_loop_untyped_body",
+    "cf_scan",
+    "cf_scan8",
+    "cf_scan8_reverse",
+    "cf_scan_axes_reverse",
+    "cf_scan_untyped_body",
+    "data_nonzero",
+    "data_range_f32",
+    "data_range_i64",
+    "norm_batchnorm_training",
+    "reduce_max_i64",
+    // FALLBACK-LIST-END
+};
+
+struct FamilyTolerance {
+  const char* prefix;
+  double atol, rtol;
+};
+// tests/core/eager_test.cpp's table (first matching prefix wins): the same
+// bounds the eager reference meets against ONNX Runtime.
+const FamilyTolerance kTolerances[] = {
+    {"matmul", 1e-4, 1e-4}, {"gemm", 1e-4, 1e-4},  {"dyn_batch", 1e-4, 1e-4},
+    {"samples/", 1e-4, 1e-4}, {"softmax", 1e-5, 1e-5}, {"f16_", 4e-3, 4e-3},
+    {"conv", 1e-4, 1e-4},   {"pool", 1e-5, 1e-5},  {"einsum", 1e-4, 1e-4},
+    {"norm", 1e-4, 1e-4},   {"rnn", 1e-4, 1e-4},   {"resize", 1e-5, 1e-5},
+    {"quant_quantize", 0, 0}, {"", 1e-5, 1e-5},
+};
+
+FamilyTolerance toleranceFor(const std::string& name) {
+  for (const auto& t : kTolerances)
+    if (name.rfind(t.prefix, 0) == 0) return t;
+  return kTolerances[std::size(kTolerances) - 1];
+}
+
+std::string mismatch(const TensorData& ref, const TensorData& got, double atol, double rtol) {
+  if (ref.dtype != got.dtype)
+    return "dtype " + std::string(dtypeName(got.dtype)) + " vs " + std::string(dtypeName(ref.dtype));
+  if (ref.shape != got.shape) return "shape " + got.type().str() + " vs " + ref.type().str();
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    double r = ref.at(i), g = got.at(i);
+    if (std::isnan(r) && std::isnan(g)) continue;
+    if (!(std::fabs(r - g) <= atol + rtol * std::fabs(r)))
+      return "element " + std::to_string(i) + ": " + QString::number(g, 'g', 9).toStdString() +
+             " vs eager " + QString::number(r, 'g', 9).toStdString();
+  }
+  return {};
+}
+
+// Binds the symbolic dims of the graph inputs to the stored inputs' shapes, as
+// `--dim` would, so models with a dynamic batch compile too.
+Status bindInputDims(Graph& g, const std::map<std::string, TensorData>& inputs) {
+  std::map<std::string, int64_t> dims;
+  for (ValueId v : g.inputs()) {
+    auto it = inputs.find(g.value(v).name);
+    if (it == inputs.end() || it->second.rank() != g.value(v).type.shape.size()) continue;
+    for (size_t k = 0; k < it->second.rank(); ++k)
+      if (!g.value(v).type.shape[k].symbol.empty())
+        dims[g.value(v).type.shape[k].symbol] = it->second.shape[k];
+  }
+  if (dims.empty()) return Status::ok();
+  for (ValueId v : g.valueIds())
+    for (Dim& d : g.mutableValue(v).type.shape)
+      if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end())
+        d = Dim::fixed(it->second);
+  return inferGraphTypes(g);
+}
+
+}  // namespace
+
+class CodegenFixturesTest : public QObject {
+  Q_OBJECT
+
+  double compileSeconds_ = 0;
+
+ private slots:
+  void fixtureCompilesAndMatchesEager_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("dir");
+    for (const auto& c : fixtureCases()) {
+      bool hasOutputs = false;  // the ones ONNX Runtime could run (eager_test's set)
+      for (const auto& e : fs::directory_iterator(c.dir))
+        hasOutputs |= e.path().filename().string().rfind("output_", 0) == 0;
+      if (hasOutputs)
+        QTest::newRow(c.name.c_str())
+            << QString::fromStdString(c.model.string()) << QString::fromStdString(c.dir.string());
+    }
+  }
+
+  void fixtureCompilesAndMatchesEager() {
+    QFETCH(QString, model);
+    QFETCH(QString, dir);
+    const std::string name = QTest::currentDataTag();
+    auto m = importOnnxFile(model.toStdString());
+    QVERIFY2(m.isOk(), m.message().c_str());
+    std::string err;
+    auto inputs = loadNpys(dir.toStdString(), "input_", err);
+    QVERIFY2(err.empty(), err.c_str());
+    Status bound = bindInputDims(m->graph, inputs);
+    QVERIFY2(bound.isOk(), bound.message().c_str());
+    auto eager = runEager(m->graph, inputs);
+    QVERIFY2(eager.isOk(), eager.message().c_str());
+    auto specs = parsePipeline(defaultPipeline());
+    QVERIFY2(specs.isOk(), specs.message().c_str());
+    auto piped = runPipeline(m->graph, *specs);
+    QVERIFY2(piped.isOk(), piped.message().c_str());
+    const Graph& opt = piped->snapshots.back().graph;
+
+    auto t0 = std::chrono::steady_clock::now();
+    CompileOptions strict;
+    strict.fallback = false;
+    auto mod = compileGraph(opt, strict);
+    bool listed = kNeedsFallback.count(name) != 0;
+    if (mod.isOk() && listed)
+      QFAIL("compiles without the reference fallback now: take it off kNeedsFallback");
+    if (!mod.isOk()) {
+      if (!listed)
+        QFAIL(("does not compile without the reference fallback: " + mod.message()).c_str());
+      CompileOptions loose;
+      mod = compileGraph(opt, loose);
+      QVERIFY2(mod.isOk(), ("does not compile even with the fallback: " + mod.message()).c_str());
+      QVERIFY2(!fallbackKernelList((*mod)->kernels()).empty(),
+               "failed without the fallback yet uses no fallback kernel");
+    }
+    compileSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto run = (*mod)->run(inputs);
+    QVERIFY2(run.isOk(), run.message().c_str());
+    FamilyTolerance tol = toleranceFor(name);
+    for (size_t i = 0; i < m->graph.outputs().size(); ++i) {
+      const TensorData* want = eager->find(m->graph.outputs()[i]);
+      QVERIFY(want);
+      ValueId o = opt.outputs()[i];
+      QVERIFY2(size_t(o.index) < run->size() && (*run)[o.index], "the compiled run lacks an output");
+      std::string diff = mismatch(*want, *(*run)[o.index], tol.atol, tol.rtol);
+      QVERIFY2(diff.empty(), (opt.value(o).name + ": " + diff).c_str());
+    }
+  }
+
+  // A listed name that is no fixture any more would keep the list from shrinking.
+  void fallbackListNamesFixtures() {
+    std::set<std::string> names;
+    for (const auto& c : fixtureCases()) names.insert(c.name);
+    for (const std::string& n : kNeedsFallback)
+      QVERIFY2(names.count(n), ("kNeedsFallback names no fixture: " + n).c_str());
+  }
+
+  void cleanupTestCase() { qInfo("compile time over all fixtures: %.1f s", compileSeconds_); }
+};
+
+QTEST_GUILESS_MAIN(CodegenFixturesTest)
+#include "codegen_fixtures_test.moc"

@@ -1,0 +1,236 @@
+// The NCHW<b>c layout end to end: graphs with plain Conv / pools go through the
+// layout pass (and fuse-ops), are compiled, and every tensor of the compiled
+// run that has an origin is compared with the eager run of the original graph,
+// its layout undone (so a broken ConvNCHWc kernel, a wrong transform or a
+// wrong origin/layout record all fail here).
+#include <QtTest>
+
+#include "codegen/compiler.h"
+#include "core/compare/compare.h"
+#include "core/eager/interpreter.h"
+#include "core/ir/printer.h"
+#include "core/ops/registry.h"
+#include "passes/pass_manager.h"
+#include "test_util.h"
+
+using namespace fuselens;
+using namespace fuselens::testing;
+
+namespace {
+
+struct ConvCase {
+  Shape x, w;
+  int64_t group = 1;
+  Shape strides, pads, dilations;
+  bool bias = true, relu = true;
+  std::string pool;  // "", "MaxPool", "AveragePool": a pool after the conv
+};
+
+}  // namespace
+
+Q_DECLARE_METATYPE(ConvCase)
+
+namespace {
+
+std::shared_ptr<const TensorData> constant(const Shape& s, uint32_t seed) {
+  return std::make_shared<const TensorData>(randomTensor(s, seed));
+}
+
+ValueId addOp(Graph& g, const char* op, std::vector<ValueId> in, Attributes a = {}) {
+  static int id = 0;
+  std::string name = std::string(op) + std::to_string(id++);
+  return g.node(g.addNode(op, std::move(in), {{name, f32({})}}, std::move(a), name)).outputs[0];
+}
+
+ValueId addConv(Graph& g, ValueId x, const ConvCase& c, uint32_t seed) {
+  std::vector<ValueId> ins = {x, g.addConstant("w" + std::to_string(seed), constant(c.w, seed))};
+  if (c.bias) ins.push_back(g.addConstant("b" + std::to_string(seed), constant({c.w[0]}, seed + 1)));
+  Attributes a;
+  a.set("group", c.group);
+  if (!c.strides.empty()) a.set("strides", c.strides);
+  if (!c.pads.empty()) a.set("pads", c.pads);
+  if (!c.dilations.empty()) a.set("dilations", c.dilations);
+  return addOp(g, "Conv", ins, a);
+}
+
+Graph finish(Graph g, ValueId y) {
+  g.addOutput(y);
+  if (Status s = inferGraphTypes(g); !s.isOk()) qWarning("infer: %s", s.message().c_str());
+  g.markAsOriginal();
+  return g;
+}
+
+Graph convGraph(const ConvCase& c) {
+  Graph g;
+  ValueId y = addConv(g, g.addInput("x", f32(c.x)), c, 21);
+  if (c.relu) y = addOp(g, "Relu", {y});
+  if (!c.pool.empty()) {
+    Attributes a;
+    a.set("kernel_shape", Shape{3, 3});
+    a.set("strides", Shape{2, 2});
+    a.set("pads", Shape{1, 1, 1, 1});
+    y = addOp(g, c.pool.c_str(), {y}, a);
+  }
+  return finish(std::move(g), y);
+}
+
+// Conv-Relu-MaxPool-Conv-Relu-GlobalAveragePool, a small CNN.
+Graph cnn() {
+  Graph g;
+  ConvCase c1{{1, 3, 16, 16}, {16, 3, 3, 3}, 1, {}, {1, 1, 1, 1}};
+  ConvCase c2{{}, {24, 16, 3, 3}, 1, {}, {1, 1, 1, 1}};
+  ValueId y = addOp(g, "Relu", {addConv(g, g.addInput("x", f32(c1.x)), c1, 31)});
+  Attributes pool;
+  pool.set("kernel_shape", Shape{2, 2});
+  pool.set("strides", Shape{2, 2});
+  y = addOp(g, "MaxPool", {y}, pool);
+  y = addOp(g, "Relu", {addConv(g, y, c2, 41)});
+  return finish(std::move(g), addOp(g, "GlobalAveragePool", {y}));
+}
+
+// Two convs concatenated over channels (16 + 5), then a squeeze-excite gate:
+// GlobalAveragePool -> 1x1 Conv -> Sigmoid -> Mul with the [1,C,1,1] scale.
+Graph concatSqueezeExcite() {
+  Graph g;
+  ValueId x = g.addInput("x", f32({1, 8, 12, 12}));
+  ConvCase a{{}, {16, 8, 3, 3}, 1, {}, {1, 1, 1, 1}}, b{{}, {5, 8, 1, 1}}, e{{}, {21, 21, 1, 1}};
+  Attributes cat;
+  cat.set("axis", int64_t(1));
+  ValueId y = addOp(g, "Concat", {addOp(g, "Relu", {addConv(g, x, a, 51)}), addConv(g, x, b, 61)}, cat);
+  ValueId s = addOp(g, "Sigmoid", {addConv(g, addOp(g, "GlobalAveragePool", {y}), e, 71)});
+  return finish(std::move(g), addOp(g, "Mul", {y, s}));
+}
+
+struct Outcome {
+  std::string error;
+  int compared = 0, blocked = 0;
+  double worst = 0;
+  size_t kernels = 0;
+  std::string ir;
+};
+
+// Runs the pipeline and the compiled module; compares every value with an
+// origin against the eager run of `g`, layouts undone.
+Outcome compiledVsEagerEverywhere(const Graph& g, const std::string& pipeline) {
+  Outcome o;
+  std::map<std::string, TensorData> in;
+  for (ValueId v : g.inputs()) in[g.value(v).name] = randomTensor(*g.value(v).type.staticShape(), 5);
+  auto eager = runEager(g, in);
+  if (!eager) return o.error = "eager: " + eager.message(), o;
+  auto specs = parsePipeline(pipeline);
+  if (!specs) return o.error = "pipeline: " + specs.message(), o;
+  auto r = runPipeline(g, *specs);
+  if (!r) return o.error = "pipeline: " + r.message(), o;
+  const Graph& opt = r->snapshots.back().graph;
+  o.ir = printGraph(opt);
+  auto m = compileGraph(opt, {});
+  if (!m) return o.error = "compile: " + m.message() + "\n" + o.ir, o;
+  auto run = (*m)->run(in);
+  if (!run) return o.error = "run: " + run.message(), o;
+  o.kernels = (*m)->kernels().size();
+  for (ValueId v : opt.valueIds()) {
+    const Value& val = opt.value(v);
+    const TensorData* want = val.origin.valid() ? eager->find(val.origin) : nullptr;
+    if (size_t(v.index) >= run->size() || !(*run)[v.index] || !want) continue;
+    TensorMetrics tm = compareTensors(*want, g.value(val.origin).layout, *(*run)[v.index], val.layout, {1e-4, 1e-4});
+    if (!tm.withinTolerance())
+      return o.error = "value " + val.name + " differs from its origin: max abs " + std::to_string(tm.maxAbs) +
+                       (tm.shapeMatch ? "" : " (shape)") + "\n" + (*m)->loopIrText(),
+             o;
+    o.worst = std::max(o.worst, tm.maxAbs);
+    ++o.compared;
+    o.blocked += val.layout.blocked();
+  }
+  for (ValueId out : opt.outputs())
+    if (!(*run)[out.index]) return o.error = "an output was not computed", o;
+  return o;
+}
+
+int countOps(const std::string& ir, const std::string& op) {
+  int n = 0;
+  for (size_t at = ir.find(op); at != std::string::npos; at = ir.find(op, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+class CodegenLayoutTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void blockedConv_data();
+  void blockedConv();
+  void cnnThroughTheDefaultPasses();
+  void concatAndSqueezeExciteStayBlocked();
+};
+
+void CodegenLayoutTest::blockedConv_data() {
+  QTest::addColumn<ConvCase>("c");
+  QTest::addColumn<QString>("pipeline");
+  QString layout8 = "layout{block=8}", layout16 = "layout{block=16}";
+  QString fused8 = "layout{block=8},fuse-ops{max-ops=8}", fused16 = "layout{block=16},fuse-ops{max-ops=8}";
+  ConvCase c{{1, 8, 10, 10}, {16, 8, 3, 3}, 1, {}, {1, 1, 1, 1}};
+  QTest::newRow("3x3 pads 1, block 8") << c << layout8;
+  QTest::newRow("3x3 pads 1, block 8, fused") << c << fused8;
+  QTest::newRow("3x3 pads 1, block 16, fused") << c << fused16;
+  ConvCase s{{2, 5, 13, 11}, {12, 5, 3, 2}, 1, {2, 3}, {2, 0, 1, 1}, {2, 1}};
+  QTest::newRow("strides, dilations, asym pads, C and M not multiples of b") << s << fused8;
+  QTest::newRow("... block 16") << s << fused16;
+  ConvCase wide{{1, 3, 4, 37}, {8, 3, 1, 3}, 1, {}, {0, 1, 0, 1}};
+  wide.relu = false;
+  QTest::newRow("wide rows: W tiles and a tail, no epilogue") << wide << fused8;
+  ConvCase dw{{1, 12, 9, 9}, {12, 1, 3, 3}, 12, {2, 2}, {1, 1, 1, 1}};
+  QTest::newRow("depthwise, stride 2") << dw << fused8;
+  QTest::newRow("depthwise, block 16") << dw << fused16;
+  ConvCase mp = c;
+  mp.pool = "MaxPool";
+  QTest::newRow("conv + relu + maxpool") << mp << fused8;
+  ConvCase ap = s;
+  ap.pool = "AveragePool";
+  QTest::newRow("conv + relu + averagepool (pads not counted)") << ap << fused16;
+}
+
+void CodegenLayoutTest::blockedConv() {
+  QFETCH(ConvCase, c);
+  QFETCH(QString, pipeline);
+  Graph g = convGraph(c);
+  Outcome o = compiledVsEagerEverywhere(g, pipeline.toStdString());
+  QVERIFY2(o.error.empty(), o.error.c_str());
+  QVERIFY2(countOps(o.ir, "ConvNCHWc(") == 1, o.ir.c_str());
+  QVERIFY2(o.blocked >= 1, "no blocked value was compared");
+  QVERIFY(o.compared >= 3);
+  qInfo("%d tensors compared (%d blocked), %zu kernels, max abs %.3g", o.compared, o.blocked, o.kernels,
+        o.worst);
+}
+
+void CodegenLayoutTest::cnnThroughTheDefaultPasses() {
+  Graph g = cnn();
+  Outcome o = compiledVsEagerEverywhere(g, "const-fold,cse,simplify,dce,layout{block=8},fuse-ops{max-ops=8}");
+  QVERIFY2(o.error.empty(), o.error.c_str());
+  if (qEnvironmentVariableIsSet("FUSELENS_PRINT_IR")) qInfo("%s", o.ir.c_str());
+  // One region: the input is blocked once and the pooled result unblocked once.
+  QCOMPARE(countOps(o.ir, "ConvNCHWc("), 2);
+  QCOMPARE(countOps(o.ir, "MaxPoolNCHWc("), 1);
+  QCOMPARE(countOps(o.ir, "ToNCHWc("), 1);
+  QCOMPARE(countOps(o.ir, "FromNCHWc("), 1);
+  // 4 kernels in NCHW; blocked: + ToNCHWc and FromNCHWc, which fuse-ops keeps apart (Injective
+  // before an OutEWiseFusable group, after a reduction).
+  QVERIFY2(o.kernels <= 6, o.ir.c_str());
+  QVERIFY(o.blocked >= 2);
+  qInfo("CNN: %zu kernels, %d tensors compared (%d blocked), max abs %.3g", o.kernels, o.compared, o.blocked,
+        o.worst);
+}
+
+void CodegenLayoutTest::concatAndSqueezeExciteStayBlocked() {
+  Graph g = concatSqueezeExcite();
+  Outcome o = compiledVsEagerEverywhere(g, "const-fold,cse,simplify,dce,layout{block=8},fuse-ops{max-ops=8}");
+  QVERIFY2(o.error.empty(), o.error.c_str());
+  QCOMPARE(countOps(o.ir, "ConvNCHWc("), 3);
+  QCOMPARE(countOps(o.ir, "ToNCHWc("), 1);    // one region: blocked once at the input...
+  QCOMPARE(countOps(o.ir, "FromNCHWc("), 1);  // ...and unblocked once at the output
+  qInfo("concat + squeeze-excite: %zu kernels, %d tensors compared (%d blocked), max abs %.3g", o.kernels,
+        o.compared, o.blocked, o.worst);
+}
+
+QTEST_APPLESS_MAIN(CodegenLayoutTest)
+#include "codegen_layout_test.moc"

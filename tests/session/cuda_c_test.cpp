@@ -1,0 +1,237 @@
+// The CUDA C backend without a GPU. For every fixture model whose kernels
+// lower, each kernel of the default pipeline is emitted as CUDA C
+// (codegen/cuda_c.h) on its own, fed the eager tensors of its inputs:
+//  - all of them are compiled together as host C++ with the emulation prelude
+//    (blockIdx/threadIdx as plain variables, each stage run for every block and
+//    thread of a 2 x 3 grid, so grid-stride loops really stride) and their
+//    outputs compared with the eager reference;
+//  - when NVRTC is installed, each fixture's module compiles to PTX with one
+//    .entry per stage.
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/cuda_c.h"
+#include "codegen/kernel_plan.h"
+#include "codegen/lower.h"
+#include "codegen/nvrtc.h"
+#include "core/io/npy.h"
+#include "core/session/session.h"
+
+using namespace fuselens;
+namespace fs = std::filesystem;
+
+namespace {
+
+// One emitted kernel with what it is fed and what it must produce.
+struct Case {
+  std::string where;  // "fixture / kernel"
+  CudaKernel kernel;
+  std::vector<TensorData> inputs;     // per input param
+  std::vector<TensorData> expected;   // per output param, the eager tensors
+};
+
+bool writeBytes(const std::string& path, const TensorData& t) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
+  return bool(f);
+}
+
+// The host program: runs case i's stages on files i_<param>.bin in argv[1].
+std::string harness(const std::vector<Case>& cases) {
+  std::ostringstream o;
+  o << "#include <cstdio>\n#include <string>\n#include <vector>\n"
+       "static std::vector<unsigned char> load(const std::string& p, size_t n) {\n"
+       "  std::vector<unsigned char> v(n + 16); FILE* f = fopen(p.c_str(), \"rb\");\n"
+       "  if (f) { size_t r = fread(v.data(), 1, n, f); (void)r; fclose(f); } return v; }\n"
+       "static void save(const std::string& p, const std::vector<unsigned char>& v, size_t n) {\n"
+       "  FILE* f = fopen(p.c_str(), \"wb\"); fwrite(v.data(), 1, n, f); fclose(f); }\n"
+       "int main(int, char** argv) {\n  const std::string dir = argv[1];\n";
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const CudaKernel& k = cases[c].kernel;
+    const size_t nIn = cases[c].inputs.size();
+    o << "  {\n";
+    for (size_t p = 0; p < k.paramTypes.size(); ++p) {
+      size_t bytes = size_t(k.paramElements[p]) * dtypeSize(k.paramTypes[p]);
+      o << "    auto p" << p << " = load(dir + \"/" << c << "_" << p << ".bin\", " << (p < nIn ? bytes : 0)
+        << "); p" << p << ".resize(" << bytes + 16 << ");\n";
+    }
+    o << "    std::vector<unsigned char> scratch(" << k.scratchBytes + 64 << ");\n"
+      << "    gridDim.x = 2; blockDim.x = 3;\n";
+    for (const CudaStage& s : k.stages) {
+      o << "    for (unsigned b = 0; b < 2; ++b) for (unsigned t = 0; t < 3; ++t) {\n"
+        << "      blockIdx.x = b; threadIdx.x = t;\n      " << s.name << "(";
+      for (size_t p = 0; p < k.paramTypes.size(); ++p)
+        o << "(" << cudaTypeName(k.paramTypes[p]) << "*)p" << p << ".data(), ";
+      o << "scratch.data());\n    }\n";
+    }
+    for (size_t p = nIn; p < k.paramTypes.size(); ++p)
+      o << "    save(dir + \"/" << c << "_" << p << ".out\", p" << p << ", "
+        << size_t(k.paramElements[p]) * dtypeSize(k.paramTypes[p]) << ");\n";
+    o << "  }\n";
+  }
+  o << "  return 0;\n}\n";
+  return o.str();
+}
+
+Tolerance toleranceFor(DType t) {
+  if (t == DType::F16 || t == DType::BF16) return {1e-2, 1e-2};
+  return {1e-4, 1e-3};
+}
+
+}  // namespace
+
+class CudaCTest : public QObject {
+  Q_OBJECT
+
+  std::vector<Case> cases_;
+  std::map<std::string, std::string> sources_;  // fixture -> its module's .cu text
+  int fixtures_ = 0;
+  int emitted_ = 0;  // unique function names across fixtures
+
+ private slots:
+  // Emits every kernel of every fixture that lowers for the CPU; none may fail
+  // to emit (the CUDA emitter covers all of the loop IR).
+  void initTestCase() {
+    const fs::path root = fs::path(FUSELENS_SOURCE_DIR) / "tests/fixtures";
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(root))
+      if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+    QStringList failures;
+    for (const fs::path& dir : dirs) {
+      Session s;
+      if (!s.open((dir / "model.onnx").string()) || !s.optimize(defaultPipeline())) continue;
+      std::map<std::string, TensorData> inputs;
+      for (const auto& e : fs::directory_iterator(dir)) {
+        std::string n = e.path().filename().string();
+        if (n.rfind("input_", 0) != 0 || e.path().extension() != ".npy") continue;
+        auto t = readNpy(e.path().string());
+        if (t) inputs[n.substr(6, n.size() - 10)] = std::move(*t);
+      }
+      auto eager = runEager(s.original(), inputs);
+      if (!eager) continue;
+      const Graph& g = s.finalGraph();
+      CompileOptions cpu;
+      cpu.fallback = false;
+      cpu.tuningLog = "";
+      if (!planKernels(g, cpu, {}, {})) continue;  // not lowerable on the CPU either
+      ++fixtures_;
+      const std::string fixture = dir.filename().string();
+      std::string source = cudaPrelude();
+      const std::vector<NodeId> order = *g.topoOrder();
+      for (NodeId id : order) {
+        const Node& n = g.node(id);
+        if (isAliasNode(n)) continue;
+        KernelGraph kg = extractKernelGraph(g, n);
+        CompileOptions opts;
+        opts.schedule = cudaSchedule();
+        opts.tuningLog = "";
+        opts.fallback = false;
+        auto plan = planKernels(kg.graph, opts, {}, {});
+        if (!plan || plan->funcs.size() != 1) continue;  // an alias kernel alone
+        LoopFunc f = plan->funcs[0];
+        f.name = "f" + std::to_string(emitted_++) + "_" + f.name;
+        Case c;
+        c.where = fixture + " / " + n.name + " (" + n.op + ")";
+        auto k = emitCudaKernel(f, &source);
+        if (!k) {
+          failures << QString::fromStdString(c.where + ": " + k.message());
+          continue;
+        }
+        if (!k->prepackedParams.empty()) continue;  // nothing to feed them from here
+        c.kernel = *k;
+        bool fed = true;
+        for (ValueId v : plan->infos[0].inputs) {
+          const Value& val = kg.graph.value(v);
+          if (val.constant) {
+            c.inputs.push_back(*val.constant);
+          } else if (const TensorData* t = eager->find(g.value(kg.feeds.at(val.name)).origin)) {
+            c.inputs.push_back(*t);
+          } else {
+            fed = false;
+          }
+        }
+        for (ValueId v : kg.outputs) {
+          const TensorData* t = eager->find(g.value(v).origin);
+          if (t) c.expected.push_back(*t);
+          else fed = false;
+        }
+        if (fed && c.inputs.size() + c.expected.size() == c.kernel.paramTypes.size())
+          cases_.push_back(std::move(c));
+      }
+      sources_[fixture] = source;
+    }
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join("\n")));
+    QVERIFY2(fixtures_ >= 100, qPrintable(QString("only %1 fixtures lower").arg(fixtures_)));
+    QVERIFY(cases_.size() >= 150);
+  }
+
+  void hostEmulationMatchesEager() {
+    QTemporaryDir dir;
+    std::string program = cudaHostEmulationPrelude() + cudaPrelude();
+    for (const auto& [fixture, source] : sources_)
+      program += source.substr(cudaPrelude().size());
+    program += harness(cases_);
+    const std::string src = dir.filePath("emulated.cpp").toStdString();
+    std::ofstream(src) << program;
+    for (size_t c = 0; c < cases_.size(); ++c)
+      for (size_t p = 0; p < cases_[c].inputs.size(); ++p)
+        QVERIFY(writeBytes(dir.filePath(QString("%1_%2.bin").arg(c).arg(p)).toStdString(), cases_[c].inputs[p]));
+    QProcess cc;
+    const QString exe = dir.filePath("emulated");
+    cc.start("c++", {"-O1", "-w", "-o", exe, QString::fromStdString(src), "-lm"});
+    QVERIFY(cc.waitForFinished(300000));
+    QVERIFY2(cc.exitCode() == 0, qPrintable(QString::fromUtf8(cc.readAllStandardError()).left(3000)));
+    QProcess run;
+    run.start(exe, {dir.path()});
+    QVERIFY(run.waitForFinished(120000));
+    QCOMPARE(run.exitCode(), 0);
+
+    QStringList wrong;
+    size_t compared = 0;
+    for (size_t c = 0; c < cases_.size(); ++c) {
+      const Case& k = cases_[c];
+      for (size_t o = 0; o < k.expected.size(); ++o) {
+        const size_t p = k.inputs.size() + o;
+        std::ifstream f(dir.filePath(QString("%1_%2.out").arg(c).arg(p)).toStdString(), std::ios::binary);
+        TensorData got(k.expected[o].dtype, k.expected[o].shape);
+        f.read(reinterpret_cast<char*>(got.bytes.data()), std::streamsize(got.bytes.size()));
+        TensorMetrics m = compareTensors(k.expected[o], got, toleranceFor(got.dtype));
+        ++compared;
+        if (!m.withinTolerance())
+          wrong << QString::fromStdString(k.where) + QString(": max abs %1, %2 out of tolerance")
+                                                         .arg(m.maxAbs).arg(m.outOfTolerance + m.nanMismatch);
+      }
+    }
+    qInfo("%zu kernels from %d fixtures, %zu tensors compared", cases_.size(), fixtures_, compared);
+    QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join("\n")));
+  }
+
+  void nvrtcCompilesEveryModule() {
+    std::string why;
+    if (!nvrtcAvailable(&why)) QSKIP(why.c_str());
+    int checked = 0;
+    for (const auto& [fixture, source] : sources_) {
+      if (++checked > 25) break;  // NVRTC takes ~0.3 s a module: a sample keeps the suite fast
+      auto ptx = compileToPtx(source, "compute_90", fixture + ".cu");
+      QVERIFY2(ptx.isOk(), qPrintable(QString::fromStdString(fixture + ": " + ptx.message())));
+      QVERIFY(ptx->find(".entry") != std::string::npos);
+    }
+  }
+
+  void nvrtcReportsAnErrorInOneSentence() {
+    std::string why;
+    if (!nvrtcAvailable(&why)) QSKIP(why.c_str());
+    auto ptx = compileToPtx("extern \"C\" __global__ void k(float* p) { p[0] = undeclared; }");
+    QVERIFY(!ptx.isOk());
+    QVERIFY(ptx.message().find("undeclared") != std::string::npos);
+  }
+};
+
+QTEST_GUILESS_MAIN(CudaCTest)
+#include "cuda_c_test.moc"

@@ -1,0 +1,100 @@
+// Isolated comparison (core/session/isolated_compare.h): every kernel compiled
+// alone and fed eager inputs. Checks that a clean model passes kernel by kernel,
+// that a wrong reference for one kernel's output is blamed on that kernel, that
+// an end-to-end error whose kernel is fine alone is called accumulated
+// upstream, and that two compiled runs on the same inputs are bitwise equal
+// (the comparison is only meaningful if the compiled run is deterministic).
+#include <QtTest>
+
+#include "core/session/session.h"
+
+using namespace fuselens;
+
+namespace {
+std::string sample(const char* name) { return std::string(FUSELENS_SOURCE_DIR "/samples/") + name; }
+
+TensorData perturbed(const TensorData& t, float by) {
+  TensorData copy = t;
+  copy.data<float>()[0] += by;
+  return copy;
+}
+}  // namespace
+
+class IsolatedCompareTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void cleanModelPassesKernelByKernel() {
+    Session s;
+    QVERIFY(s.open(sample("mlp.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    auto rep = s.compareIsolated(*s.randomInputs(3), Tolerance{1e-4, 1e-4});
+    QVERIFY2(rep.isOk(), rep.message().c_str());
+    QCOMPARE(rep->rows.size(), size_t(3));  // one output per kernel: two groups and the softmax
+    for (const IsolatedRow& r : rep->rows) {
+      QCOMPARE(int(r.verdict), int(IsolatedVerdict::Ok));
+      QVERIFY(r.endToEnd.has_value());
+      QVERIFY(r.isolated.count > 0);
+    }
+    QVERIFY(rep->allWithin());
+    QVERIFY(rep->firstKernelDiffering() == nullptr);
+  }
+
+  void verdictsBlameTheRightPlace() {
+    Session s;
+    QVERIFY(s.open(sample("mlp.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    QVERIFY(s.compile().isOk());
+    auto inputs = *s.randomInputs(3);
+    auto eager = runEager(s.original(), inputs);
+    QVERIFY(eager.isOk());
+    auto run = s.compiled()->run(inputs);
+    QVERIFY(run.isOk());
+    const Graph& g = s.finalGraph();
+    const std::vector<KernelInfo>& ks = s.compiled()->kernels();
+    QVERIFY(ks.size() >= 2);
+
+    // The reference of kernel 1's output is off: kernel 1 differs even alone.
+    ValueId out1 = ks[1].outputs[0];
+    EagerResult wrongRef = *eager;
+    wrongRef.tensors[g.value(out1).origin.index] = perturbed(*eager->find(g.value(out1).origin), 1.0f);
+    auto rep = compareIsolated(g, ks, wrongRef, &*run, Tolerance{1e-4, 1e-4}, {});
+    QVERIFY(rep.isOk());
+    const IsolatedRow* first = rep->firstKernelDiffering();
+    QVERIFY(first != nullptr);
+    QCOMPARE(first->kernel, ks[1].name);
+    QVERIFY(!rep->allWithin());
+
+    // The compiled end-to-end tensor of kernel 0 is off, the kernel alone is fine.
+    ValueId out0 = ks[0].outputs[0];
+    std::vector<std::optional<TensorData>> drifted = *run;
+    drifted[out0.index] = perturbed(*(*run)[out0.index], 1.0f);
+    rep = compareIsolated(g, ks, *eager, &drifted, Tolerance{1e-4, 1e-4}, {});
+    QVERIFY(rep.isOk());
+    QVERIFY(rep->firstKernelDiffering() == nullptr);
+    QCOMPARE(int(rep->rows[0].verdict), int(IsolatedVerdict::AccumulatedUpstream));
+    QVERIFY(!rep->allWithin());
+  }
+
+  void compiledRunIsDeterministic() {
+    Session s;
+    QVERIFY(s.open(sample("mlp.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    QVERIFY(s.compile().isOk());
+    auto inputs = *s.randomInputs(11);
+    auto a = s.compiled()->run(inputs);
+    auto b = s.compiled()->run(inputs);
+    QVERIFY(a.isOk() && b.isOk());
+    QCOMPARE(a->size(), b->size());
+    int compared = 0;
+    for (size_t i = 0; i < a->size(); ++i) {
+      QCOMPARE((*a)[i].has_value(), (*b)[i].has_value());
+      if (!(*a)[i]) continue;
+      QVERIFY((*a)[i]->bytes == (*b)[i]->bytes);
+      ++compared;
+    }
+    QVERIFY(compared >= 4);
+  }
+};
+
+QTEST_GUILESS_MAIN(IsolatedCompareTest)
+#include "isolated_compare_test.moc"
