@@ -17,9 +17,15 @@
 // Depthwise convs and the pools read x[n, ob, ih, iw, l] (one vector) instead
 // of a broadcast. A window position in the padding reads 0 (conv), -inf (max)
 // or is not counted (average); its index is clamped and a select drops it.
+// Those checks cost more than the FMA they guard, so only the border is
+// checked: the rows whose window stays inside H run as one parallel loop and
+// the border rows as another, and within a row only the W tiles that reach
+// the padding check W.
 #include <cmath>
+#include <functional>
 
 #include "codegen/compute.h"
+#include "codegen/target.h"
 
 namespace fuselens {
 namespace {
@@ -59,25 +65,67 @@ class BlockedWindow {
     if (!resolve()) return {};
     sink_ = &sink;
     const int64_t N = y_[0], OB = y_[1], OH = y_[2], OW = y_[3];
-    // T pixels x one block of accumulators stay in registers: 8 ymm for b=8; for
-    // b=16, 6 zmm (or 12 ymm where AVX2 splits them), leaving room for x and w.
-    int64_t tile = std::min<int64_t>(OW, b_ == 8 ? 8 : 6);
-    int64_t full = OW / tile, tail = OW % tile;
-    Var rv = kb_.newLoopVar();
-    ExprRef r = varRef(rv);
-    n0_ = divI(r, OB * OH), ob_ = modI(divI(r, OH), OB), oh_ = modI(r, OH);
-    std::vector<StmtRef> body;
-    if (full == 1) {
-      body.push_back(tileNest(intConst(0), tile));
-    } else if (full > 1) {
-      Var t = kb_.newLoopVar();
-      body.push_back(pinned(t, full, ForKind::Serial, {tileNest(mul(varRef(t), intConst(tile)), tile)}));
-    }
-    if (tail > 0) body.push_back(tileNest(intConst(full * tile), tail));
+    // T pixels x one block of accumulators stay in registers, leaving room for x
+    // and w. An FMA takes ~4 cycles on 2 ports, so at least 8 independent
+    // accumulators keep it busy. AVX2 (16 ymm): 8 for b=8, 6 zmm-sized (12 ymm)
+    // for b=16. AVX-512 (32 registers): 14, one register each for b=8 or 16.
+    // A conv with rows too short for that tiles two output blocks at once: each
+    // broadcast x then feeds two FMAs.
+    const int64_t budget = hostTarget().vectorBits >= 512 ? 14 : b_ == 8 ? 8 : 6;
+    const int64_t tile = std::min<int64_t>(OW, budget);
+    obPer_ = kind_ == Kind::Conv && !depthwise_ && OB % 2 == 0 && 2 * tile <= budget ? 2 : 1;
+    const int64_t OBl = OB / obPer_;
+    const int64_t full = OW / tile, tail = OW % tile;
+    // Only tiles whose window reaches the left or right padding check the W
+    // bounds per tap (clamp, compare, select); the interior tiles, usually all
+    // but the first and last, read x unguarded.
+    auto needsW = [&](int64_t ow0, int64_t width) {
+      return ow0 * w_.s - w_.p < 0 || (ow0 + width - 1) * w_.s - w_.p + (w_.k - 1) * w_.d >= w_.in;
+    };
+    int64_t lo = 0, hi = full;
+    while (lo < full && needsW(lo * tile, tile)) ++lo;
+    while (hi > lo && needsW((hi - 1) * tile, tile)) --hi;
+    // Likewise rows: output rows [hLo, hHi) never reach the H padding. They run
+    // as one parallel loop without H checks, the border rows as another.
+    const int64_t top = h_.p > 0 ? (h_.p + h_.s - 1) / h_.s : 0;
+    const int64_t last = h_.in - 1 + h_.p - (h_.k - 1) * h_.d;  // largest oh*s reaching no pad
+    const int64_t hLo = std::min(OH, top);
+    const int64_t hHi = std::max(hLo, last < 0 ? 0 : std::min(OH, last / h_.s + 1));
     const Schedule& s = kb_.schedule();
-    int64_t work = N * OB * OH * OW * b_ * cg_ * h_.k * w_.k;
-    bool parallel = s.parallelOuter && work >= s.parallelMinWork && N * OB * OH > 1;
-    return {pinned(rv, N * OB * OH, parallel ? ForKind::Parallel : ForKind::Serial, body)};
+    const int64_t work = N * OB * OH * OW * b_ * cg_ * h_.k * w_.k;
+    // One loop over (n, ob, row j < rows), output row ohOf(j).
+    auto rowLoop = [&](int64_t rows, bool guardH, const std::function<ExprRef(ExprRef)>& ohOf) {
+      Var rv = kb_.newLoopVar();
+      ExprRef r = varRef(rv);
+      n0_ = divI(r, OBl * rows), oh_ = ohOf(modI(r, rows));
+      ob_ = modI(divI(r, rows), OBl);
+      if (obPer_ > 1) ob_ = mul(ob_, intConst(obPer_));
+      guardH_ = guardH;
+      std::vector<StmtRef> body;
+      for (int64_t j = 0; j < lo; ++j) body.push_back(tileNest(intConst(j * tile), tile, true));
+      if (hi - lo == 1) {
+        body.push_back(tileNest(intConst(lo * tile), tile, false));
+      } else if (hi - lo > 1) {
+        Var t = kb_.newLoopVar();
+        ExprRef ow0 = add(mul(varRef(t), intConst(tile)), intConst(lo * tile));
+        body.push_back(pinned(t, hi - lo, ForKind::Serial, {tileNest(ow0, tile, false)}));
+      }
+      for (int64_t j = hi; j < full; ++j) body.push_back(tileNest(intConst(j * tile), tile, true));
+      if (tail > 0)
+        body.push_back(tileNest(intConst(full * tile), tail, needsW(full * tile, tail)));
+      bool parallel = s.parallelOuter && work >= s.parallelMinWork && N * OBl * rows > 1;
+      return pinned(rv, N * OBl * rows, parallel ? ForKind::Parallel : ForKind::Serial, body);
+    };
+    std::vector<StmtRef> out;
+    const int64_t inner = hHi - hLo, border = OH - inner;
+    if (inner > 0)
+      out.push_back(rowLoop(inner, false, [&](ExprRef j) { return add(j, intConst(hLo)); }));
+    if (border > 0)
+      out.push_back(rowLoop(border, true, [&](ExprRef j) {
+        if (inner == 0) return j;
+        return select(compare(CmpOp::LT, j, intConst(hLo)), j, add(j, intConst(inner)));
+      }));
+    return out;
   }
 
  private:
@@ -132,23 +180,32 @@ class BlockedWindow {
     return true;
   }
 
-  // One tile of `width` output pixels of row (n, ob, oh) starting at ow0.
-  StmtRef tileNest(ExprRef ow0, int64_t width) {
+  // One tile of `width` output pixels of row (n, ob, oh) starting at ow0;
+  // `guardW`: some of its taps fall in the W padding.
+  StmtRef tileNest(ExprRef ow0, int64_t width, bool guardW) {
     LoopFunc& fn = kb_.func();
     BufferId accId = fn.addBuffer("acc" + std::to_string(fn.buffers.size()), BufferKind::Local,
-                                  DType::F32, {width, b_});
+                                  DType::F32, {obPer_, width, b_});
     const double fill = kind_ == Kind::Max ? -INFINITY : 0.0;
-    bool counted = kind_ == Kind::Avg && !includePad_ && (h_.guardLo() || h_.guardHi() || w_.guardLo() || w_.guardHi());
+    bool counted = kind_ == Kind::Avg && !includePad_ &&
+                   ((guardH_ && (h_.guardLo() || h_.guardHi())) ||
+                    (guardW && (w_.guardLo() || w_.guardHi())));
     std::optional<BufferId> cntId;
     if (counted)
       cntId = fn.addBuffer("cnt" + std::to_string(fn.buffers.size()), BufferKind::Local, DType::F32, {width});
     const Buffer& acc = fn.buffer(accId);
-    auto accAt = [&](ExprRef t, ExprRef l) { return add(mul(t, intConst(b_)), l); };
-    // for t < width (unrolled): for l < b (vectorized): body(t, l)
+    // acc[o][t][l]: o < obPer_ output blocks (o_ is the current block's counter).
+    auto accAt = [&](ExprRef t, ExprRef l) {
+      if (obPer_ > 1) t = add(mul(o_, intConst(width)), t);
+      return add(mul(t, intConst(b_)), l);
+    };
+    // for o < obPer_ (unrolled): for t < width (unrolled): for l < b (vectorized): body(t, l)
     auto lanes = [&](const std::function<std::vector<StmtRef>(ExprRef, ExprRef)>& body) {
-      Var t = kb_.newLoopVar(), l = kb_.newLoopVar();
-      return pinned(t, width, ForKind::Unrolled,
-                    {pinned(l, b_, ForKind::Vectorized, body(varRef(t), varRef(l)))});
+      Var o = kb_.newLoopVar(), t = kb_.newLoopVar(), l = kb_.newLoopVar();
+      o_ = obPer_ > 1 ? varRef(o) : intConst(0);
+      StmtRef nest = pinned(t, width, ForKind::Unrolled,
+                            {pinned(l, b_, ForKind::Vectorized, body(varRef(t), varRef(l)))});
+      return obPer_ > 1 ? pinned(o, obPer_, ForKind::Unrolled, {nest}) : nest;
     };
     std::vector<StmtRef> out;
     out.push_back(lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
@@ -178,8 +235,8 @@ class BlockedWindow {
     };
     auto windowAt = [&](ExprRef t, ExprRef& inside) {
       ExprRef iw = add(sub(mul(add(ow0, t), intConst(w_.s)), intConst(w_.p)), mul(kw, intConst(w_.d)));
-      ExprRef hIdx = position(h_, ih, inside);
-      ExprRef wIdx = position(w_, iw, inside);
+      ExprRef hIdx = guardH_ ? position(h_, ih, inside) : ih;
+      ExprRef wIdx = guardW ? position(w_, iw, inside) : iw;
       return std::make_pair(hIdx, wIdx);
     };
     std::vector<StmtRef> step = {lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
@@ -191,7 +248,7 @@ class BlockedWindow {
       if (inside) xv = select(inside, xv, floatConst(fill));
       ExprRef cur = load(acc, accAt(t, l)), next;
       if (kind_ == Kind::Conv) {
-        ExprRef wv = kb_.valueAt(n_.inputs[1], Index::ofDims(w_shape_, {ob_, ic, kh, kw, l}));
+        ExprRef wv = kb_.valueAt(n_.inputs[1], Index::ofDims(w_shape_, {obAt(), ic, kh, kw, l}));
         next = fma(xv, wv, cur);
       } else {
         next = kind_ == Kind::Max ? binary(BinOp::Max, cur, xv) : add(cur, xv);
@@ -211,11 +268,11 @@ class BlockedWindow {
     // The results, through the sink (a fused epilogue applies there).
     out.push_back(lanes([&](ExprRef t, ExprRef l) {
       ExprRef v = load(acc, accAt(t, l));
-      if (hasBias_) v = add(v, kb_.valueAt(n_.inputs[2], Index::ofDims({y_[1], b_}, {ob_, l})));
+      if (hasBias_) v = add(v, kb_.valueAt(n_.inputs[2], Index::ofDims({y_[1], b_}, {obAt(), l})));
       if (kind_ == Kind::Avg)
         v = cntId ? div(v, binary(BinOp::Max, load(fn.buffer(*cntId), t), floatConst(1)))
                   : mul(v, floatConst(1.0 / double(h_.k * w_.k)));
-      return (*sink_)(Index::ofDims(y_, {n0_, ob_, oh_, add(ow0, t), l}), v);
+      return (*sink_)(Index::ofDims(y_, {n0_, obAt(), oh_, add(ow0, t), l}), v);
     }));
     StmtRef all = seq(std::move(out));
     if (cntId) all = allocate(fn.buffer(*cntId), {all});
@@ -229,6 +286,10 @@ class BlockedWindow {
   int64_t b_ = 8, cg_ = 1;
   Axis h_{}, w_{};
   bool depthwise_ = false, hasBias_ = false, includePad_ = false;
+  bool guardH_ = true;  // the rows being built may reach the H padding
+  int64_t obPer_ = 1;   // output blocks per register tile
+  ExprRef o_;           // the block within the tile, inside lanes()
+  ExprRef obAt() const { return obPer_ > 1 ? add(ob_, o_) : ob_; }
   ExprRef n0_, ob_, oh_;
   const KernelBuilder::Sink* sink_ = nullptr;
 };

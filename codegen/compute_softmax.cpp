@@ -4,11 +4,16 @@
 // that hands exp(x - max) / sum to the Sink (where a fused epilogue applies).
 // The input expression is inlined in each pass; recomputing a cheap producer is
 // better than a temp buffer for it. Over the last axis, with the schedule's
-// reduceLanes = L > 0 and a row of at least L, the max and sum passes keep L
-// partial results in a local vector (lane l takes elements l, l+L, ...), then
+// reduceLanes = L > 0 (4L for rows of at least 16L) and a row of at least L,
+// the max and sum passes keep L partial results in a local vector (lane l
+// takes elements l, l+L, ...), then
 // combine them and finish the row's tail; the third pass is vectorized as usual.
+// There Softmax also stores exp(x - max) to a per-row stack buffer in the sum
+// pass, and the third pass only scales it: one exp per element, and x is read
+// twice instead of three times.
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "codegen/compute.h"
 
@@ -22,6 +27,9 @@ StmtRef kindLoop(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> b
   return s;
 }
 
+// Longest row whose exp values are kept on the stack (16K floats = 64 KiB).
+constexpr int64_t kKeepRowMax = 16384;
+
 // One row with lane-parallel max and sum (see the file comment).
 std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vector<int64_t>& shape,
                                 int64_t axis, int64_t lanes, const Index& at,
@@ -34,60 +42,81 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
     return kb.valueAt(n.inputs[0], Index::ofDims(shape, d));
   };
   LoopFunc& fn = kb.func();
-  auto part = [&](const char* name) {
-    return fn.buffer(fn.addBuffer(name + std::to_string(fn.buffers.size()), BufferKind::Local,
-                                  DType::F32, {lanes}));
+  // Buffers by id: a later addBuffer (here or in valueAt) moves the table.
+  auto part = [&](const char* name, int64_t size) {
+    return fn.addBuffer(name + std::to_string(fn.buffers.size()), BufferKind::Local, DType::F32,
+                        {size});
   };
-  const Buffer& pmax = part("pmax");
-  const Buffer& psum = part("psum");
+  BufferId pmax = part("pmax", lanes), psum = part("psum", lanes);
   Var mx = kb.newLocal("max"), sum = kb.newLocal("sum");
   // A lane-parallel pass: part[l] = combine(part[l], f(x[c*L + l])), then the
   // scalar `acc` = combine over lanes and the tail.
-  auto pass = [&](const Buffer& p, double init, Var acc,
+  // With `keep`, f's values are also stored to keep[pos] and accumulated from there.
+  auto pass = [&](BufferId pid, double init, Var acc,
                   const std::function<ExprRef(ExprRef, ExprRef)>& combine,
-                  const std::function<ExprRef(ExprRef)>& f) {
+                  const std::function<ExprRef(ExprRef)>& f, std::optional<BufferId> keep) {
+    auto step = [&](ExprRef pos, const std::function<StmtRef(ExprRef)>& use) {
+      if (!keep) return std::vector<StmtRef>{use(f(x(pos)))};
+      ExprRef v = f(x(pos));
+      return std::vector<StmtRef>{store(fn.buffer(*keep), pos, v),
+                                  use(load(fn.buffer(*keep), pos))};
+    };
+    auto p = [&]() -> const Buffer& { return fn.buffer(pid); };
     std::vector<StmtRef> out;
     Var l0 = kb.newLoopVar();
     out.push_back(
-        kindLoop(l0, lanes, ForKind::Vectorized, {store(p, varRef(l0), floatConst(init))}));
+        kindLoop(l0, lanes, ForKind::Vectorized, {store(p(), varRef(l0), floatConst(init))}));
     Var c = kb.newLoopVar(), l = kb.newLoopVar();
     ExprRef pos = add(mul(varRef(c), intConst(lanes)), varRef(l));
-    out.push_back(
-        kindLoop(c, chunks, ForKind::Serial,
-                 {kindLoop(l, lanes, ForKind::Vectorized,
-                           {store(p, varRef(l), combine(load(p, varRef(l)), f(x(pos))))})}));
+    out.push_back(kindLoop(c, chunks, ForKind::Serial,
+                           {kindLoop(l, lanes, ForKind::Vectorized, step(pos, [&](ExprRef v) {
+                                       return store(p(), varRef(l),
+                                                    combine(load(p(), varRef(l)), v));
+                                     }))}));
     out.push_back(let(acc, floatConst(init)));
     Var l2 = kb.newLoopVar();
     out.push_back(kindLoop(l2, lanes, ForKind::Unrolled,
-                           {assign(acc, combine(varRef(acc), load(p, varRef(l2))))}));
+                           {assign(acc, combine(varRef(acc), load(p(), varRef(l2))))}));
     if (tail > 0) {
       Var t = kb.newLoopVar();
-      out.push_back(kindLoop(
-          t, tail, ForKind::Serial,
-          {assign(acc, combine(varRef(acc), f(x(add(intConst(chunks * lanes), varRef(t))))))}));
+      out.push_back(kindLoop(t, tail, ForKind::Serial,
+                             step(add(intConst(chunks * lanes), varRef(t)), [&](ExprRef v) {
+                               return assign(acc, combine(varRef(acc), v));
+                             })));
     }
     return out;
   };
   auto maxOf = [](ExprRef a, ExprRef b) { return binary(BinOp::Max, a, b); };
-  std::vector<StmtRef> body = pass(pmax, -INFINITY, mx, maxOf, [](ExprRef v) { return v; });
+  bool logOut = n.op == "LogSoftmax";
+  // Softmax keeps the row's exp(x - max) in a stack buffer (up to 64 KiB) so the
+  // normalize pass scales it instead of reading x and computing exp again.
+  std::optional<BufferId> keep;
+  if (!logOut && len <= kKeepRowMax) keep = part("erow", len);
+  std::vector<StmtRef> body = pass(
+      pmax, -INFINITY, mx, maxOf, [](ExprRef v) { return v; }, std::nullopt);
   std::vector<StmtRef> sums = pass(
       psum, 0.0, sum, [](ExprRef a, ExprRef b) { return add(a, b); },
-      [&](ExprRef v) { return unary(UnOp::Exp, sub(v, varRef(mx))); });
+      [&](ExprRef v) { return unary(UnOp::Exp, sub(v, varRef(mx))); }, keep);
   body.insert(body.end(), sums.begin(), sums.end());
   // One division per row; the normalize pass multiplies (within an ulp of dividing).
   // LogSoftmax: x - max - log(sum), one log per row.
   Var inv = kb.newLocal("inv");
-  bool logOut = n.op == "LogSoftmax";
   body.push_back(
       let(inv, logOut ? unary(UnOp::Log, varRef(sum)) : div(floatConst(1), varRef(sum))));
   Var r = kb.newLoopVar();
   std::vector<ExprRef> d = dims;
   d[axis] = varRef(r);
   Index i3 = Index::ofDims(shape, d);
-  ExprRef shifted = sub(kb.valueAt(n.inputs[0], i3), varRef(mx));
-  ExprRef y = logOut ? sub(shifted, varRef(inv)) : mul(unary(UnOp::Exp, shifted), varRef(inv));
+  ExprRef y;
+  if (keep) {
+    y = mul(load(fn.buffer(*keep), varRef(r)), varRef(inv));
+  } else {
+    ExprRef shifted = sub(kb.valueAt(n.inputs[0], i3), varRef(mx));
+    y = logOut ? sub(shifted, varRef(inv)) : mul(unary(UnOp::Exp, shifted), varRef(inv));
+  }
   body.push_back(kindLoop(r, len, ForKind::Vectorized, sink(i3, y)));
-  std::vector<StmtRef> wrapped = {allocate(psum, {allocate(pmax, body)})};
+  std::vector<StmtRef> wrapped = {allocate(fn.buffer(psum), {allocate(fn.buffer(pmax), body)})};
+  if (keep) wrapped = {allocate(fn.buffer(*keep), wrapped)};
   return wrapped;
 }
 
@@ -114,6 +143,9 @@ std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
   int64_t len = shape[axis];
 
   int64_t lanes = kb.schedule().reduceLanes;
+  // Long rows: 4x the partial results, so the max and sum chains (4-cycle
+  // latency per vector op) run 4 apart instead of serializing the pass.
+  if (lanes >= 2 && len >= 16 * lanes) lanes *= 4;
   if (lanes >= 2 && axis == rank - 1 && len >= lanes)
     return kb.loopNest(
         outer, [&](const Index& at) { return vectorRows(kb, n, shape, axis, lanes, at, sink); });

@@ -71,6 +71,11 @@ class Folder {
     PassResult r;
     for (NodeId id : *order) {
       if (!g_.hasNode(id)) continue;
+      // Folds upstream may have turned a shape operand into a constant (an
+      // Expand or Reshape target computed from Shape): infer again, so this
+      // node's outputs and the Shape nodes below see the now-static shapes.
+      // A failure leaves the types as they were; the verifier judges them.
+      (void)inferNodeTypes(g_, id);
       if (auto plan = planFold(g_.node(id), r)) apply(id, *plan);
     }
     rw_.finish(r);

@@ -226,9 +226,13 @@ class FusionPlanner {
                 consumerGroupKind};
     const bool twoReduces =
         sets_.kind(pn.id.index) == PatternKind::CommReduce && consumerGroupKind == PatternKind::CommReduce;
-    RuleVerdict v = twoReduces ? reduceChain(g_, sets_.members(pn.id.index), sets_.members(cn.id.index), label(pn),
-                                             label(cn), opts_.multiAnchor)
-                               : decideKinds(e);
+    auto fold = layoutTransformFold(memberAt(pn, edge, true), memberAt(cn, edge, false), edge,
+                                    sets_.size(pn.id.index) == 1, sets_.kind(pn.id.index), consumerGroupKind,
+                                    label(pn), label(cn));
+    RuleVerdict v = fold ? *fold
+                    : twoReduces ? reduceChain(g_, sets_.members(pn.id.index), sets_.members(cn.id.index), label(pn),
+                                               label(cn), opts_.multiAnchor)
+                                 : decideKinds(e);
     if (!v.accepted) return v;
     if (kinds_[cn.id.index] <= PatternKind::Broadcast)  // shares the consumer's loop nest
       if (auto dyn = dynamicDim(g_, edge, cn, label(pn), label(cn))) return *dyn;

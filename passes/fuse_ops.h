@@ -9,11 +9,11 @@
 // Options: max-ops (the fusion window, default 8); max-inputs (tensors a group
 // may read, i.e. kernel arguments, default 16); target (cpu or cuda) and
 // live-budget (estimated values live at once per thread; default 32 for cpu,
-// 64 for cuda); multi-anchor (0/1, default 0): let two reductions over the
+// 64 for cuda); multi-anchor (0/1, default 1): let two reductions over the
 // same rows share a group (rule reduce-chain: softmax's max and sum,
-// LayerNorm's mean and variance). Off by default until codegen lowers several
-// reductions as consecutive stages of one kernel by default; while off, such
-// edges are rejected with rule reduce-chain and the option as the hint.
+// LayerNorm's mean and variance); codegen lowers them as consecutive stages of
+// one kernel. With multi-anchor=0 (one anchor per kernel, as before that
+// lowering existed) such edges are rejected with rule reduce-chain.
 //
 // Pattern groups from fuse-patterns (Fused nodes with kind "pattern-...") are
 // one node each to fuse-ops, of the strongest kind in their body: they take
@@ -31,7 +31,7 @@ struct FuseOpsOptions {
   int64_t maxInputs = 16;
   std::string target = "cpu";
   int64_t liveBudget = 32;
-  bool multiAnchor = false;
+  bool multiAnchor = true;
 };
 
 // The live-value budget a target gets when none is given.

@@ -186,9 +186,9 @@ class PatternFuser {
           g_, p, c, v, false, rule,
           nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " + rule + ", " + m.facts + ", but the group " +
               "would hold " + std::to_string(anchors.size()) + " anchors (" + list +
-              "); multi-anchor groups are off until codegen lowers them as stages of one kernel by default" +
+              "); multi-anchor groups are off (multi-anchor=0)" +
               (m.whyNoRewrite.empty() ? "" : " (no one-op rewrite: " + m.whyNoRewrite + ")"),
-          "form it anyway with fuse-patterns{multi-anchor=1}"));
+          "form it with fuse-patterns{multi-anchor=1} (the default): codegen runs the anchors as stages of one kernel"));
     }
   }
 

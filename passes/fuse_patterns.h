@@ -28,9 +28,9 @@
 //
 // Multi-anchor groups (attention: two MatMuls and a Softmax; a softmax or
 // LayerNorm that cannot be rewritten: two reductions) need codegen to lower
-// several reductions as consecutive stages of one kernel. Until that is the
-// default they form only with multi-anchor=1; otherwise the match is recorded
-// as rejected, with that option as the hint.
+// several reductions as consecutive stages of one kernel, which it does, so
+// they form by default (multi-anchor=1); with multi-anchor=0 the match is
+// recorded as rejected, with the option as the hint.
 //
 // Keeps: names, origins, graph inputs and outputs. Run after simplify (so
 // constant BatchNorms are folded, x*1 removed) and before fuse-ops, which
@@ -43,7 +43,7 @@
 namespace fuselens {
 
 struct FusePatternsOptions {
-  bool multiAnchor = false;
+  bool multiAnchor = true;
 };
 
 class FusePatternsPass : public Pass {

@@ -64,9 +64,9 @@ RuleVerdict reduceChain(const Graph& g, const std::vector<NodeId>& producerGroup
     return {true, "reduce-chain",
             facts + "; one kernel runs them as consecutive stages over each row (multi-anchor)", {}};
   return {false, "reduce-chain",
-          facts + ", which one kernel could run as consecutive stages, but multi-anchor groups are off until "
-                  "codegen lowers them by default",
-          "form it anyway with fuse-ops{multi-anchor=1}"};
+          facts + ", which one kernel could run as consecutive stages, but multi-anchor groups are off "
+                  "(multi-anchor=0)",
+          "form it with fuse-ops{multi-anchor=1} (the default)"};
 }
 
 std::optional<RuleVerdict> dynamicDim(const Graph& g, ValueId edge, const Node& cn, const std::string& producer,
@@ -113,6 +113,28 @@ std::string layoutHint(const std::string& rule) {
          "its boundaries, where transforms that cancel are removed";
 }
 
+std::optional<RuleVerdict> layoutTransformFold(const Node& pn, const Node& cn, ValueId edge, bool producerAlone,
+                                               PatternKind producerGroup, PatternKind consumerGroup,
+                                               const std::string& producer, const std::string& consumer) {
+  auto layoutOp = [](const Node& n, const char* op) { return n.domain == kFuseLensDomain && n.op == op && !n.body; };
+  const bool blockedWindow = layoutOp(cn, "ConvNCHWc") || layoutOp(cn, "MaxPoolNCHWc") ||
+                             layoutOp(cn, "AveragePoolNCHWc");
+  if (layoutOp(pn, "ToNCHWc") && producerAlone && blockedWindow && !cn.inputs.empty() && cn.inputs[0] == edge &&
+      producerGroup <= PatternKind::Injective && consumerGroup == PatternKind::OutEWiseFusable)
+    return RuleVerdict{true, "layout-prologue",
+                       producer + " is a layout transform (an Injective index map) and " + consumer +
+                           " reads its input through it, so the kernel blocks its input as it loads it",
+                       {}};
+  const bool anchorGroup = producerGroup == PatternKind::OutEWiseFusable || producerGroup == PatternKind::CommReduce;
+  if (layoutOp(cn, "FromNCHWc") && anchorGroup)
+    return RuleVerdict{true, "layout-epilogue",
+                       consumer + " is a layout transform (an Injective index map) of the blocked result of the " +
+                           std::string(patternKindName(producerGroup)) + " group of " + producer +
+                           "; the kernel unblocks it as a last stage",
+                       {}};
+  return std::nullopt;
+}
+
 std::string twoAnchorsHint(const Graph& g, const Node& pn, const Node& cn) {
   auto isOp = [](const Node& n, const char* op) {
     if (isPatternGroup(n)) return false;
@@ -122,8 +144,8 @@ std::string twoAnchorsHint(const Graph& g, const Node& pn, const Node& cn) {
   bool scores = (isOp(cn, "Softmax") && (isOp(pn, "MatMul") || pn.op == "Add" || pn.op == "Div" || pn.op == "Mul")) ||
                 (isOp(pn, "Softmax") && isOp(cn, "MatMul"));
   if (scores)
-    return "fuse-patterns{multi-anchor=1} forms scaled dot-product attention (MatMul, scale, mask, Softmax, "
-           "MatMul) as one group: pattern-attention";
+    return "run fuse-patterns before fuse-ops with multi-anchor=1 (its default): it forms scaled dot-product "
+           "attention (MatMul, scale, mask, Softmax, MatMul) as one group, pattern-attention";
   return {};
 }
 

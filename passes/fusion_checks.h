@@ -38,6 +38,19 @@ bool touchesNchwConv(const Graph& g, const Node& n);
 // before fuse-ops; empty when the rule is not one layout changes.
 std::string layoutHint(const std::string& rule);
 
+// layout-prologue / layout-epilogue: the layout pass's transforms at a blocked
+// region's boundary join the anchor group beside them instead of costing a
+// kernel each. A ToNCHWc read as the input of a ConvNCHWc / pool NCHWc is an
+// index map the anchor's loads apply; a FromNCHWc reading an anchor group's
+// blocked result is a last stage of that kernel (codegen materializes the
+// anchor's result and reads it back through the map). nullopt for any other
+// edge, which the kind table decides. The ToNCHWc joins only alone
+// (`producerAlone`): ops fused before it would be recomputed at every tap of
+// the window, which prologue-into-anchor keeps out.
+std::optional<RuleVerdict> layoutTransformFold(const Node& pn, const Node& cn, ValueId edge, bool producerAlone,
+                                               PatternKind producerGroup, PatternKind consumerGroup,
+                                               const std::string& producer, const std::string& consumer);
+
 // What a rejected two-anchors edge could do instead, when there is something.
 std::string twoAnchorsHint(const Graph& g, const Node& pn, const Node& cn);
 

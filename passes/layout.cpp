@@ -23,6 +23,7 @@
 #include <set>
 
 #include "core/ops/registry.h"
+#include "passes/layout_groups.h"
 #include "passes/rewriter.h"
 
 namespace fuselens {
@@ -259,6 +260,7 @@ class LayoutRewriter {
     ++inserted_;
     g_.replaceAllUses(out.id, plain);
     g_.removeNode(id);
+    replaced_[id.index] = nn;
     g_.mutableValue(plain).name = out.name;
     twins_.push_back({blocked, plain, out.name});
     for (ValueId v : old.inputs)
@@ -303,6 +305,7 @@ class LayoutRewriter {
   }
 
   int64_t inserted() const { return inserted_; }
+  const std::map<int32_t, NodeId>& replaced() const { return replaced_; }
 
  private:
   struct Twin {
@@ -373,12 +376,18 @@ class LayoutRewriter {
   int b_;
   std::map<int32_t, ValueId> memo_;  // plain value -> its ToNCHWc
   std::vector<Twin> twins_;
+  std::map<int32_t, NodeId> replaced_;  // old node index -> its blocked form
   int64_t inserted_ = 0;
 };
 
 }  // namespace
 
-PassResult LayoutPass::run(Graph& g, PassContext& ctx) {
+PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
+  // 0. open the fused groups that hold a Conv or pool (layout after fuse-ops),
+  // on a copy, so a graph the pass leaves alone stays exactly as it was.
+  Graph work = input;
+  const std::vector<OpenedGroup> opened = openLayoutGroups(work);
+  Graph& g = opened.empty() ? input : work;
   auto order = g.topoOrder();
   if (!order) return PassResult::failed(Status::error("the graph has a cycle", "layout"));
   PassResult r;
@@ -424,12 +433,36 @@ PassResult LayoutPass::run(Graph& g, PassContext& ctx) {
   // 4. cancel
   int64_t cancelled = rw.cancelPairs();
   rw.settleNames();
-  if (rewritten == 0 && cancelled == 0) {
+  if (rewritten == 0 && cancelled == 0) {  // opened groups, if any, were opened on the copy
     PassResult u = PassResult::unchanged();
     u.diagnostics = std::move(r.diagnostics);
     return u;
   }
+  // 5. close the opened groups over their members' blocked forms
+  const std::vector<NodeId> closed = closeLayoutGroups(g, opened, rw.replaced());
+  if (!opened.empty()) input = std::move(work);
   r.changed = true;
+  if (!closed.empty())
+    r.diagnostics.push_back({Severity::Note, "pass layout",
+                             std::to_string(closed.size()) + " fused groups rewritten inside (layout after fuse-ops)"});
+  // 6. after the fusion passes, when no fuse-ops follows to do it: the
+  // boundary transforms join the blocked groups beside them, as fuse-ops
+  // would have folded them.
+  bool fusedBefore = false, fuseOpsAfter = false;
+  for (size_t i = 0; i < ctx.pipeline.size(); ++i) {
+    const bool fusion = ctx.pipeline[i] == "fuse-ops" || ctx.pipeline[i] == "fuse-patterns";
+    if (i < ctx.position) fusedBefore |= fusion;
+    if (i > ctx.position) fuseOpsAfter |= ctx.pipeline[i] == "fuse-ops";
+  }
+  if (fusedBefore && !fuseOpsAfter) {
+    std::vector<FusionDecision> folds = foldBoundaryTransforms(input);
+    r.stats["transforms folded"] = int64_t(folds.size());
+    if (!folds.empty())
+      r.diagnostics.push_back({Severity::Note, "pass layout",
+                               std::to_string(folds.size()) + " boundary transforms folded into the groups beside "
+                                                              "them (layout-prologue, layout-epilogue)"});
+    ctx.decisions.insert(ctx.decisions.end(), folds.begin(), folds.end());
+  }
   r.diagnostics.push_back({Severity::Note, "pass layout",
                            std::to_string(rw.inserted()) + " transforms inserted, " + std::to_string(cancelled) +
                                " cancelled in From -> To pairs"});
@@ -437,9 +470,10 @@ PassResult LayoutPass::run(Graph& g, PassContext& ctx) {
   r.stats["ops blocked"] = ops;
   r.stats["transforms inserted"] = rw.inserted();
   r.stats["transforms cancelled"] = cancelled;
+  r.stats["groups rewritten"] = int64_t(closed.size());
   int64_t left = 0;
-  for (NodeId id : g.nodeIds())
-    left += isOp(g.node(id), "ToNCHWc", kFuseLensDomain) || isOp(g.node(id), "FromNCHWc", kFuseLensDomain);
+  for (NodeId id : input.nodeIds())
+    left += isOp(input.node(id), "ToNCHWc", kFuseLensDomain) || isOp(input.node(id), "FromNCHWc", kFuseLensDomain);
   r.stats["transforms left"] = left;
   return r;
 }

@@ -16,8 +16,14 @@
 // Keeps: graph inputs and outputs plain and named as before; every blocked
 // value's origin is the plain value it stands for, with its layout recorded
 // (Value::layout), so compare unblocks it before comparing.
-// Run after simplify (Conv+BN folded) and before fuse-ops, whose epilogue
-// fusion then takes the blocked elementwise ops into the ConvNCHWc groups.
+// Run after simplify (Conv+BN folded). Best before fuse-ops, whose epilogue
+// fusion then takes the blocked elementwise ops into the ConvNCHWc groups and
+// folds the boundary transforms into them (layout-prologue, layout-epilogue).
+// After fuse-ops it works too: a Fused group holding a Conv or pool is opened,
+// rewritten with the rest, and closed again over the blocked ops (see
+// layout_groups.h); when a fusion pass ran before and no fuse-ops follows, the
+// boundary transforms then join the blocked groups beside them by the same
+// rules, recorded as decisions, so both orders give the same kernels.
 #pragma once
 
 #include "passes/pass.h"

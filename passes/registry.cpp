@@ -47,7 +47,7 @@ std::vector<PassInfo> buildRegistry() {
          auto maxOps = intOption("fuse-ops", o, "max-ops", 8, 1, 1 << 20);
          auto maxInputs = intOption("fuse-ops", o, "max-inputs", 16, 1, 1 << 20);
          auto live = intOption("fuse-ops", o, "live-budget", defaultLiveBudget(f.target), 1, 1 << 20);
-         auto multi = intOption("fuse-ops", o, "multi-anchor", 0, 0, 1);
+         auto multi = intOption("fuse-ops", o, "multi-anchor", 1, 0, 1);
          for (const auto* e : {&maxOps, &maxInputs, &live, &multi})
            if (!*e) return e->status();
          f.multiAnchor = *multi != 0;
@@ -68,7 +68,7 @@ std::vector<PassInfo> buildRegistry() {
       {"fuse-patterns", "named patterns (attention, LayerNorm, GELU, MatMul/Conv + bias + activation) as groups",
        {"multi-anchor"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
-         auto multi = intOption("fuse-patterns", o, "multi-anchor", 0, 0, 1);
+         auto multi = intOption("fuse-patterns", o, "multi-anchor", 1, 0, 1);
          if (!multi) return multi.status();
          return make(new FusePatternsPass(FusePatternsOptions{*multi != 0}));
        }},

@@ -16,6 +16,7 @@ constexpr double kOutOfToleranceFloor = 0.6;
 std::map<std::string, ValueHeat> heatByValue(const CompareReport& report) {
   std::map<std::string, ValueHeat> out;
   for (const CompareRow& row : report.rows) {
+    if (row.fallback) continue;  // not compiled: no heat to show, rather than a reassuring zero
     ValueHeat h;
     h.maxRel = row.metrics.maxRel;
     h.maxAbs = row.metrics.maxAbs;

@@ -174,6 +174,14 @@ void MainWindow::buildActions() {
   pipelineEdit_->setMinimumWidth(360);
   pipelineEdit_->setToolTip(tr("Pipeline: comma-separated passes, options in braces"));
   connect(pipelineEdit_, &QLineEdit::returnPressed, this, &MainWindow::runPipeline);
+  shapesEdit_ = new QLineEdit(this);
+  shapesEdit_->setObjectName("inputShapes");
+  shapesEdit_->setPlaceholderText(tr("input shapes, e.g. x=1x3x224x224"));
+  shapesEdit_->setToolTip(tr("Shapes for inputs with dynamic dims (name=AxBxC; separated by ';'): "
+                             "compiling and comparing need static shapes. Applied when a model is "
+                             "opened or the pipeline reruns."));
+  shapesEdit_->setMaximumWidth(220);
+  connect(shapesEdit_, &QLineEdit::returnPressed, this, &MainWindow::runPipeline);
   searchEdit_ = new QLineEdit(this);
   searchEdit_->setObjectName("searchBox");
   searchEdit_->setPlaceholderText(tr("Find node (name or op)"));
@@ -193,6 +201,7 @@ void MainWindow::buildActions() {
   bar->addSeparator();
   bar->addWidget(new QLabel(tr(" Pipeline: "), bar));
   bar->addWidget(pipelineEdit_);
+  bar->addWidget(shapesEdit_);
   bar->addAction(runAct_);
   bar->addSeparator();
   bar->addAction(passList_->stepBackAction());
@@ -240,6 +249,10 @@ QString MainWindow::compareText() const { return compareLabel_->text(); }
 QString MainWindow::pipeline() const { return pipelineEdit_->text(); }
 
 void MainWindow::setPipeline(const QString& pipeline) { pipelineEdit_->setText(pipeline); }
+
+void MainWindow::setInputShapes(const QString& shapes) { shapesEdit_->setText(shapes); }
+
+QString MainWindow::inputShapes() const { return shapesEdit_->text(); }
 
 void MainWindow::setHeatVisible(bool visible) { heatAct_->setChecked(visible); }
 

@@ -72,6 +72,10 @@ class MainWindow : public QMainWindow {
   void runPipeline();                     // re-optimizes with the toolbar's pipeline
   void setPipeline(const QString& pipeline);
   QString pipeline() const;
+  // The Input shapes box: "x=1x3x224x224; mask=1x128", fixing dynamic input dims
+  // when a model is opened or rerun (a dim once fixed stays: reopen to change it).
+  void setInputShapes(const QString& shapes);
+  QString inputShapes() const;
   void selectSnapshot(int row);  // -1 selects the last
   void cancel();
   // Selects and centers the next node whose name contains `text` or whose op
@@ -166,6 +170,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* inspectorDock_ = nullptr;
   QDockWidget* compareDock_ = nullptr;
   QLineEdit* pipelineEdit_ = nullptr;
+  QLineEdit* shapesEdit_ = nullptr;
   QLineEdit* searchEdit_ = nullptr;
   QAction* openAct_ = nullptr;
   QAction* openSessionAct_ = nullptr;

@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "core/ir/printer.h"
+#include "core/session/input_shapes.h"
 #include "core/session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
@@ -75,14 +76,23 @@ void MainWindow::openFile(const QString& path) {
     return;
   }
   const std::string file = path.toStdString(), pipe = pipeline().toStdString();
+  auto shapes = parseInputShapes(inputShapes().toStdString());
+  if (!shapes) {
+    showError(qs(shapes.message()));
+    return;
+  }
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  start(Job::Open, [file, pipe, progress, cancel] {
+  start(Job::Open, [file, pipe, shapes = *shapes, progress, cancel] {
     JobResult r;
     auto s = std::make_shared<Session>();
     r.status = s->open(file, progress, cancel);
     if (!r.status) return r;
     r.session = s;
+    if (auto bound = s->bindInputShapes(shapes); !bound) {
+      r.status = bound.status();
+      return r;
+    }
     r.status = s->optimize(pipe, progress, cancel);
     return r;
   });
@@ -136,13 +146,22 @@ void MainWindow::runPipeline() {
     openWithDialog();
     return;
   }
+  auto shapes = parseInputShapes(inputShapes().toStdString());
+  if (!shapes) {
+    showError(qs(shapes.message()));
+    return;
+  }
   detachViews();  // the worker rewrites the snapshots and drops the report
   std::shared_ptr<Session> s = session_;
   const std::string pipe = pipeline().toStdString();
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  start(Job::Optimize, [s, pipe, progress, cancel] {
+  start(Job::Optimize, [s, pipe, shapes = *shapes, progress, cancel] {
     JobResult r;
+    if (auto bound = s->bindInputShapes(shapes); !bound) {
+      r.status = bound.status();
+      return r;
+    }
     r.status = s->optimize(pipe, progress, cancel);
     return r;
   });

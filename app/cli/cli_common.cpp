@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "core/io/npy.h"
+#include "core/session/input_shapes.h"
 
 namespace fuselens::cli {
 
@@ -56,13 +57,32 @@ Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string
 }  // namespace
 
 Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
-                       const std::vector<std::string>& dimArgs) {
+                       const std::vector<std::string>& dimArgs, const std::vector<std::string>& shapeArgs) {
   auto dims = parseDims(dimArgs);
   if (!dims) return dims.status();
   FL_RETURN_IF_ERROR(session.open(model, terminalProgress(), interruptToken()));
   for (const Diagnostic& d : session.model().diagnostics)
     if (d.severity != Severity::Note) std::cerr << "warning: " << d.str() << "\n";
   if (!dims->empty()) FL_RETURN_IF_ERROR(session.bindDims(*dims));
+  std::string joined;
+  for (const std::string& s : shapeArgs) joined += s + ";";
+  auto shapes = parseInputShapes(joined);
+  if (!shapes) return shapes.status();
+  if (!shapes->empty()) {
+    for (const auto& [name, dims] : *shapes)
+      if (!session.original().findValue(name))
+        return Status::error("the model has no input named '" + name + "'", "--shape " + name);
+    auto bound = session.bindInputShapes(*shapes);
+    if (!bound) return bound.status();
+  }
+  return session.optimize(pipeline, terminalProgress(), interruptToken());
+}
+
+Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs,
+                   const std::string& pipeline) {
+  auto changed = session.bindInputShapes(inputs);
+  if (!changed) return changed.status();
+  if (!*changed) return Status::ok();
   return session.optimize(pipeline, terminalProgress(), interruptToken());
 }
 
@@ -70,7 +90,13 @@ void addInputOptions(CLI::App* cmd, InputArgs& in) {
   cmd->add_option("--input", in.inputs, "An input tensor: name=file.npy (repeatable)");
   cmd->add_flag("--random-inputs", in.random, "Seeded random values for inputs not given with --input");
   cmd->add_option("--seed", in.seed, "Seed of --random-inputs")->capture_default_str();
-  cmd->add_option("--dim", in.dims, "Bind a symbolic dim of the model: name=value (repeatable)");
+  addShapeOptions(cmd, in.dims, in.shapes);
+}
+
+void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims, std::vector<std::string>& shapes) {
+  cmd->add_option("--dim", dims, "Bind a symbolic dim of the model: name=value (repeatable)");
+  cmd->add_option("--shape", shapes,
+                  "Fix a dynamic input's shape: name=AxBxC, e.g. x=1x3x224x224 (repeatable)");
 }
 
 Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args) {

@@ -31,19 +31,27 @@ struct InputArgs {
   std::vector<std::string> inputs;  // name=file.npy
   bool random = false;
   uint64_t seed = 0;
-  std::vector<std::string> dims;  // name=value, binding symbolic dims
+  std::vector<std::string> dims;    // name=value, binding symbolic dims
+  std::vector<std::string> shapes;  // name=AxBxC, fixing an input's dynamic dims
 };
 
 // Opens the model, binds --dim values, and runs the pipeline.
 Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
-                       const std::vector<std::string>& dims = {});
+                       const std::vector<std::string>& dims = {}, const std::vector<std::string>& shapes = {});
 // Explicit inputs from .npy files; seeded random tensors for the rest when
 // `random` is set (or when no input was given at all).
 Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args);
 
+// Fixes the model's dynamic input dims to the given tensors' shapes and, when
+// that changed anything, reruns the pipeline: compiling needs static shapes.
+Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs,
+                   const std::string& pipeline);
+
 std::string formatDouble(double v);  // "2.4e-07", compact for tables
 
-// --input, --random-inputs, --seed and --dim on a subcommand.
+// --input, --random-inputs, --seed, --dim and --shape on a subcommand.
 void addInputOptions(CLI::App* cmd, InputArgs& in);
+// --dim and --shape alone, for subcommands that take no input tensors.
+void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims, std::vector<std::string>& shapes);
 
 }  // namespace fuselens::cli

@@ -28,7 +28,7 @@ nlohmann::json toJson(const CompareReport& rep, const Session& s) {
     const TensorMetrics& m = r.metrics;
     rows.push_back({{"value", r.name}, {"producer", r.producer}, {"graph_output", r.isGraphOutput},
                     {"shape_match", m.shapeMatch}, {"count", m.count}, {"max_abs", m.maxAbs},
-                    {"max_rel", m.maxRel}, {"mean_abs", m.meanAbs}, {"rmse", m.rmse}, {"cosine", m.cosine},
+                    {"max_rel", m.maxRel}, {"max_ulp", m.maxUlp}, {"mean_abs", m.meanAbs}, {"rmse", m.rmse}, {"cosine", m.cosine},
                     {"nan_mismatch", m.nanMismatch}, {"out_of_tolerance", m.outOfTolerance},
                     {"worst_index", m.worstIndex}, {"within_tolerance", m.withinTolerance()},
                     {"fallback", r.fallback},
@@ -73,9 +73,10 @@ void printTable(const CompareReport& rep, const Session& s) {
 
 int runCompare(const CompareArgs& a) {
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims); !s) return fail(s);
+  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims, a.inputs.shapes); !s) return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
+  if (Status s = fitToInputs(session, *inputs, a.passes); !s) return fail(s);
   if (a.noFallback) {
     CompileOptions opts;
     opts.fallback = false;

@@ -22,6 +22,7 @@ namespace {
 
 struct CompileArgs {
   std::string model;
+  std::vector<std::string> dims, shapes;
   std::string passes;
   int level = -1;
   std::vector<std::string> disabled;
@@ -170,7 +171,7 @@ int runCompile(const CompileArgs& a) {
   auto pipeline = pipelineOf(a, defaultPipeline());
   if (!pipeline) return fail(pipeline.status());
   Session session;
-  if (Status s = openAndOptimize(session, a.model, *pipeline); !s) return fail(s);
+  if (Status s = openAndOptimize(session, a.model, *pipeline, a.dims, a.shapes); !s) return fail(s);
   std::string emitted;
   if (a.emit == "ir") {
     emitted = printGraph(session.finalGraph());
@@ -221,6 +222,7 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--time-passes", args->timePasses, "Print a timing report, slowest pass first");
   cmd->add_flag("--json", args->json, "Print the pass report as JSON");
   cmd->add_option("--reproduce", args->reproduce, "Replay a reproducer written by a failing pass");
+  addShapeOptions(cmd, args->dims, args->shapes);
   cmd->add_option("--emit", args->emit, "Print ir (optimized graph), loops (loop IR), llvm (LLVM IR), cuda (CUDA C) or ptx (through NVRTC)")
       ->check(CLI::IsMember({"ir", "loops", "llvm", "cuda", "ptx"}));
   cmd->add_option("-o,--output", args->output, "Write the --emit text to this file (atomically)");

@@ -14,6 +14,7 @@ namespace {
 
 struct ExportArgs {
   std::string model;
+  std::vector<std::string> dims, shapes;
   std::string out;
   std::string name = "model";
   std::string passes = defaultPipeline();
@@ -26,7 +27,7 @@ struct ExportArgs {
 
 int runExport(const ExportArgs& a) {
   Session s;
-  if (Status st = openAndOptimize(s, a.model, a.passes); !st) return fail(st);
+  if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
   if (a.target == "cuda") {
     auto r = exportCuda(s.finalGraph(), CudaExportOptions{a.out, a.name, a.arch}, terminalProgress(),
                         interruptToken());
@@ -60,6 +61,7 @@ void addExportCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--tuning-log", args->tuningLog, "use schedules tuned by `fuselens-cli tune`");
   cmd->add_option("--opt", args->opt, "LLVM optimization level 0..3 (default 3)");
   cmd->add_flag("--no-link", args->noLink, "skip the .so (no C compiler needed)");
+  addShapeOptions(cmd, args->dims, args->shapes);
   cmd->add_option("--target", args->target,
                   "cpu (.ll .s .o .so model.h manifest) or cuda (.cu, .ptx through NVRTC, launch plan .cuda.json)")
       ->check(CLI::IsMember({"cpu", "cuda"}));

@@ -50,10 +50,13 @@ Expected<std::map<std::string, TensorData>> runEngine(Session& s, const RunArgs&
 
 int runRun(const RunArgs& a) {
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : "", a.inputs.dims); !s)
+  if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : "", a.inputs.dims,
+                               a.inputs.shapes); !s)
     return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
+  if (a.engine == "cpu")
+    if (Status s = fitToInputs(session, *inputs, a.passes); !s) return fail(s);
   auto outputs = runEngine(session, a, *inputs);
   if (!outputs) return fail(outputs.status());
   std::error_code ec;

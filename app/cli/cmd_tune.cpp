@@ -16,6 +16,7 @@ namespace {
 
 struct TuneArgs {
   std::string model;
+  std::vector<std::string> dims, shapes;
   std::string passes = defaultPipeline();
   double budget = 30;
   std::string log = "fuselens_tuning.json";
@@ -24,7 +25,7 @@ struct TuneArgs {
 int runTune(const TuneArgs& a) {
   if (a.budget <= 0) return fail(Status::error("the budget must be positive", "--budget-seconds"));
   Session s;
-  if (Status st = openAndOptimize(s, a.model, a.passes); !st) return fail(st);
+  if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
   auto log = TuningLog::load(a.log);
   if (!log) return fail(log.status());
   TuneOptions o;
@@ -56,6 +57,7 @@ void addTuneCommand(CLI::App& app, int& exitCode) {
       app.add_subcommand("tune", "Measure schedule candidates; keep the fastest in a tuning log");
   cmd->add_option("model", args->model, "ONNX model")->required()->check(CLI::ExistingFile);
   cmd->add_option("--budget-seconds", args->budget, "time to spend measuring (default 30)");
+  addShapeOptions(cmd, args->dims, args->shapes);
   cmd->add_option("--log", args->log,
                   "tuning log JSON, read and updated (default fuselens_tuning.json)");
   cmd->add_option("--passes", args->passes, "pass pipeline (default: the -O2 pipeline)");

@@ -10,7 +10,7 @@ namespace fuselens::cli {
 namespace {
 
 nlohmann::json metricsJson(const TensorMetrics& m) {
-  return {{"shape_match", m.shapeMatch}, {"max_abs", m.maxAbs}, {"max_rel", m.maxRel},
+  return {{"shape_match", m.shapeMatch}, {"max_abs", m.maxAbs}, {"max_rel", m.maxRel}, {"max_ulp", m.maxUlp},
           {"rmse", m.rmse}, {"cosine", m.cosine}, {"out_of_tolerance", m.outOfTolerance},
           {"nan_mismatch", m.nanMismatch}, {"within_tolerance", m.withinTolerance()}};
 }

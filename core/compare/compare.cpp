@@ -3,8 +3,57 @@
 #include "core/compare/compare.h"
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace fuselens {
+namespace {
+
+// A float's bits mapped so that integer order is numeric order (-0 and +0
+// both to 0), which makes the ULP distance a subtraction.
+int64_t orderedBits(uint64_t bits, int width) {
+  const uint64_t sign = uint64_t(1) << (width - 1);
+  const int64_t magnitude = int64_t(bits & (sign - 1));
+  return (bits & sign) ? -magnitude : magnitude;
+}
+
+uint64_t rawBits(const TensorData& t, int64_t i) {
+  switch (t.dtype) {
+    case DType::F64: {
+      uint64_t b;
+      std::memcpy(&b, t.data<double>() + i, 8);
+      return b;
+    }
+    case DType::F32: {
+      uint32_t b;
+      std::memcpy(&b, t.data<float>() + i, 4);
+      return b;
+    }
+    default: return t.data<uint16_t>()[i];  // f16, bf16
+  }
+}
+
+int64_t ulpDistance(const TensorData& r, const TensorData& a, int64_t i, double rv, double av) {
+  int width = 0;
+  switch (r.dtype) {
+    case DType::F64: width = 64; break;
+    case DType::F32: width = 32; break;
+    case DType::F16:
+    case DType::BF16: width = 16; break;
+    default: {
+      const double d = std::fabs(rv - av);
+      return d >= 9.2e18 ? std::numeric_limits<int64_t>::max() : int64_t(d);
+    }
+  }
+  const int64_t x = orderedBits(rawBits(r, i), width), y = orderedBits(rawBits(a, i), width);
+  // Both lie within +-2^63 for width 64 only in magnitude; saturate the difference.
+  if ((x > 0 && y < 0 && x > std::numeric_limits<int64_t>::max() + y) ||
+      (x < 0 && y > 0 && y > std::numeric_limits<int64_t>::max() + x))
+    return std::numeric_limits<int64_t>::max();
+  return x > y ? x - y : y - x;
+}
+
+}  // namespace
 
 TensorMetrics compareTensors(const TensorData& reference, const TensorData& actual,
                              const Tolerance& tol) {
@@ -25,6 +74,7 @@ TensorMetrics compareTensors(const TensorData& reference, const TensorData& actu
       continue;
     }
     double d = std::fabs(r - a);
+    if (reference.dtype == actual.dtype) m.maxUlp = std::max(m.maxUlp, ulpDistance(reference, actual, i, r, a));
     sumAbs += d;
     sumSq += d * d;
     dot += r * a;

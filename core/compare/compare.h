@@ -22,6 +22,10 @@ struct TensorMetrics {
   int64_t nanMismatch = 0;     // NaN/Inf in one tensor but not in the other at the same index
   int64_t outOfTolerance = 0;  // elements failing |a-b| <= atol + rtol*|ref|
   int64_t worstIndex = -1;     // flat index of the largest absolute error
+  // Largest distance in units in the last place of the tensors' own dtype (f16
+  // steps for f16, f32 steps for f32; for integers the plain difference), over
+  // elements finite on both sides: 0 means bit-identical values.
+  int64_t maxUlp = 0;
   bool withinTolerance() const { return shapeMatch && nanMismatch == 0 && outOfTolerance == 0; }
 };
 

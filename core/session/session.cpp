@@ -85,12 +85,62 @@ Status Session::bindDims(const std::map<std::string, int64_t>& dims) {
     for (Dim& d : g.mutableValue(v).type.shape)
       if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end()) d = Dim::fixed(it->second);
   FL_RETURN_IF_ERROR(inferGraphTypes(g));
+  dropResults();
+  return Status::ok();
+}
+
+Expected<bool> Session::bindInputShapes(const std::map<std::string, TensorData>& inputs) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& [name, t] : inputs) shapes[name] = t.shape;
+  return bindInputShapes(shapes);
+}
+
+Expected<bool> Session::bindInputShapes(const std::map<std::string, std::vector<int64_t>>& shapes) {
+  if (!model_) return Expected<bool>::error("no model is open");
+  Graph& g = model_->graph;
+  std::map<std::string, int64_t> symbols;
+  std::vector<std::pair<ValueId, std::vector<int64_t>>> fixes;
+  for (ValueId v : g.inputs()) {
+    const Value& val = g.value(v);
+    auto it = shapes.find(val.name);
+    if (it == shapes.end() || val.type.isStatic()) continue;
+    const std::vector<int64_t>& shape = it->second;
+    const std::string where = "input '" + val.name + "'";
+    if (val.type.rankKnown && val.type.shape.size() != shape.size())
+      return Status::error("the tensor has rank " + std::to_string(shape.size()) + " but the model declares " +
+                               val.type.str(), where);
+    for (size_t d = 0; val.type.rankKnown && d < shape.size(); ++d) {
+      const Dim& dim = val.type.shape[d];
+      if (dim.isStatic() && dim.value != shape[d])
+        return Status::error("dim " + std::to_string(d) + " is " + std::to_string(shape[d]) +
+                                 " but the model declares " + val.type.str(), where);
+      if (dim.symbol.empty()) continue;
+      auto [at, fresh] = symbols.emplace(dim.symbol, shape[d]);
+      if (!fresh && at->second != shape[d])
+        return Status::error("dim '" + dim.symbol + "' is " + std::to_string(shape[d]) + " here but " +
+                                 std::to_string(at->second) + " in another input", where);
+    }
+    fixes.emplace_back(v, shape);
+  }
+  if (fixes.empty()) return false;
+  for (ValueId v : g.valueIds())
+    for (Dim& d : g.mutableValue(v).type.shape)
+      if (auto it = symbols.find(d.symbol); !d.symbol.empty() && it != symbols.end()) d = Dim::fixed(it->second);
+  for (const auto& [v, shape] : fixes) {
+    TensorType& t = g.mutableValue(v).type;
+    t = TensorType::of(t.dtype, shape);
+  }
+  FL_RETURN_IF_ERROR(inferGraphTypes(g));
+  dropResults();
+  return true;
+}
+
+void Session::dropResults() {
   snapshots_.clear();
   decisions_.clear();
   compiled_.reset();
   report_.reset();
   isolated_.reset();
-  return Status::ok();
 }
 
 const Graph& Session::finalGraph() const {
@@ -130,8 +180,9 @@ Expected<std::map<std::string, TensorData>> Session::randomInputs(uint64_t seed)
     for (const Dim& d : v.type.shape)
       if (!d.isStatic())
         return Status::error("has the dynamic dim '" + d.str() + "' in " + v.type.str() +
-                                 (d.symbol.empty() ? "; give this input as a tensor"
-                                                   : "; bind it to a number (--dim " + d.symbol + "=N)"),
+                                 "; give the input a shape (--shape " + v.name + "=AxB..., Input shapes in the GUI)" +
+                                 (d.symbol.empty() ? std::string(" or a tensor")
+                                                   : " or bind the dim (--dim " + d.symbol + "=N)"),
                              "input '" + v.name + "'");
     auto t = randomTensor(v.type, seed + i);
     if (!t) return Status::error(t.message(), "input '" + v.name + "'");

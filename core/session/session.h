@@ -60,6 +60,14 @@ class Session {
   // compiled and given random inputs. Drops later results. A name the graph
   // does not use is an error naming the ones it does.
   Status bindDims(const std::map<std::string, int64_t>& dims);
+  // Fixes every dynamic dim of the graph inputs to the shapes of `inputs` (by
+  // input name; inputs not given keep theirs), binding each symbol to one
+  // value throughout the graph, and re-infers types, so a model exported with
+  // dynamic dims compiles for the tensors it is run on. A rank or static dim
+  // that disagrees, or one symbol given two values, is an error naming the
+  // input. Returns whether anything changed (then the pipeline must rerun).
+  Expected<bool> bindInputShapes(const std::map<std::string, TensorData>& inputs);
+  Expected<bool> bindInputShapes(const std::map<std::string, std::vector<int64_t>>& shapes);
 
   // Runs the pipeline on the original graph; replaces snapshots and drops any
   // compiled module and report.
@@ -114,6 +122,7 @@ class Session {
                                             const CancelToken& cancel = {});
 
  private:
+  void dropResults();  // the model's graph changed: snapshots, compile and reports are stale
   std::string path_;
   std::unique_ptr<ImportedModel> model_;
   std::string pipeline_;

@@ -32,6 +32,30 @@ class CliRunTest : public QObject {
     QCOMPARE(y->shape, (std::vector<int64_t>{5, 4}));
   }
 
+  // Without --dim, the compiled engine and compare take the dynamic dims from
+  // the tensors given (compiling needs static shapes).
+  void compiledRunTakesDimsFromInputs() {
+    QTemporaryDir out;
+    Result r = cli({"run", kModel, "--engine", "cpu", "--input", "x=" + kInput, "--output-dir", out.path()});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    auto y = fuselens::readNpy((out.path() + "/y.npy").toStdString());
+    QVERIFY2(y.isOk(), y.message().c_str());
+    QCOMPARE(y->shape, (std::vector<int64_t>{3, 4}));
+    r = cli({"compare", kModel, "--input", "x=" + kInput});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY(r.out.contains("PASS"));
+  }
+
+  void inputOfTheWrongRankIsOneSentence() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("x3.npy");
+    QVERIFY(fuselens::writeNpy(path.toStdString(), fuselens::TensorData(fuselens::DType::F32, {2, 3, 8})).isOk());
+    Result r = cli({"compare", kModel, "--input", "x=" + path});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("input 'x'") && r.err.contains("rank 3"), qPrintable(r.err));
+    QCOMPARE(r.err.count('\n'), 1);
+  }
+
   void explicitInputMustMatchBoundDim() {
     QTemporaryDir out;
     Result r = cli({"run", kModel, "--input", "x=" + kInput, "--dim", "batch=4", "--output-dir",

