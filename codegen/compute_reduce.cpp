@@ -13,6 +13,7 @@
 // over a row: the mean, the variance about it (both lane-parallel), then
 // (x - mean) / sqrt(var + eps) * scale + bias handed to the Sink.
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <set>
 
@@ -31,7 +32,23 @@ StmtRef kindLoop(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> b
 struct Combine {
   double init;
   std::function<ExprRef(ExprRef, ExprRef)> op;
+  // Integer data (Max/Min/Sum/Prod only): an i64 accumulator starting at
+  // `intInit`; float data leaves this unset and accumulates in f32.
+  std::optional<int64_t> intInit;
+  DType accType() const { return intInit ? DType::I64 : DType::F32; }
+  ExprRef initExpr() const { return intInit ? intConst(*intInit) : floatConst(init); }
 };
+
+// The range of integer dtype t: what eager's saturating store clamps to.
+std::pair<int64_t, int64_t> intRange(DType t) {
+  switch (t) {
+    case DType::I8: return {INT8_MIN, INT8_MAX};
+    case DType::U8: return {0, UINT8_MAX};
+    case DType::I16: return {INT16_MIN, INT16_MAX};
+    case DType::I32: return {INT32_MIN, INT32_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
 
 Combine combineOf(const std::string& op) {
   if (op == "ReduceProd") return {1.0, [](ExprRef a, ExprRef b) { return mul(a, b); }};
@@ -48,7 +65,7 @@ std::vector<StmtRef> laneReduce(
     KernelBuilder& kb, int64_t len, int64_t lanes, const Combine& c, Var acc,
     const std::function<ExprRef(ExprRef)>& f,
     const std::function<std::vector<StmtRef>(std::vector<StmtRef>)>& around) {
-  std::vector<StmtRef> out = {let(acc, floatConst(c.init))};
+  std::vector<StmtRef> out = {let(acc, c.initExpr())};
   if (lanes < 2 || len < lanes) {
     Var r = kb.newLoopVar();
     for (StmtRef& s : around(
@@ -58,12 +75,12 @@ std::vector<StmtRef> laneReduce(
   }
   LoopFunc& fn = kb.func();
   const Buffer& part = fn.buffer(fn.addBuffer("part" + std::to_string(fn.buffers.size()),
-                                              BufferKind::Local, DType::F32, {lanes}));
+                                              BufferKind::Local, c.accType(), {lanes}));
   int64_t chunks = len / lanes, tail = len - chunks * lanes;
   std::vector<StmtRef> body;
   Var l0 = kb.newLoopVar();
   body.push_back(
-      kindLoop(l0, lanes, ForKind::Vectorized, {store(part, varRef(l0), floatConst(c.init))}));
+      kindLoop(l0, lanes, ForKind::Vectorized, {store(part, varRef(l0), c.initExpr())}));
   Var ch = kb.newLoopVar(), l = kb.newLoopVar();
   std::vector<StmtRef> inner = {
       kindLoop(ch, chunks, ForKind::Serial,
@@ -133,6 +150,15 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
     return {};
   }
   Combine c = combineOf(n.op);
+  // Integer data: computeHandlesDType admits only Max/Min/Sum/Prod. Max/Min
+  // start at the dtype's bounds, so an empty reduction yields the bound, as
+  // eager's saturating store of -inf/+inf does.
+  DType inType = kb.graph().value(n.inputs[0]).type.dtype;
+  bool integer = computeType(inType) == DType::I64;
+  if (integer) {
+    auto [lo, hi] = intRange(inType);
+    c.intInit = n.op == "ReduceMax" ? lo : n.op == "ReduceMin" ? hi : n.op == "ReduceProd" ? 1 : 0;
+  }
   std::vector<int64_t> reduced(axes.begin(), axes.end());
   bool lastReduced = !reduced.empty() && reduced.back() == rank - 1;
   int64_t lanes = lastReduced ? kb.schedule().reduceLanes : 0;
@@ -162,7 +188,7 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
         body = {kindLoop(outerLoops[i].first, outerLoops[i].second, ForKind::Serial, body)};
       return body;
     };
-    Var acc = kb.newLocal("acc");
+    Var acc = kb.newLocal("acc", c.accType());
     std::vector<StmtRef> body;
     std::optional<Var> mx;  // LogSumExp: the max, subtracted before exp so it cannot overflow
     if (n.op == "ReduceLogSumExp" && innerAxis >= 0) {
@@ -185,6 +211,12 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
     if (mx) result = add(unary(UnOp::Log, result), varRef(*mx));
     if (n.op == "ReduceMean" && count > 0) result = mul(result, floatConst(1.0 / double(count)));
     if (n.op == "ReduceL2") result = unary(UnOp::Sqrt, result);
+    // A narrower integer sum/product saturates like eager's store (a plain
+    // narrowing cast would keep the low bits instead).
+    if (integer && innerAxis >= 0 && inType != DType::I64) {
+      auto [lo, hi] = intRange(inType);
+      result = binary(BinOp::Min, binary(BinOp::Max, result, intConst(lo)), intConst(hi));
+    }
     for (StmtRef& s : sink(at, result)) body.push_back(std::move(s));
     return body;
   });

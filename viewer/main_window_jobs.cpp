@@ -304,6 +304,15 @@ void MainWindow::finishOpen(const JobResult& r) {
   setWindowTitle(tr("FuseLens \u2014 %1").arg(QFileInfo(path).fileName()));
   compareLabel_->clear();
   if (!session_->pipeline().empty()) setPipeline(qs(session_->pipeline()));
+  if (!session_->boundInputShapes().empty()) {  // a restored session's, or the box's own
+    QStringList items;
+    for (const auto& [name, dims] : session_->boundInputShapes()) {
+      QStringList ds;
+      for (int64_t d : dims) ds << QString::number(d);
+      items << qs(name) + "=" + ds.join('x');
+    }
+    setInputShapes(items.join("; "));
+  }
   addRecentFile(r.path.empty() ? path : qs(r.path));
   emit modelOpened(path);
   if (!r.warnings.empty()) {

@@ -57,11 +57,8 @@ Status Session::open(const std::string& modelPath, const Progress& progress, con
   model_ = std::make_unique<ImportedModel>(std::move(*imported));
   path_ = modelPath;
   pipeline_.clear();
-  snapshots_.clear();
-  decisions_.clear();
-  compiled_.reset();
-  report_.reset();
-  isolated_.reset();
+  boundShapes_.clear();
+  dropResults();
   report(progress, 1.0, "imported");
   return Status::ok();
 }
@@ -129,6 +126,7 @@ Expected<bool> Session::bindInputShapes(const std::map<std::string, std::vector<
   for (const auto& [v, shape] : fixes) {
     TensorType& t = g.mutableValue(v).type;
     t = TensorType::of(t.dtype, shape);
+    boundShapes_[g.value(v).name] = shape;
   }
   FL_RETURN_IF_ERROR(inferGraphTypes(g));
   dropResults();
@@ -249,7 +247,7 @@ Status Session::save(const std::string& sessionPath) const {
   if (!model_) return Status::error("no model is open", sessionPath);
   auto hash = hashFile(path_);
   if (!hash) return hash.status();
-  return saveSessionFile(sessionPath, SessionFile{path_, *hash, pipeline_, tolerance, seed, bookmarks});
+  return saveSessionFile(sessionPath, SessionFile{path_, *hash, pipeline_, tolerance, seed, bookmarks, boundShapes_});
 }
 
 Expected<std::vector<Diagnostic>> Session::restore(const std::string& sessionPath, const Progress& progress,
@@ -262,6 +260,10 @@ Expected<std::vector<Diagnostic>> Session::restore(const std::string& sessionPat
   if (!file->modelHash.empty() && *hash != file->modelHash)
     warnings.push_back({Severity::Warning, file->modelPath, "the model changed since the session was saved"});
   FL_RETURN_IF_ERROR(open(file->modelPath, progress, cancel));
+  if (!file->inputShapes.empty()) {
+    auto bound = bindInputShapes(file->inputShapes);
+    if (!bound) return bound.status();
+  }
   FL_RETURN_IF_ERROR(optimize(file->pipeline, progress, cancel));
   tolerance = file->tolerance;
   seed = file->seed;

@@ -68,6 +68,8 @@ class Session {
   // input. Returns whether anything changed (then the pipeline must rerun).
   Expected<bool> bindInputShapes(const std::map<std::string, TensorData>& inputs);
   Expected<bool> bindInputShapes(const std::map<std::string, std::vector<int64_t>>& shapes);
+  // The shapes bindInputShapes fixed, by input name (saved with the session).
+  const std::map<std::string, std::vector<int64_t>>& boundInputShapes() const { return boundShapes_; }
 
   // Runs the pipeline on the original graph; replaces snapshots and drops any
   // compiled module and report.
@@ -124,6 +126,7 @@ class Session {
  private:
   void dropResults();  // the model's graph changed: snapshots, compile and reports are stale
   std::string path_;
+  std::map<std::string, std::vector<int64_t>> boundShapes_;
   std::unique_ptr<ImportedModel> model_;
   std::string pipeline_;
   std::vector<Snapshot> snapshots_;

@@ -51,7 +51,8 @@ Status saveSessionFile(const std::string& path, const SessionFile& s) {
                       {"atol", s.tolerance.atol},
                       {"rtol", s.tolerance.rtol},
                       {"seed", s.seed},
-                      {"bookmarks", s.bookmarks}};
+                      {"bookmarks", s.bookmarks},
+                      {"input_shapes", s.inputShapes}};
   return writeFileAtomically(path, j.dump(2) + "\n");
 }
 
@@ -75,6 +76,10 @@ Expected<SessionFile> loadSessionFile(const std::string& path) {
     s.tolerance.rtol = j.value("rtol", s.tolerance.rtol);
     s.seed = j.value("seed", uint64_t(0));
     s.bookmarks = j.value("bookmarks", std::vector<std::string>{});
+    s.inputShapes = j.value("input_shapes", std::map<std::string, std::vector<int64_t>>{});
+    for (const auto& [name, dims] : s.inputShapes)
+      for (int64_t d : dims)
+        if (d < 0) return Expected<SessionFile>::error("input_shapes: '" + name + "' has a negative dim", path);
   } catch (const nlohmann::json::exception& e) {
     return Expected<SessionFile>::error(std::string("a field is missing or has the wrong type (") + e.what() + ")",
                                         path);

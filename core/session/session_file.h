@@ -1,10 +1,11 @@
 // Saving and reopening a session: a small JSON file naming the model (path
 // relative to the session file when it lies below it, plus a content hash so
-// a changed model is noticed), the pipeline, the tolerances, the input seed
-// and the user's bookmarks. Written atomically; never holds tensors.
+// a changed model is noticed), the pipeline, the tolerances, the input seed,
+// the shapes given to dynamic inputs and the user's bookmarks. Written atomically; never holds tensors.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct SessionFile {
   Tolerance tolerance;
   uint64_t seed = 0;
   std::vector<std::string> bookmarks;  // value or node names the user marked
+  // Shapes given to inputs with dynamic dims (Session::bindInputShapes), reapplied on restore.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
 // Hash of the file's bytes, for noticing that a model changed since a save.

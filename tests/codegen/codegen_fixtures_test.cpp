@@ -44,7 +44,6 @@ const std::set<std::string> kNeedsFallback = {
     "data_range_f32",
     "data_range_i64",
     "norm_batchnorm_training",
-    "reduce_max_i64",
     // FALLBACK-LIST-END
 };
 

@@ -42,6 +42,8 @@ class CodegenReduceTest : public QObject {
  private slots:
   void reduce_data();
   void reduce();
+  void intReduce_data();
+  void intReduce();
   void layerNorm_data();
   void layerNorm();
   void elementwiseOps_data();
@@ -96,6 +98,79 @@ void CodegenReduceTest::reduce() {
   std::string info;
   double err = againstEager(g, {{"x", randomTensor(shape, 3)}}, "", &info);
   QVERIFY2(err <= 1e-5, info.c_str());
+}
+
+// Integer Max/Min/Sum/Prod accumulate in i64 and must equal eager exactly.
+// The data mixes small values with the dtype's extremes (Max/Min), or keeps
+// to small values (Sum/Prod) so eager's f64 accumulation is exact too.
+void CodegenReduceTest::intReduce_data() {
+  QTest::addColumn<QString>("op");
+  QTest::addColumn<int>("dtype");
+  QTest::addColumn<Shape>("shape");
+  QTest::addColumn<Shape>("axes");  // {}: all
+  QTest::addColumn<bool>("keep");
+  // data 0: small values, 1: with extremes, 2: near the i32 max, 3: all
+  // negative, 4: all positive (so a 0 initial value would show in Max / Min)
+  QTest::addColumn<int>("data");
+  for (DType t : {DType::I32, DType::I64}) {
+    QString tn = QString::fromStdString(std::string(dtypeName(t)));
+    int ti = int(t);
+    QTest::newRow(qPrintable(tn + " max last, lanes + tail")) << "ReduceMax" << ti << Shape{3, 37} << Shape{-1} << true << 1;
+    QTest::newRow(qPrintable(tn + " max first, no keep")) << "ReduceMax" << ti << Shape{5, 6} << Shape{0} << false << 1;
+    QTest::newRow(qPrintable(tn + " min middle")) << "ReduceMin" << ti << Shape{2, 7, 3} << Shape{1} << true << 1;
+    QTest::newRow(qPrintable(tn + " min all, no keep")) << "ReduceMin" << ti << Shape{3, 4, 5} << Shape{} << false << 1;
+    QTest::newRow(qPrintable(tn + " sum two axes incl last")) << "ReduceSum" << ti << Shape{2, 5, 40} << Shape{0, 2} << true << 0;
+    QTest::newRow(qPrintable(tn + " sum first, no keep")) << "ReduceSum" << ti << Shape{4, 6} << Shape{0} << false << 0;
+    QTest::newRow(qPrintable(tn + " prod middle")) << "ReduceProd" << ti << Shape{2, 3, 4} << Shape{1} << true << 0;
+    QTest::newRow(qPrintable(tn + " max all negative")) << "ReduceMax" << ti << Shape{4, 9} << Shape{-1} << false << 3;
+    QTest::newRow(qPrintable(tn + " min all positive")) << "ReduceMin" << ti << Shape{4, 9} << Shape{0, 1} << true << 4;
+    QTest::newRow(qPrintable(tn + " prod last, no keep")) << "ReduceProd" << ti << Shape{3, 18} << Shape{-1} << false << 0;
+  }
+  // Eager stores the f64 sum saturated: 2 * INT32_MAX must not wrap.
+  QTest::newRow("i32 sum saturates") << "ReduceSum" << int(DType::I32) << Shape{2, 3} << Shape{1} << false << 2;
+}
+
+void CodegenReduceTest::intReduce() {
+  QFETCH(QString, op);
+  QFETCH(int, dtype);
+  QFETCH(Shape, shape);
+  QFETCH(Shape, axes);
+  QFETCH(bool, keep);
+  QFETCH(int, data);
+  DType t = DType(dtype);
+  Graph g;
+  ValueId x = g.addInput("x", TensorType::of(t, shape));
+  std::vector<ValueId> ins = {x};
+  if (!axes.empty()) ins.push_back(i64Const(g, "axes", axes));
+  Attributes a;
+  a.set("keepdims", int64_t(keep));
+  Shape out;
+  std::set<int64_t> ax;
+  for (int64_t k : axes) ax.insert(k < 0 ? k + int64_t(shape.size()) : k);
+  for (size_t k = 0; k < shape.size(); ++k) {
+    bool red = axes.empty() || ax.count(int64_t(k));
+    if (!red)
+      out.push_back(shape[k]);
+    else if (keep)
+      out.push_back(1);
+  }
+  g.addOutput(g.node(g.addNode(op.toStdString(), ins, {{"y", TensorType::of(t, out)}}, a)).outputs[0]);
+  g.markAsOriginal();
+  TensorData in(t, shape);
+  int64_t lo = t == DType::I32 ? INT32_MIN : INT64_MIN, hi = t == DType::I32 ? INT32_MAX : INT64_MAX;
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    int64_t v = (i * 7 + 3) % 5 - 2;  // -2..2
+    if (data == 1 && i % 11 == 4) v = i % 2 ? hi : lo;
+    if (data == 1 && i % 13 == 6) v = 1000 * i - 50000;
+    if (data == 2) v = hi - i;
+    if (data == 3) v = -3 - v;
+    if (data == 4) v = 3 + v;
+    if (t == DType::I32) in.data<int32_t>()[i] = int32_t(v);
+    else in.data<int64_t>()[i] = v;
+  }
+  std::string info;
+  double err = againstEager(g, {{"x", in}}, "", &info);
+  QVERIFY2(err == 0, info.c_str());
 }
 
 void CodegenReduceTest::layerNorm_data() {

@@ -1,6 +1,7 @@
 // Input shapes for models with dynamic dims: the "x=1x3x224x224; m=1x8" text
 // (CLI --shape, the GUI's box) and Session::bindInputShapes, which fixes the
 // dims, binds each symbol once across the graph and refuses disagreements.
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/session/input_shapes.h"
@@ -58,6 +59,37 @@ class InputShapesTest : public QObject {
     // Already static: nothing to do, nothing changes.
     auto again = s.bindInputShapes(InputShapes{{"x", {5, 8}}});
     QVERIFY(again.isOk() && !*again);
+  }
+
+  void savedWithTheSession() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("dyn.fuselens.json").toStdString();
+    {
+      Session s;
+      QVERIFY(s.open(kDynBatch).isOk());
+      QVERIFY(s.bindInputShapes(InputShapes{{"x", {5, 8}}}).isOk());
+      QVERIFY(s.optimize(defaultPipeline()).isOk());
+      QVERIFY(s.save(path).isOk());
+    }
+    Session r;
+    auto warnings = r.restore(path);
+    QVERIFY2(warnings.isOk(), warnings.message().c_str());
+    QCOMPARE(r.boundInputShapes().at("x"), (std::vector<int64_t>{5, 8}));
+    QVERIFY(r.original().value(r.original().inputs()[0]).type.isStatic());
+    QVERIFY(r.compare(*r.randomInputs(2), Tolerance{}).isOk());
+
+    QFile f(QString::fromStdString(path));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QByteArray text = f.readAll().replace("5,", "-5,").replace("5\n", "-5\n");
+    f.close();
+    QVERIFY(text.contains("-5"));
+    QFile w(QString::fromStdString(path));
+    QVERIFY(w.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    w.write(text);
+    w.close();
+    auto bad = Session().restore(path);
+    QVERIFY(!bad.isOk());
+    QVERIFY2(QString::fromStdString(bad.message()).contains("negative dim"), bad.message().c_str());
   }
 
   void refusesDisagreements_data() {
