@@ -115,7 +115,7 @@ Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, c
     inputs[name] = std::move(*t);
   }
   if (!args.random && !inputs.empty()) return inputs;
-  auto random = session.randomInputs(args.seed);
+  auto random = session.randomInputs(args.seed, inputs);
   if (!random) return random.status();
   for (auto& [name, t] : *random) inputs.emplace(name, std::move(t));  // explicit ones win
   return inputs;

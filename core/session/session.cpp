@@ -169,12 +169,14 @@ Status Session::compile(const CompileOptions& opts, const Progress& progress, co
   return Status::ok();
 }
 
-Expected<std::map<std::string, TensorData>> Session::randomInputs(uint64_t seed) const {
+Expected<std::map<std::string, TensorData>> Session::randomInputs(uint64_t seed,
+                                                           const std::map<std::string, TensorData>& skip) const {
   if (!model_) return Expected<std::map<std::string, TensorData>>::error("no model is open");
   std::map<std::string, TensorData> inputs;
   const Graph& g = model_->graph;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
+    if (skip.count(v.name)) continue;
     for (const Dim& d : v.type.shape)
       if (!d.isStatic())
         return Status::error("has the dynamic dim '" + d.str() + "' in " + v.type.str() +

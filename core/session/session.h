@@ -86,7 +86,9 @@ class Session {
   const CompiledModule* compiled() const { return compiled_.get(); }
 
   // Seeded random tensors for every graph input (static shapes only).
-  Expected<std::map<std::string, TensorData>> randomInputs(uint64_t seed) const;
+  // Inputs named in `skip` (given by the user) are left out, dynamic or not.
+  Expected<std::map<std::string, TensorData>> randomInputs(uint64_t seed,
+                                                           const std::map<std::string, TensorData>& skip = {}) const;
 
   // Compiles if needed, runs compiled and eager on the same inputs, and compares
   // every kernel-boundary tensor with its origin in the eager run.

@@ -44,6 +44,9 @@ class CliRunTest : public QObject {
     r = cli({"compare", kModel, "--input", "x=" + kInput});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY(r.out.contains("PASS"));
+    // --random-inputs fills only the inputs not given, so a given dynamic one is fine.
+    r = cli({"compare", kModel, "--input", "x=" + kInput, "--random-inputs"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
   }
 
   void inputOfTheWrongRankIsOneSentence() {
