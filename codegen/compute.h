@@ -47,6 +47,12 @@ enum class ComputeClass {
 };
 ComputeClass computeClassOf(const Node& n);
 
+class KernelBuilder;
+// The normalized `axis` of a row op whose output has its input's shape
+// (Softmax, LogSoftmax, LayerNormalization); nullopt after kb.fail when the
+// axis is out of range or the shapes differ.
+std::optional<int64_t> rowOpAxis(KernelBuilder& kb, const Node& n);
+
 // "node 'fc1' (MatMul)", the place of a diagnostic about a node.
 std::string nodePlace(const Node& n);
 

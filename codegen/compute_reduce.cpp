@@ -225,22 +225,12 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
 std::vector<StmtRef> lowerLayerNorm(KernelBuilder& kb, const Node& n,
                                     const KernelBuilder::Sink& sink) {
   std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
-  int64_t rank = int64_t(shape.size());
-  int64_t axis = n.attrs.getInt("axis", -1);
-  if (axis < -rank || axis >= rank) {
-    kb.fail(Status::error(
-        "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank),
-        nodePlace(n)));
-    return {};
-  }
-  if (axis < 0) axis += rank;
-  if (kb.shapeOf(n.outputs[0]) != shape) {
-    kb.fail(Status::error("output shape differs from the input shape", nodePlace(n)));
-    return {};
-  }
+  std::optional<int64_t> rowAxis = rowOpAxis(kb, n);
+  if (!rowAxis) return {};
+  const int64_t axis = *rowAxis;
   int64_t cols = 1;
   std::vector<int64_t> outer = shape;
-  for (int64_t k = axis; k < rank; ++k) {
+  for (int64_t k = axis; k < int64_t(shape.size()); ++k) {
     cols *= shape[size_t(k)];
     outer[size_t(k)] = 1;
   }

@@ -125,19 +125,9 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
 std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
                                   const KernelBuilder::Sink& sink) {
   std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
-  int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t axis = n.attrs.getInt("axis", -1);
-  if (axis < -rank || axis >= rank) {
-    kb.fail(Status::error(
-        "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank),
-        nodePlace(n)));
-    return {};
-  }
-  if (axis < 0) axis += rank;
-  if (kb.shapeOf(n.outputs[0]) != shape) {
-    kb.fail(Status::error("output shape differs from the input shape", nodePlace(n)));
-    return {};
-  }
+  std::optional<int64_t> rowAxis = rowOpAxis(kb, n);
+  if (!rowAxis) return {};
+  const int64_t axis = *rowAxis;
   std::vector<int64_t> outer = shape;
   outer[axis] = 1;
   int64_t len = shape[axis];
@@ -146,7 +136,7 @@ std::vector<StmtRef> lowerSoftmax(KernelBuilder& kb, const Node& n,
   // Long rows: 4x the partial results, so the max and sum chains (4-cycle
   // latency per vector op) run 4 apart instead of serializing the pass.
   if (lanes >= 2 && len >= 16 * lanes) lanes *= 4;
-  if (lanes >= 2 && axis == rank - 1 && len >= lanes)
+  if (lanes >= 2 && axis == int64_t(shape.size()) - 1 && len >= lanes)
     return kb.loopNest(
         outer, [&](const Index& at) { return vectorRows(kb, n, shape, axis, lanes, at, sink); });
   return kb.loopNest(outer, [&](const Index& at) -> std::vector<StmtRef> {

@@ -215,4 +215,21 @@ std::vector<StmtRef> KernelBuilder::loopNest(
   return body;
 }
 
+std::optional<int64_t> rowOpAxis(KernelBuilder& kb, const Node& n) {
+  const std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
+  const int64_t rank = int64_t(shape.size());
+  int64_t axis = n.attrs.getInt("axis", -1);
+  if (axis < -rank || axis >= rank) {
+    kb.fail(Status::error(
+        "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank),
+        nodePlace(n)));
+    return std::nullopt;
+  }
+  if (kb.shapeOf(n.outputs[0]) != shape) {
+    kb.fail(Status::error("output shape differs from the input shape", nodePlace(n)));
+    return std::nullopt;
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
 }  // namespace fuselens

@@ -2,6 +2,8 @@
 // constants are splats, selects replace branches.
 #include "codegen/llvm_math.h"
 
+#include "codegen/loop_ir.h"
+
 #include <llvm/IR/Intrinsics.h>
 
 #include <cmath>
@@ -91,21 +93,7 @@ llvm::Value* floatToBf16(llvm::IRBuilder<>& b, llvm::Value* f) {
   return b.CreateTrunc(r, intLike(b, f, 16));
 }
 
-int castIntBits(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return 1;
-    case DType::I8:
-    case DType::U8:
-      return 8;
-    case DType::I16:
-      return 16;
-    case DType::I32:
-      return 32;
-    default:
-      return 64;
-  }
-}
+int castIntBits(DType t) { return intBits(t) ? intBits(t) : 64; }
 
 }  // namespace
 

@@ -202,8 +202,6 @@ DType computeType(DType t) {
   }
 }
 
-namespace {
-
 int intBits(DType t) {
   switch (t) {
     case DType::Bool:
@@ -221,6 +219,8 @@ int intBits(DType t) {
       return 0;
   }
 }
+
+namespace {
 
 // Every value of `from` is a value of `to`, so a cast from -> to loses nothing.
 // Cast semantics depend only on the value, so such an inner cast can be dropped.

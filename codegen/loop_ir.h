@@ -100,6 +100,8 @@ ExprRef cast(ExprRef a, DType to);
 // The type arithmetic on values of dtype t runs in: f32 for f32/f16/bf16, f64,
 // i64 for every integer width, bool.
 DType computeType(DType t);
+// Bits of an integer dtype (bool: 1); 0 for floats.
+int intBits(DType t);
 // a (of the compute type of t) rounded as if stored as t and read back: what the
 // eager reference's per-op rounding does to an intermediate of dtype t.
 ExprRef roundTrip(ExprRef a, DType t);

@@ -18,6 +18,18 @@ Q_DECLARE_METATYPE(std::vector<int64_t>)
 
 namespace {
 
+// The shape a Reduce* over `axes` (all when empty) leaves, keepdims or not.
+Shape reducedShape(const Shape& shape, const Shape& axes, bool keep) {
+  Shape out;
+  std::set<int64_t> ax;
+  for (int64_t k : axes) ax.insert(k < 0 ? k + int64_t(shape.size()) : k);
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (!axes.empty() && !ax.count(int64_t(k))) out.push_back(shape[k]);
+    else if (keep) out.push_back(1);
+  }
+  return out;
+}
+
 double againstEager(const Graph& g, const std::map<std::string, TensorData>& in,
                     const std::string& pipeline, std::string* info) {
   return fuselens::test::compiledVsEager(g, in, pipeline, info);
@@ -82,17 +94,7 @@ void CodegenReduceTest::reduce() {
   if (!axes.empty()) ins.push_back(i64Const(g, "axes", axes));
   Attributes a;
   a.set("keepdims", int64_t(keep));
-  // The output type comes from the eager side's shape inference: build, then fix.
-  Shape out;
-  std::set<int64_t> ax;
-  for (int64_t k : axes) ax.insert(k < 0 ? k + int64_t(shape.size()) : k);
-  for (size_t k = 0; k < shape.size(); ++k) {
-    bool red = axes.empty() || ax.count(int64_t(k));
-    if (!red)
-      out.push_back(shape[k]);
-    else if (keep)
-      out.push_back(1);
-  }
+  const Shape out = reducedShape(shape, axes, keep);
   g.addOutput(g.node(g.addNode(op.toStdString(), ins, {{"y", f32(out)}}, a)).outputs[0]);
   g.markAsOriginal();
   std::string info;
@@ -144,16 +146,7 @@ void CodegenReduceTest::intReduce() {
   if (!axes.empty()) ins.push_back(i64Const(g, "axes", axes));
   Attributes a;
   a.set("keepdims", int64_t(keep));
-  Shape out;
-  std::set<int64_t> ax;
-  for (int64_t k : axes) ax.insert(k < 0 ? k + int64_t(shape.size()) : k);
-  for (size_t k = 0; k < shape.size(); ++k) {
-    bool red = axes.empty() || ax.count(int64_t(k));
-    if (!red)
-      out.push_back(shape[k]);
-    else if (keep)
-      out.push_back(1);
-  }
+  const Shape out = reducedShape(shape, axes, keep);
   g.addOutput(g.node(g.addNode(op.toStdString(), ins, {{"y", TensorType::of(t, out)}}, a)).outputs[0]);
   g.markAsOriginal();
   TensorData in(t, shape);

@@ -93,10 +93,7 @@ class EagerTest : public QObject {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("dir");
     for (const auto& c : fixtureCases()) {
-      bool hasOutputs = false;
-      for (const auto& e : fs::directory_iterator(c.dir))
-        hasOutputs |= e.path().filename().string().rfind("output_", 0) == 0;
-      if (hasOutputs)
+      if (hasReferenceOutputs(c))
         QTest::newRow(c.name.c_str())
             << QString::fromStdString(c.model.string()) << QString::fromStdString(c.dir.string());
     }

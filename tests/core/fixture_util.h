@@ -39,6 +39,14 @@ inline std::vector<FixtureCase> fixtureCases() {
   return cases;
 }
 
+// Whether ONNX Runtime could run the case, so it holds output_*.npy references.
+inline bool hasReferenceOutputs(const FixtureCase& c) {
+  if (!fs::is_directory(c.dir)) return false;
+  for (const auto& e : fs::directory_iterator(c.dir))
+    if (e.path().filename().string().rfind("output_", 0) == 0) return true;
+  return false;
+}
+
 // Files "<prefix><name>.npy" in dir, read into a map keyed by <name>; an
 // unreadable file fills `error`.
 inline std::map<std::string, TensorData> loadNpys(const fs::path& dir, const std::string& prefix,
