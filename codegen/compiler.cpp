@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "codegen/cpu_executor.h"
+#include "codegen/driver_kernel.h"
 #include "codegen/host_kernel.h"
 #include "codegen/kernel_plan.h"
 #include "codegen/llvm_backend.h"
@@ -194,6 +195,22 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
     Schedule sched = plan.schedule;
     if (log)
       if (auto tuned = log->find(target, kernelSignature(g, n))) sched = *tuned;
+    if (auto drv = lowerDriverKernel(g, n, info.name, opts)) {
+      if (*drv) {
+        info.driver = true;
+        info.driverSummary = (*drv)->summary;
+        LoopFunc placeholder;  // never called: the executor runs the driver
+        placeholder.name = info.name;
+        plan.schedules.push_back(sched);
+        plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + std::string("// ") + info.name +
+                       ": driver kernel, " + info.driverSummary + "\n" + (*drv)->loopIr;
+        plan.funcs.push_back(std::move(placeholder));
+        plan.drivers.push_back(std::move((*drv)->run));
+        plan.infos.push_back(std::move(info));
+        continue;
+      }
+      if (!opts.fallback || !hasEagerKernel(n)) return drv->status();
+    }
     auto fn = lowerKernel(g, n, info.name, sched);
     if (!fn && opts.fallback && !cancel.cancelled() && hasEagerKernel(n) &&
         validByInference(g, n)) {
@@ -207,6 +224,7 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
       plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + std::string("// ") + info.name + ": " +
                      kFallbackLabel + "\n//   " + info.fallbackReason + "\n";
       plan.funcs.push_back(std::move(placeholder));
+      plan.drivers.emplace_back();
       plan.infos.push_back(std::move(info));
       continue;
     }
@@ -215,6 +233,7 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
     plan.schedules.push_back(sched);
     plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + printLoopFunc(*fn);
     plan.funcs.push_back(std::move(*fn));
+    plan.drivers.emplace_back();
     plan.infos.push_back(std::move(info));
   }
   plan.lowerSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -241,6 +260,7 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
   for (size_t i = 0; i < n; ++i) {
     exec.push_back(plan->execKernel(i, (*jit)->kernel(i)));
     if (plan->infos[i].fallback) exec.back().host = makeHostKernel(g, g.node(plan->infos[i].node));
+    if (plan->infos[i].driver) exec.back().host = plan->drivers[i];
   }
   CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases));
   report(progress, 1.0, "compiled");

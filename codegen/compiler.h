@@ -29,6 +29,10 @@ struct CompileOptions {
   // as labelled host kernels (KernelInfo::fallback) instead of failing the
   // compile. Off: such a node is a compile error (what coverage tests want).
   bool fallback = true;
+  // Nodes whose control is decided at run time (If/Loop/Scan, NonZero, Range,
+  // run-time shapes) run as driver kernels (codegen/driver_kernel.h) whose
+  // arithmetic is compiled. Off (the CUDA emitter): such nodes are not lowered.
+  bool drivers = true;
 };
 
 // One launch of the compiled run: a fused group or a single op.
@@ -41,6 +45,10 @@ struct KernelInfo {
   // because lowering said `fallbackReason`. Its outputs are not codegen's work.
   bool fallback = false;
   std::string fallbackReason;
+  // Compiled, but driven from the host at run time (driver_kernel.h): which
+  // branch, how many iterations, how large an output. Counted as codegen's work.
+  bool driver = false;
+  std::string driverSummary;  // "If: both branches compiled (3 + 2 kernels)"
 };
 
 // The label every tensor of a fallback kernel carries in reports.

@@ -341,6 +341,7 @@ Expected<CudaModuleSource> emitCudaModule(const Graph& g, const Progress& progre
   opts.schedule = cudaSchedule();
   opts.tuningLog = "";  // CPU tuning results do not apply to the GPU
   opts.fallback = false;  // a CUDA module has no host kernels: unlowered ops are errors
+  opts.drivers = false;
   auto plan = planKernels(g, opts, progress, cancel);
   if (!plan) return plan.status();
   CudaModuleSource m;

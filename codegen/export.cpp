@@ -353,6 +353,18 @@ Expected<ExportResult> exportModel(const Graph& g, const ExportOptions& opts,
     return Status::error("cannot export: node(s) " + fallbackNodes +
                          " have no code generation and would run as the reference fallback, "
                          "which an exported library cannot carry");
+  // Driver kernels compile their parts at run time through LLVM, which an
+  // exported library does not carry either.
+  std::string driverNodes;
+  for (const KernelInfo& k : plan->infos)
+    if (k.driver) {
+      const Node& n = g.node(k.node);
+      driverNodes += (driverNodes.empty() ? "" : ", ") + ("'" + n.name + "' (" + n.op + ")");
+    }
+  if (!driverNodes.empty())
+    return Status::error("cannot export: node(s) " + driverNodes +
+                         " decide their control or shapes at run time (driver kernels), "
+                         "which an exported library does not support yet");
   std::vector<PlannedKernelUse> uses;
   for (size_t i = 0; i < plan->infos.size(); ++i) {
     PlannedKernelUse u{plan->infos[i].inputs, plan->infos[i].outputs, 0};

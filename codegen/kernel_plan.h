@@ -8,6 +8,7 @@
 
 #include "codegen/compiler.h"
 #include "codegen/cpu_executor.h"
+#include "codegen/host_kernel.h"
 #include "codegen/loop_ir.h"
 
 namespace fuselens {
@@ -18,6 +19,8 @@ struct KernelPlan {
   std::vector<LoopFunc> funcs;      // one per info, scheduled
   std::vector<Schedule> schedules;  // per kernel: `schedule`, or the tuning log's
   std::vector<std::pair<ValueId, ValueId>> aliases;
+  // Per kernel: the driver's entry for a driver kernel (KernelInfo::driver), else empty.
+  std::vector<HostKernelFn> drivers;
   std::string loopIr;
   double lowerSeconds = 0;
 
