@@ -164,7 +164,7 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
     if (!l) return l.status();
     log = std::move(*l);
   }
-  const std::string target = hostTarget().key();
+  const std::string target = codegenTarget().key();
   size_t kernelNodes = 0;
   for (NodeId id : *order) kernelNodes += isAliasNode(g.node(id)) ? 0 : 1;
   for (NodeId id : *order) {
@@ -172,11 +172,12 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
     // With the fallback, a value whose shape is known only at run time (NonZero,
     // Loop outputs) flows through host kernels: lowering refuses every node that
     // touches it, so each becomes one.
+    // Without it, only a driver kernel (tried below) may produce such a value.
     bool dynamic = false;
+    Status dynamicOutput = Status::ok();
     for (ValueId v : n.outputs) {
       Status st = checkStatic(g, v);
-      if (!st && !opts.fallback)
-        return Status::error(st.diagnostic().message, "node '" + n.name + "' (" + n.op + ")");
+      if (!st && dynamicOutput) dynamicOutput = st;
       dynamic |= !st;
     }
     for (ValueId v : n.inputs) dynamic |= v.valid() && !checkStatic(g, v);
@@ -195,6 +196,7 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
     Schedule sched = plan.schedule;
     if (log)
       if (auto tuned = log->find(target, kernelSignature(g, n))) sched = *tuned;
+    Status driverError = Status::ok();  // a driver's refusal is the better fallback reason
     if (auto drv = lowerDriverKernel(g, n, info.name, opts)) {
       if (*drv) {
         info.driver = true;
@@ -210,14 +212,18 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
         continue;
       }
       if (!opts.fallback || !hasEagerKernel(n)) return drv->status();
+      driverError = drv->status();
     }
+    if (!dynamicOutput && !opts.fallback)
+      return Status::error(dynamicOutput.diagnostic().message,
+                           "node '" + n.name + "' (" + n.op + ")");
     auto fn = lowerKernel(g, n, info.name, sched);
     if (!fn && opts.fallback && !cancel.cancelled() && hasEagerKernel(n) &&
         validByInference(g, n)) {
       // A host kernel stands in; its placeholder LoopFunc keeps funcs and infos
       // parallel and compiles to an empty function that is never called.
       info.fallback = true;
-      info.fallbackReason = fn.diagnostic().str();
+      info.fallbackReason = (driverError ? fn.status() : driverError).diagnostic().str();
       LoopFunc placeholder;
       placeholder.name = info.name;
       plan.schedules.push_back(sched);
@@ -229,7 +235,16 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
       continue;
     }
     if (!fn) return fn.status();
-    applySchedule(*fn, sched);
+    if (Status st = scheduleKernel(*fn, sched); !st) {
+      // A tuning-log entry whose steps no longer fit the kernel (lowering
+      // changed since it was measured) must not break the compile: the
+      // kernel gets the plain schedule instead. An explicit schedule's error stands.
+      if (sched == plan.schedule) return st;
+      sched = plan.schedule;
+      fn = lowerKernel(g, n, info.name, sched);
+      if (!fn) return fn.status();
+      FL_RETURN_IF_ERROR(scheduleKernel(*fn, sched));
+    }
     plan.schedules.push_back(sched);
     plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + printLoopFunc(*fn);
     plan.funcs.push_back(std::move(*fn));

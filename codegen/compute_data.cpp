@@ -109,7 +109,8 @@ Status checkDtypes(const Graph& g, const Node& n) {
 bool isDataMovementOp(const std::string& op) {
   static const char* const kOps[] = {"Gather", "GatherElements", "GatherND",     "Split",
                                      "Tile",   "Expand",         "DepthToSpace", "SpaceToDepth",
-                                     "Resize", "Size",           "Shape",        "OneHot"};
+                                     "Resize", "Size",           "Shape",        "OneHot",
+                                     "ConstantOfShape"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -220,6 +221,15 @@ ExprRef indexValueAt(KernelBuilder& kb, ValueId v, const Index& idx) {
 
 ExprRef dataMovementValue(KernelBuilder& kb, const Node& n, size_t output, const Index& out) {
   if (n.op == "Resize") return resizeValue(kb, n, out);
+  if (n.op == "ConstantOfShape") {  // the shape operand fixed the output type; fill with `value`
+    auto v = n.attrs.getTensor("value");
+    if (!v || v->numel() != 1) return floatConst(0);  // ONNX's default: f32 zero
+    DType t = computeType(v->dtype);
+    if (t == DType::Bool) return boolConst(v->at(0) != 0);
+    if (v->dtype == DType::I64) return intConst(v->data<int64_t>()[0]);  // exact past 2^53
+    if (t == DType::I64) return intConst(int64_t(v->at(0)));
+    return floatConst(v->at(0), t);
+  }
   std::vector<int64_t> d = kb.shapeOf(n.inputs[0]);
   int64_t r = int64_t(d.size());
   if (n.op == "Size") {

@@ -58,7 +58,7 @@ bool computeHandlesDType(const Node& n, DType t) {
     // multiplies integers (an i64 accumulator, compute_matmul.cpp).
     default:
       if (n.op == "MatMul" && (t == DType::I32 || t == DType::I64)) return true;
-      // Integer Max/Min/Sum/Prod accumulate in i64 (compute_reduce.cpp); the
+      // Integer Max/Min (i64) and Sum/Prod (f64, saturated) (compute_reduce.cpp); the
       // others take logs, roots or means, which eager computes in double.
       if ((n.op == "ReduceMax" || n.op == "ReduceMin" || n.op == "ReduceSum" ||
            n.op == "ReduceProd") &&

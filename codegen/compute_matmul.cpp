@@ -83,7 +83,10 @@ class TiledMatMul {
  public:
   TiledMatMul(KernelBuilder& kb, const MatMulProblem& p, const KernelBuilder::Sink& sink)
       : kb_(kb), p_(p), sink_(sink), t_(kb.schedule().matmul) {
-    nr_ = std::min(t_.nr, p.n);
+    // A single row (GEMV: a classifier head, a decoder step) streams B once; a
+    // 1 x nr tile would keep only nr/lanes FMA chains in flight, so its tile is
+    // twice as wide.
+    nr_ = std::min(p.m == 1 ? 2 * t_.nr : t_.nr, p.n);
     mr_ = std::min(t_.mr, p.m);
     panels_ = p.n / nr_;
     nt_ = p.n - panels_ * nr_;
@@ -289,9 +292,16 @@ class TiledMatMul {
   int64_t nr_, mr_, panels_, nt_, mb_, mt_, nc_;
 };
 
-bool useTiling(const KernelBuilder& kb, int64_t m, int64_t n, int64_t k) {
+// M = 1 takes the template only with a constant B, packed once at compile
+// time: packing a run-time B would cost as much as the product itself.
+bool useTiling(const KernelBuilder& kb, int64_t m, int64_t n, int64_t k, bool bConst) {
   const MatMulTiling& t = kb.schedule().matmul;
-  return t.enabled && m * n * k >= t.minWork && n >= 4 && m >= 2;
+  return t.enabled && m * n * k >= t.minWork && n >= 4 && (m >= 2 || (m == 1 && bConst));
+}
+
+bool isF32Constant(const KernelBuilder& kb, ValueId v) {
+  auto c = kb.constantOf(v);
+  return c && c->dtype == DType::F32;
 }
 
 std::vector<StmtRef> wrapTemps(KernelBuilder& kb, TiledMatMul& t, std::vector<StmtRef> body) {
@@ -329,7 +339,7 @@ std::vector<StmtRef> lowerMatMul(KernelBuilder& kb, const Node& n,
   size_t nb = batch->size();
   // Integer MatMul (i64 accumulator, wrapping like eager) takes the plain nest.
   bool integer = computeType(kb.graph().value(n.inputs[0]).type.dtype) == DType::I64;
-  if (!aVec && !bVec && !integer && useTiling(kb, m, n2, k)) {
+  if (!aVec && !bVec && !integer && useTiling(kb, m, n2, k, isF32Constant(kb, n.inputs[1]))) {
     MatMulProblem p;
     p.batch = *batch;
     p.bBatch = bBatch;
@@ -414,7 +424,7 @@ std::vector<StmtRef> lowerGemm(KernelBuilder& kb, const Node& n, const KernelBui
   }
   if (!checkOutput(kb, n, {m, nn})) return {};
 
-  if (useTiling(kb, m, nn, k)) {
+  if (useTiling(kb, m, nn, k, isF32Constant(kb, n.inputs[1]))) {
     MatMulProblem p;
     p.m = m, p.n = nn, p.k = k;
     p.bValue = n.inputs[1];

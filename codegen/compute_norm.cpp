@@ -6,7 +6,15 @@
 //   handed to the Sink. Instance norm is group norm with G = C.
 //   BatchNormalization (inference): an inlined per-channel affine map,
 //   (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c].
+//   BatchNormalization (training_mode=1, opset 14+): per channel, the batch's
+//   own mean and biased variance over N and the spatial axes normalize x, and
+//   the running statistics outputs move towards them by 1 - momentum:
+//   running = input_running * momentum + batch_stat * (1 - momentum).
+//   Statistics run in f64, as the eager reference computes them, so a large
+//   batch does not drift from it.
 #include "codegen/compute_norm.h"
+
+#include <algorithm>
 
 namespace fuselens {
 namespace {
@@ -22,7 +30,61 @@ ExprRef channel(KernelBuilder& kb, ValueId v, ExprRef c) {
   return kb.valueAt(v, Index::ofFlat(kb.shapeOf(v), std::move(c)));
 }
 
+// Per channel c (a parallel loop): a mean pass and a variance pass over the
+// N x spatial elements of c, then y over the same elements through the sink,
+// and the running statistics at c.
+std::vector<StmtRef> lowerBatchNormTraining(KernelBuilder& kb, const Node& n,
+                                            const KernelBuilder::Sink& sink) {
+  std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
+  int64_t batch = shape[0], c = shape[1], spatial = 1;
+  for (size_t k = 2; k < shape.size(); ++k) spatial *= shape[k];
+  double eps = n.attrs.getFloat("epsilon", 1e-5), momentum = n.attrs.getFloat("momentum", 0.9);
+  double invCount = 1.0 / double(std::max<int64_t>(batch * spatial, 1));
+  auto f64 = [](ExprRef e) { return cast(std::move(e), DType::F64); };
+  return kb.loopNest({c}, [&](const Index& at) -> std::vector<StmtRef> {
+    ExprRef ch = at.dimExprs()[0];
+    auto elem = [&](const Var& b, const Var& s) {
+      ExprRef flat = add(mul(add(mul(varRef(b), intConst(c)), ch), intConst(spatial)), varRef(s));
+      return Index::ofFlat(shape, flat);
+    };
+    auto x = [&](const Var& b, const Var& s) { return f64(kb.valueAt(n.inputs[0], elem(b, s))); };
+    Var mean = kb.newLocal("mean", DType::F64), var = kb.newLocal("var", DType::F64);
+    Var b1 = kb.newLoopVar(), s1 = kb.newLoopVar(), b2 = kb.newLoopVar(), s2 = kb.newLoopVar();
+    Var b3 = kb.newLoopVar(), s3 = kb.newLoopVar();
+    ExprRef dlt = sub(x(b2, s2), varRef(mean));
+    ExprRef y = add(mul(div(sub(x(b3, s3), varRef(mean)),
+                            unary(UnOp::Sqrt, add(varRef(var), floatConst(eps, DType::F64)))),
+                        f64(channel(kb, n.inputs[1], ch))),
+                    f64(channel(kb, n.inputs[2], ch)));
+    std::vector<StmtRef> body = {
+        let(mean, floatConst(0, DType::F64)),
+        serialLoop(b1, batch,
+                   {serialLoop(s1, spatial, {assign(mean, add(varRef(mean), x(b1, s1)))})}),
+        assign(mean, mul(varRef(mean), floatConst(invCount, DType::F64))),
+        let(var, floatConst(0, DType::F64)),
+        serialLoop(b2, batch,
+                   {serialLoop(s2, spatial, {assign(var, add(varRef(var), mul(dlt, dlt)))})}),
+        assign(var, mul(varRef(var), floatConst(invCount, DType::F64))),
+        forLoop(b3, batch, {forLoop(s3, spatial, sink(elem(b3, s3), cast(y, DType::F32)))})};
+    // Running statistics: input_running * momentum + batch_stat * (1 - momentum).
+    for (size_t k = 1; k < n.outputs.size(); ++k) {
+      ExprRef stat = k == 1 ? varRef(mean) : varRef(var);
+      ExprRef prev = f64(channel(kb, n.inputs[2 + k], ch));
+      ExprRef run = add(mul(prev, floatConst(momentum, DType::F64)),
+                        mul(stat, floatConst(1 - momentum, DType::F64)));
+      Index pos = Index::ofFlat(kb.shapeOf(n.outputs[k]), ch);
+      for (StmtRef& st : kb.storeOutput(n.outputs[k], pos, cast(run, DType::F32)))
+        body.push_back(std::move(st));
+    }
+    return body;
+  });
+}
+
 }  // namespace
+
+bool isBatchNormTraining(const Node& n) {
+  return n.op == "BatchNormalization" && n.attrs.getInt("training_mode", 0) != 0;
+}
 
 bool isNormOp(const std::string& op) {
   return op == "InstanceNormalization" || op == "GroupNormalization";
@@ -31,8 +93,10 @@ bool isNormOp(const std::string& op) {
 Status checkNormOp(const Graph& body, const Node& n) {
   bool batch = n.op == "BatchNormalization";
   size_t want = batch ? 5 : 3;
-  if (n.inputs.size() != want || n.outputs.size() != 1)
-    return Status::error(n.op + " needs " + std::to_string(want) + " inputs and one output",
+  size_t maxOuts = isBatchNormTraining(n) ? 3 : 1;
+  if (n.inputs.size() != want || n.outputs.empty() || n.outputs.size() > maxOuts)
+    return Status::error(n.op + " needs " + std::to_string(want) + " inputs and " +
+                             (maxOuts == 1 ? "one output" : "one to three outputs"),
                          nodePlace(n));
   for (ValueId v : n.inputs) {
     if (!v.valid()) return Status::error("an input is missing", nodePlace(n));
@@ -54,11 +118,19 @@ Status checkNormOp(const Graph& body, const Node& n) {
     return Status::error("num_groups must divide the channel count", nodePlace(n));
   if (body.value(n.outputs[0]).type.staticShape() != x)
     return Status::error("the output shape differs from the input shape", nodePlace(n));
+  for (size_t k = 1; k < n.outputs.size(); ++k) {  // running mean and variance
+    const TensorType& t = body.value(n.outputs[k]).type;
+    if (!t.rankKnown || !t.isStatic() || t.dtype != DType::F32 || *t.numElements() != x[1])
+      return Status::error("output " + std::to_string(k) + " must be a static f32 tensor of " +
+                               std::to_string(x[1]) + " values, not " + t.str(),
+                           nodePlace(n));
+  }
   return Status::ok();
 }
 
 std::vector<StmtRef> lowerGroupNorm(KernelBuilder& kb, const Node& n,
                                     const KernelBuilder::Sink& sink) {
+  if (isBatchNormTraining(n)) return lowerBatchNormTraining(kb, n, sink);
   std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
   int64_t c = shape[1], spatial = 1;
   for (size_t k = 2; k < shape.size(); ++k) spatial *= shape[k];

@@ -32,14 +32,18 @@ StmtRef kindLoop(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> b
 struct Combine {
   double init;
   std::function<ExprRef(ExprRef, ExprRef)> op;
-  // Integer data (Max/Min/Sum/Prod only): an i64 accumulator starting at
-  // `intInit`; float data leaves this unset and accumulates in f32.
+  // Integer Max/Min: an i64 accumulator starting at `intInit` (exact).
+  // Integer Sum/Prod: an f64 accumulator (`f64`), as eager and ONNX Runtime
+  // accumulate them. Float data leaves both unset and accumulates in f32.
   std::optional<int64_t> intInit;
-  DType accType() const { return intInit ? DType::I64 : DType::F32; }
-  ExprRef initExpr() const { return intInit ? intConst(*intInit) : floatConst(init); }
+  bool f64 = false;
+  DType accType() const { return intInit ? DType::I64 : f64 ? DType::F64 : DType::F32; }
+  ExprRef initExpr() const {
+    return intInit ? intConst(*intInit) : floatConst(init, f64 ? DType::F64 : DType::F32);
+  }
 };
 
-// The range of integer dtype t: what eager's saturating store clamps to.
+// The range of integer dtype t: what eager's (and ORT's) saturating store clamps to.
 std::pair<int64_t, int64_t> intRange(DType t) {
   switch (t) {
     case DType::I8: return {INT8_MIN, INT8_MAX};
@@ -151,17 +155,21 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
   }
   Combine c = combineOf(n.op);
   // Integer data: computeHandlesDType admits only Max/Min/Sum/Prod. Max/Min
-  // start at the dtype's bounds, so an empty reduction yields the bound, as
-  // eager's saturating store of -inf/+inf does.
+  // compare in i64 from the dtype's bounds, so an empty reduction yields the
+  // bound, as eager's saturating store of -inf/+inf does. Sum/Prod add in f64
+  // in eager's element order (no lane partials: past 2^53 the order decides
+  // the rounding) and saturate to the dtype's range, as eager and ORT do.
   DType inType = kb.graph().value(n.inputs[0]).type.dtype;
   bool integer = computeType(inType) == DType::I64;
-  if (integer) {
+  bool intMaxMin = integer && (n.op == "ReduceMax" || n.op == "ReduceMin");
+  if (intMaxMin) {
     auto [lo, hi] = intRange(inType);
-    c.intInit = n.op == "ReduceMax" ? lo : n.op == "ReduceMin" ? hi : n.op == "ReduceProd" ? 1 : 0;
+    c.intInit = n.op == "ReduceMax" ? lo : hi;
   }
+  c.f64 = integer && !intMaxMin;
   std::vector<int64_t> reduced(axes.begin(), axes.end());
   bool lastReduced = !reduced.empty() && reduced.back() == rank - 1;
-  int64_t lanes = lastReduced ? kb.schedule().reduceLanes : 0;
+  int64_t lanes = lastReduced && !c.f64 ? kb.schedule().reduceLanes : 0;
   return kb.loopNest(out, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> od = at.dimExprs();
     std::vector<ExprRef> d(size_t(rank), intConst(0));
@@ -179,6 +187,7 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
       std::vector<ExprRef> di = d;
       if (innerAxis >= 0) di[size_t(innerAxis)] = r;
       ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(shape, di));
+      if (c.f64) v = cast(v, DType::F64);
       if (n.op == "ReduceSumSquare" || n.op == "ReduceL2") return mul(v, v);
       if (n.op == "ReduceL1") return unary(UnOp::Abs, v);
       return v;
@@ -211,11 +220,13 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
     if (mx) result = add(unary(UnOp::Log, result), varRef(*mx));
     if (n.op == "ReduceMean" && count > 0) result = mul(result, floatConst(1.0 / double(count)));
     if (n.op == "ReduceL2") result = unary(UnOp::Sqrt, result);
-    // A narrower integer sum/product saturates like eager's store (a plain
-    // narrowing cast would keep the low bits instead).
-    if (integer && innerAxis >= 0 && inType != DType::I64) {
+    // An integer sum/product saturates to the dtype's range like eager's store
+    // (the f64 -> i64 cast saturates at the i64 range; narrower ones clamp first).
+    if (c.f64) {
       auto [lo, hi] = intRange(inType);
-      result = binary(BinOp::Min, binary(BinOp::Max, result, intConst(lo)), intConst(hi));
+      result = binary(BinOp::Min, binary(BinOp::Max, result, floatConst(double(lo), DType::F64)),
+                      floatConst(double(hi), DType::F64));
+      result = cast(result, DType::I64);
     }
     for (StmtRef& s : sink(at, result)) body.push_back(std::move(s));
     return body;

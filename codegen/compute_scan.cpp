@@ -7,10 +7,23 @@
 //            (>= with select_last_index, so the last of equal values wins)
 //   CumSum:  acc = 0; for r: out[r] = acc + x[r]; acc += x[r]   (exclusive:
 //            out[r] = acc before the add; reverse: r runs from the end)
+//
+// Any dtype, computed as the eager kernels do: comparisons run in the compute
+// type (i64 for every integer width and bool, so an i64 past 2^53 compares
+// exactly; f32 for f16/bf16, whose values it holds exactly; f64 for f64), and
+// CumSum adds integers in wrapping i64 and floats in f64, rounded on store.
 #include "codegen/compute_scan.h"
 
 namespace fuselens {
 namespace {
+
+// A value in the type it is compared in: its compute type, with bool widened to
+// i64 so that every integer and bool orders as a signed i64.
+ExprRef ordered(ExprRef x) {
+  return x->type == DType::Bool ? cast(std::move(x), DType::I64) : x;
+}
+
+ExprRef zeroOf(DType t) { return t == DType::I64 ? intConst(0) : floatConst(0, t); }
 
 StmtRef serialLoop(const Var& v, int64_t extent, std::vector<StmtRef> body) {
   StmtRef s = forLoop(v, extent, std::move(body));
@@ -59,11 +72,14 @@ std::vector<StmtRef> lowerArg(KernelBuilder& kb, const Node& n, const KernelBuil
     std::vector<ExprRef> d = at.dimExprs();
     Var r = kb.newLoopVar();
     d[size_t(axis)] = varRef(r);
-    ExprRef x = kb.valueAt(n.inputs[0], Index::ofDims(shape, d));
+    ExprRef x = ordered(kb.valueAt(n.inputs[0], Index::ofDims(shape, d)));
     Var best = kb.newLocal("best", x->type), pos = kb.newLocal("pos", DType::I64);
     d[size_t(axis)] = intConst(0);
-    std::vector<StmtRef> body = {let(best, kb.valueAt(n.inputs[0], Index::ofDims(shape, d))),
-                                 let(pos, intConst(0))};
+    // A NaN first element stays (nothing compares above it) and later NaNs never
+    // win: the ordered compares are false on NaN, as eager's are.
+    std::vector<StmtRef> body = {
+        let(best, ordered(kb.valueAt(n.inputs[0], Index::ofDims(shape, d)))),
+        let(pos, intConst(0))};
     Var xv = kb.newLocal("v", x->type);
     ExprRef take = compare(better, varRef(xv), varRef(best));
     body.push_back(serialLoop(r, shape[size_t(axis)],
@@ -92,26 +108,48 @@ std::vector<StmtRef> lowerCumSum(KernelBuilder& kb, const Node& n, const KernelB
     d[size_t(axis)] = reverse ? sub(intConst(len - 1), varRef(r)) : varRef(r);
     Index i = Index::ofDims(shape, d);
     ExprRef x = kb.valueAt(n.inputs[0], i);
-    ExprRef zero = x->type == DType::I64 ? intConst(0) : floatConst(0, x->type);
-    Var acc = kb.newLocal("acc", x->type), xv = kb.newLocal("v", x->type);
+    DType ct = x->type, accType = ct == DType::F32 || ct == DType::F64 ? DType::F64 : DType::I64;
+    x = cast(x, accType);
+    Var acc = kb.newLocal("acc", accType), xv = kb.newLocal("v", accType);
+    ExprRef out = cast(varRef(acc), ct);  // f64 -> f32 rounds once, as eager's store
     std::vector<StmtRef> step = {let(xv, x)};
     if (exclusive) {
-      for (StmtRef& s : sink(i, varRef(acc))) step.push_back(std::move(s));
+      for (StmtRef& s : sink(i, out)) step.push_back(std::move(s));
       step.push_back(assign(acc, add(varRef(acc), varRef(xv))));
     } else {
       step.push_back(assign(acc, add(varRef(acc), varRef(xv))));
-      for (StmtRef& s : sink(i, varRef(acc))) step.push_back(std::move(s));
+      for (StmtRef& s : sink(i, out)) step.push_back(std::move(s));
     }
-    return {let(acc, zero), serialLoop(r, len, std::move(step))};
+    return {let(acc, zeroOf(accType)), serialLoop(r, len, std::move(step))};
   });
 }
 
 ExprRef both(ExprRef a, ExprRef b) { return select(a, std::move(b), a); }
 ExprRef either(ExprRef a, ExprRef b) { return select(a, a, std::move(b)); }
 
-// TopK: k selection passes per row. Pass j takes the best element that ranks
-// after the one pass j-1 took (ties: the lower index ranks first, as ONNX
-// Runtime orders them), so no element is taken twice and no scratch is needed.
+// TopK's order on (value, index): the better value first, equal values by the
+// lower index (eager's stable sort, as ONNX Runtime orders ties). A total order
+// also with NaN, which ranks after every number: the k passes then take k
+// distinct elements, where plain compares would leave a NaN unranked.
+struct TopKOrder {
+  CmpOp beats;
+  bool floats;
+  ExprRef isNan(const ExprRef& v) const { return compare(CmpOp::NE, v, v); }
+  // a ranks before b on value alone.
+  ExprRef valueBefore(const ExprRef& a, const ExprRef& b) const {
+    ExprRef c = compare(beats, a, b);
+    return floats ? either(both(compare(CmpOp::EQ, a, a), isNan(b)), c) : c;
+  }
+  ExprRef sameRank(const ExprRef& a, const ExprRef& b) const {
+    ExprRef c = compare(CmpOp::EQ, a, b);
+    return floats ? either(c, both(isNan(a), isNan(b))) : c;
+  }
+};
+
+// TopK: k selection passes per row. Pass j takes the first element in the
+// order above that ranks after the one pass j-1 took, so no element is taken
+// twice and no scratch is needed. The scan runs by rising index, so a later
+// element replaces the best only when its value ranks strictly before.
 std::vector<StmtRef> lowerTopK(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink,
                                int64_t axis) {
   std::vector<int64_t> shape = kb.shapeOf(n.inputs[0]);
@@ -130,25 +168,27 @@ std::vector<StmtRef> lowerTopK(KernelBuilder& kb, const Node& n, const KernelBui
     return {};
   }
   bool largest = n.attrs.getInt("largest", 1) != 0;
-  CmpOp beats = largest ? CmpOp::GT : CmpOp::LT;
   std::vector<int64_t> outer = shape;
   outer[size_t(axis)] = 1;
   return kb.loopNest(outer, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> d = at.dimExprs();
     Var j = kb.newLoopVar(), r = kb.newLoopVar();
     d[size_t(axis)] = varRef(r);
-    ExprRef x = kb.valueAt(n.inputs[0], Index::ofDims(shape, d));
-    Var pv = kb.newLocal("prev"), pi = kb.newLocal("previ", DType::I64);
-    Var best = kb.newLocal("best"), bi = kb.newLocal("besti", DType::I64);
-    Var v = kb.newLocal("v");
+    ExprRef raw = kb.valueAt(n.inputs[0], Index::ofDims(shape, d));
+    ExprRef x = ordered(raw);
+    DType vt = x->type;
+    TopKOrder ord{largest ? CmpOp::GT : CmpOp::LT, vt != DType::I64};
+    Var pv = kb.newLocal("prev", vt), pi = kb.newLocal("previ", DType::I64);
+    Var best = kb.newLocal("best", vt), bi = kb.newLocal("besti", DType::I64);
+    Var v = kb.newLocal("v", vt);
     ExprRef ri = varRef(r);
-    // Ranks after (pv, pi): strictly worse, or equal with a higher index.
-    ExprRef after =
-        either(compare(beats, varRef(pv), varRef(v)),
-               both(compare(CmpOp::EQ, varRef(v), varRef(pv)), compare(CmpOp::GT, ri, varRef(pi))));
+    // Ranks after (pv, pi): a value after pv's, or the same rank at a higher index.
+    ExprRef after = either(ord.valueBefore(varRef(pv), varRef(v)),
+                           both(ord.sameRank(varRef(v), varRef(pv)),
+                                compare(CmpOp::GT, ri, varRef(pi))));
     ExprRef eligible = either(compare(CmpOp::EQ, varRef(j), intConst(0)), after);
     ExprRef take = both(eligible, either(compare(CmpOp::LT, varRef(bi), intConst(0)),
-                                         compare(beats, varRef(v), varRef(best))));
+                                         ord.valueBefore(varRef(v), varRef(best))));
     Var t = kb.newLocal("take", DType::Bool);  // decided before best changes
     std::vector<StmtRef> scan = {let(v, x), let(t, take),
                                  assign(best, select(varRef(t), varRef(v), varRef(best))),
@@ -156,13 +196,13 @@ std::vector<StmtRef> lowerTopK(KernelBuilder& kb, const Node& n, const KernelBui
     std::vector<ExprRef> od = at.dimExprs();
     od[size_t(axis)] = varRef(j);
     Index o = Index::ofDims(out, od);
-    std::vector<StmtRef> pass = {let(best, floatConst(0)), let(bi, intConst(-1)),
+    std::vector<StmtRef> pass = {let(best, zeroOf(vt)), let(bi, intConst(-1)),
                                  serialLoop(r, shape[size_t(axis)], scan)};
-    for (StmtRef& s : sink(o, varRef(best))) pass.push_back(std::move(s));
+    for (StmtRef& s : sink(o, cast(varRef(best), raw->type))) pass.push_back(std::move(s));
     for (StmtRef& s : kb.storeOutput(n.outputs[1], o, varRef(bi))) pass.push_back(std::move(s));
     pass.push_back(assign(pv, varRef(best)));
     pass.push_back(assign(pi, varRef(bi)));
-    return {let(pv, floatConst(0)), let(pi, intConst(-1)), serialLoop(j, k, pass)};
+    return {let(pv, zeroOf(vt)), let(pi, intConst(-1)), serialLoop(j, k, pass)};
   });
 }
 
@@ -184,13 +224,7 @@ Status checkScanOp(const Graph& body, const Node& n) {
                                body.value(v).type.str() +
                                "; code generation needs static shapes for now",
                            nodePlace(n));
-  DType t = body.value(n.inputs[0]).type.dtype;
-  bool ok = t == DType::F32 || (n.op == "CumSum" && (t == DType::I64 || t == DType::I32));
-  if (!ok)
-    return Status::error("input of type " + std::string(dtypeName(t)) +
-                             " has no code generation here (f32" +
-                             (n.op == "CumSum" ? ", i32, i64" : "") + " only)",
-                         nodePlace(n));
+  // Every dtype: the definitions below compute in the compute types.
   return Status::ok();
 }
 

@@ -9,7 +9,20 @@
 #include <new>
 
 namespace fuselens {
-namespace {}  // namespace
+namespace {
+
+thread_local const CancelToken* tRunCancel = nullptr;
+
+// Makes `cancel` the current run's token on this thread until scope exit.
+struct RunCancelScope {
+  const CancelToken* saved;
+  explicit RunCancelScope(const CancelToken& c) : saved(tRunCancel) { tRunCancel = &c; }
+  ~RunCancelScope() { tRunCancel = saved; }
+};
+
+}  // namespace
+
+CancelToken currentRunCancelToken() { return tRunCancel ? *tRunCancel : CancelToken(); }
 
 // One 64-byte aligned block, freed on scope exit; null when bytes is 0.
 struct AlignedBlock {
@@ -132,6 +145,7 @@ Status CpuExecutor::callHost(const ExecKernel& k, const std::vector<void*>& args
 Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
     const std::map<std::string, TensorData>& inputs, const CancelToken& cancel) const {
   FL_RETURN_IF_ERROR(checkInputs(inputs));
+  RunCancelScope cancelScope(cancel);
   std::vector<std::optional<TensorData>> slots(g_->valueCapacity());
   for (ValueId v : g_->inputs()) slots[v.index] = inputs.at(g_->value(v).name);
   AlignedBlock scratch;
@@ -148,10 +162,19 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
     if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
     if (k.host) {  // outputs of any shape, dynamic ones included, straight into slots
       std::vector<const TensorData*> ins;
+      std::vector<TensorData> reshaped;  // aliases read in their own shape, not their source's
+      reshaped.reserve(k.inputs.size());
       for (ValueId v : k.inputs) {
         ValueId s = storageOf(v);
         const Value& val = g_->value(s);
-        ins.push_back(val.constant ? val.constant.get() : slots[s.index] ? &*slots[s.index] : nullptr);
+        const TensorData* t = val.constant ? val.constant.get() : slots[s.index] ? &*slots[s.index] : nullptr;
+        auto shape = g_->value(v).type.staticShape();
+        if (t && s != v && shape && *shape != t->shape) {
+          reshaped.push_back(*t);
+          reshaped.back().shape = *shape;
+          t = &reshaped.back();
+        }
+        ins.push_back(t);
       }
       auto outs = k.host(ins);
       if (!outs) return outs.status();
@@ -191,6 +214,7 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
                             std::map<std::string, TensorData>& outputs, const CancelToken& cancel,
                             std::vector<double>* kernelSeconds) const {
   FL_RETURN_IF_ERROR(checkInputs(inputs));
+  RunCancelScope cancelScope(cancel);
   // Graph outputs: the caller's tensors (allocated here when absent). The first
   // output naming a storage value is written by its kernel; others are copies.
   std::map<int32_t, void*> external;  // storage value -> caller memory
@@ -199,6 +223,9 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
     external[v.index] = const_cast<std::byte*>(inputs.at(g_->value(v).name).bytes.data());
   for (ValueId o : g_->outputs()) {
     const Value& val = g_->value(o);
+    if (!val.type.staticShape())
+      return Status::error("output '" + val.name + "' has a shape known only at run time (" +
+                           val.type.str() + "); run() handles it, the arena runtime cannot");
     auto shape = *val.type.staticShape();
     auto it = outputs.find(val.name);
     if (it == outputs.end()) {

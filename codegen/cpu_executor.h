@@ -42,6 +42,11 @@ struct ExecKernel {
   std::function<Expected<std::vector<TensorData>>(const std::vector<const TensorData*>&)> host;
 };
 
+// The cancel token of the run (run or runInto) that is calling a host kernel
+// on this thread, so a driver can stop between iterations; outside a run, a
+// token nobody cancels.
+CancelToken currentRunCancelToken();
+
 class CpuExecutor {
  public:
   // aliases: (value, the value whose storage it shares), in topological order.

@@ -274,6 +274,8 @@ Schedule cudaSchedule() {
 Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source) {
   CudaKernel k;
   k.name = f.name;
+  if (!f.body)  // a driver or fallback kernel's placeholder: host code, no loop nest
+    return Status::error("kernel " + f.name + " runs on the host (driver or reference fallback) and has no CUDA form");
   Emitter em(f, f.name);
   std::vector<StmtRef> top;
   em.flatten(f.body, top);

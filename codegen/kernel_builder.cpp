@@ -86,7 +86,7 @@ ComputeClass computeClassOf(const Node& n) {
     if (n.op == op) return ComputeClass::IndexMap;
   for (const char* op : kReduction)
     if (n.op == op) return ComputeClass::Reduction;
-  if (isScanOp(n.op) || isNormOp(n.op) || n.op == "ConvTranspose" ||
+  if (isScanOp(n.op) || isNormOp(n.op) || isBatchNormTraining(n) || n.op == "ConvTranspose" ||
       n.op == "Einsum" || isScatterOp(n.op) || isRecurrentOp(n.op))
     return ComputeClass::Reduction;
   if (n.op == "BatchNormalization") return ComputeClass::Injective;

@@ -31,6 +31,7 @@
 
 #include "codegen/llvm_emit.h"
 #include "codegen/runtime.h"
+#include "codegen/target.h"
 
 namespace fuselens {
 
@@ -177,7 +178,7 @@ Status writeAtomically(const std::string& path,
 
 Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
                        const std::vector<DataGlobal>& globals, int optLevel,
-                       const ObjectFiles& out) {
+                       const CpuTarget& cpu, const ObjectFiles& out) {
   static std::once_flag initOnce;
   std::call_once(initOnce, [] {
     llvm::InitializeNativeTarget();
@@ -188,17 +189,23 @@ Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!target) return Status::error("no LLVM target for " + triple + ": " + err, "LLVM backend");
-  llvm::StringMap<bool> feats;
-  std::string features;
-  if (llvm::sys::getHostCPUFeatures(feats))
-    for (const auto& f : feats)
-      features +=
-          (features.empty() ? "" : ",") + std::string(f.getValue() ? "+" : "-") + f.getKey().str();
+  // Native: every host feature, on or off. A level: its CPU name and the
+  // features it guarantees, nothing of the host's.
+  std::string cpuName = cpu.cpu, features = cpu.features;
+  if (cpu.native()) {
+    cpuName = llvm::sys::getHostCPUName().str();
+    features.clear();
+    llvm::StringMap<bool> feats;
+    if (llvm::sys::getHostCPUFeatures(feats))
+      for (const auto& f : feats)
+        features += (features.empty() ? "" : ",") + std::string(f.getValue() ? "+" : "-") +
+                    f.getKey().str();
+  }
   static const llvm::CodeGenOpt::Level cgLevels[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less,
                                                      llvm::CodeGenOpt::Default,
                                                      llvm::CodeGenOpt::Aggressive};
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      triple, cpuName, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
       llvm::None, cgLevels[level]));
   if (!tm) return Status::error("cannot create a target machine for " + triple, "LLVM backend");
 

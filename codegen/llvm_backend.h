@@ -39,8 +39,9 @@ class JitModule {
 // Ahead-of-time output for export: the same kernels (optimized like the JIT's),
 // plus read-only data globals (external, 64-byte aligned, named by `globals`),
 // written as LLVM IR text, assembly and an ELF object (position independent, so
-// it links into a shared library). Empty paths are skipped. The host CPU is the
-// target: the object runs on machines with the same features.
+// it links into a shared library). Empty paths are skipped. `target` is the
+// CPU (codegen/target.h): the host's features, or an x86-64 level's, so the
+// object runs on every CPU of that level.
 struct ObjectFiles {
   std::string llPath, asmPath, objPath;
 };
@@ -48,8 +49,9 @@ struct DataGlobal {
   std::string name;
   std::shared_ptr<const TensorData> data;
 };
+struct CpuTarget;
 Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
                        const std::vector<DataGlobal>& globals, int optLevel,
-                       const ObjectFiles& out);
+                       const CpuTarget& target, const ObjectFiles& out);
 
 }  // namespace fuselens

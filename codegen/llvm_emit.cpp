@@ -712,7 +712,7 @@ Status emitLoopFunc(llvm::Module& m, const LoopFunc& lf) {
   auto* fn = llvm::Function::Create(ft, llvm::Function::ExternalLinkage, lf.name, m);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   // Full-width registers for the explicit vectors (some CPUs' tuning prefers 256 bits).
-  std::string bits = std::to_string(hostTarget().vectorBits);
+  std::string bits = std::to_string(codegenTarget().vectorBits);
   fn->addFnAttr("min-legal-vector-width", bits);
   fn->addFnAttr("prefer-vector-width", bits);
   int outlined = 0;

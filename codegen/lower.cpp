@@ -197,7 +197,7 @@ class BodyLowering {
     if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool")
       return lowerGlobalPool(kb_, n, sink);
     if (isScanOp(n.op)) return lowerScan(kb_, n, sink);
-    if (isNormOp(n.op)) return lowerGroupNorm(kb_, n, sink);
+    if (isNormOp(n.op) || isBatchNormTraining(n)) return lowerGroupNorm(kb_, n, sink);
     if (n.op == "ConvTranspose") return lowerConvTranspose(kb_, n, sink);
     if (n.op == "Einsum") return lowerEinsum(kb_, n, sink);
     if (isScatterOp(n.op)) return lowerScatter(kb_, n, sink);

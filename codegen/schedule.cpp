@@ -1,6 +1,6 @@
-// The default schedule: a parallel outermost loop for nests with enough work,
-// vectorized innermost loops that store contiguously and carry no reduction,
-// MatMul tiling sized for the host; and the JSON form of a schedule.
+// The default schedule's presets (MatMul tiling sized for the host), index
+// stride analysis, and the JSON form of a schedule. The default steps live in
+// schedule_defaults.cpp.
 #include "codegen/schedule.h"
 
 #include <algorithm>
@@ -36,59 +36,6 @@ std::optional<int64_t> strideIn(const ExprRef& e, VarId v) {
   }
 }
 
-namespace {
-
-bool hasLoop(const StmtRef& s) {
-  if (s->kind == StmtKind::For) return true;
-  for (const auto& c : s->body)
-    if (hasLoop(c)) return true;
-  return false;
-}
-
-// Iterations of the innermost statements, a rough measure of a nest's work.
-int64_t work(const StmtRef& s) {
-  int64_t sum = s->body.empty() ? 1 : 0;
-  for (const auto& c : s->body) sum += work(c);
-  return s->kind == StmtKind::For ? s->extent * sum : sum;
-}
-
-// An innermost loop whose every store is contiguous in its counter and whose
-// body updates no local declared outside it (that would be a reduction).
-bool vectorizable(const StmtRef& loop) {
-  std::set<int32_t> declared;
-  bool anyStore = false;
-  for (const auto& s : loop->body) {
-    if (s->kind == StmtKind::Let) declared.insert(s->var.index);
-    if (s->kind == StmtKind::Assign && !declared.count(s->var.index)) return false;
-    if (s->kind == StmtKind::Store) {
-      auto stride = strideIn(s->index, loop->var);
-      if (!stride || *stride != 1) return false;
-      anyStore = true;
-    }
-  }
-  return anyStore;
-}
-
-void visit(const StmtRef& s, const Schedule& sched, int depth) {
-  if (s->kind == StmtKind::For && s->pinned) return;
-  if (s->kind == StmtKind::For) {
-    bool inner = !std::any_of(s->body.begin(), s->body.end(), hasLoop);
-    if (depth == 0 && sched.parallelOuter && s->extent >= 2 && work(s) >= sched.parallelMinWork)
-      s->forKind = ForKind::Parallel;
-    else if (inner && sched.vectorizeInner && vectorizable(s))
-      s->forKind = ForKind::Vectorized;
-    else
-      s->forKind = ForKind::Serial;
-  }
-  for (const auto& c : s->body) visit(c, sched, depth + (s->kind == StmtKind::For ? 1 : 0));
-}
-
-}  // namespace
-
-void applySchedule(LoopFunc& f, const Schedule& s) {
-  if (f.body) visit(f.body, s, 0);
-}
-
 Schedule Schedule::defaultsFor(const CpuTarget& t) {
   Schedule s;
   // 32 vector registers with AVX-512: an 8 x 2-vector tile is 16 accumulators,
@@ -100,7 +47,7 @@ Schedule Schedule::defaultsFor(const CpuTarget& t) {
   return s;
 }
 
-Schedule Schedule::defaults() { return defaultsFor(hostTarget()); }
+Schedule Schedule::defaults() { return defaultsFor(codegenTarget()); }
 
 std::string Schedule::toJson() const {
   nlohmann::json j = {{"name", name},
@@ -115,6 +62,21 @@ std::string Schedule::toJson() const {
                         {"nc_panels", matmul.ncPanels},
                         {"min_work", matmul.minWork},
                         {"rows_outer", matmul.rowsOuter}}}};
+  // Fields newer than the first logs are written only when set, so older
+  // readers and golden manifests see the schedule they know.
+  if (!computeAtRows) j["compute_at_rows"] = false;
+  if (threads) j["threads"] = threads;
+  if (!steps.empty()) {
+    j["steps"] = nlohmann::json::array();
+    for (const ScheduleStep& st : steps) {
+      nlohmann::json o = {{"op", st.op}};
+      if (!st.loop.empty()) o["loop"] = st.loop;
+      if (!st.loops.empty()) o["loops"] = st.loops;
+      if (st.factor) o["factor"] = st.factor;
+      if (!st.buffer.empty()) o["buffer"] = st.buffer;
+      j["steps"].push_back(o);
+    }
+  }
   return j.dump();
 }
 
@@ -137,6 +99,22 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
       s.matmul.minWork = m.value("min_work", s.matmul.minWork);
       s.matmul.rowsOuter = m.value("rows_outer", s.matmul.rowsOuter);
     }
+    s.computeAtRows = j.value("compute_at_rows", s.computeAtRows);
+    s.threads = j.value("threads", s.threads);
+    if (j.contains("steps")) {
+      if (!j["steps"].is_array()) return Status::error("schedule \"steps\" must be a JSON array");
+      for (const auto& o : j["steps"]) {
+        if (!o.is_object() || !o.contains("op"))
+          return Status::error("a schedule step must be an object with an \"op\"");
+        ScheduleStep st;
+        st.op = o.at("op").get<std::string>();
+        st.loop = o.value("loop", std::string());
+        st.loops = o.value("loops", std::vector<std::string>());
+        st.factor = o.value("factor", int64_t(0));
+        st.buffer = o.value("buffer", std::string());
+        s.steps.push_back(std::move(st));
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
     return Status::error(std::string("bad schedule field: ") + e.what());
   }
@@ -145,6 +123,13 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
   if (s.matmul.mr < 1 || s.matmul.mr > 32 || s.matmul.nr < 1 || s.matmul.nr > 64)
     return Status::error("matmul tile " + std::to_string(s.matmul.mr) + "x" +
                          std::to_string(s.matmul.nr) + " is outside 1..32 x 1..64");
+  if (s.threads < 0 || s.threads > 1)
+    return Status::error("threads " + std::to_string(s.threads) + " must be 0 (the pool) or 1");
+  static const std::set<std::string> kOps = {"split",    "reorder",    "fuse",   "vectorize",
+                                             "parallel", "unroll",     "serial", "compute_at",
+                                             "inline",   "cache_local"};
+  for (const ScheduleStep& st : s.steps)
+    if (!kOps.count(st.op)) return Status::error("unknown schedule step '" + st.op + "'");
   return s;
 }
 

@@ -33,14 +33,29 @@
 //         for (r < mr) for (jj < nr) y[row+r, col+jj] = epilogue(acc[r*nr+jj]);
 //       }
 //
-// plus tail nests for M % mr rows and N % nr columns. Schedules serialize to
-// JSON (toJson / scheduleFromJson) for the tuning log and for export manifests.
+// plus tail nests for M % mr rows and N % nr columns.
+//
+// The knobs above are carried out as schedule steps (schedule_prims.h), chosen
+// per nest at apply time from its shape (schedule_defaults.cpp): a temp that a
+// row-wise nest fills and a later nest reads per row is moved into that nest's
+// row loop when the kernel has parallelMinWork iterations (compute_at: two
+// reductions over the same rows become one parallel loop with a per-row
+// local instead of a full-size temp), then the outermost
+// loop of a nest with enough work becomes parallel and contiguous innermost
+// loops vectorized. `steps` are then applied in order on top, addressing loops
+// by name ("split i1 by 8, vectorize i1i"); a step that does not apply fails
+// the compile with its sentence. Schedules serialize to JSON (toJson /
+// scheduleFromJson) for the tuning log and for export manifests, steps included:
+//   {"name":"t", ..., "steps":[{"op":"split","loop":"i1","factor":8},
+//                              {"op":"vectorize","loop":"i1i"}]}
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "codegen/loop_ir.h"
+#include "codegen/schedule_prims.h"
 #include "core/support/status.h"
 
 namespace fuselens {
@@ -66,6 +81,12 @@ struct Schedule {
   // in a vector and combine them at the end; 0 keeps one scalar accumulator.
   int64_t reduceLanes = 16;
   MatMulTiling matmul;
+  // Temps read row by row move into their reader's row loop (compute_at).
+  bool computeAtRows = true;
+  // 1: every loop runs on the calling thread (no parallel loops); 0: the pool.
+  // The pool itself is sized once, so counts between are not offered.
+  int64_t threads = 0;
+  std::vector<ScheduleStep> steps;  // applied after the defaults, in order
 
   // The preset for the host: register tile from its vector width and register count.
   static Schedule defaults();
@@ -73,6 +94,7 @@ struct Schedule {
   static Schedule serial() {
     Schedule s{"serial", false, 0, false, 0, {}};
     s.matmul.enabled = false;
+    s.computeAtRows = false;  // the plain lowering: every intermediate where lowering put it
     return s;
   }
   bool operator==(const Schedule&) const = default;
@@ -82,8 +104,14 @@ struct Schedule {
 
 Expected<Schedule> scheduleFromJson(const std::string& text);
 
-// Sets the For kinds of f's loops that no template pinned (lowering leaves them Serial).
+// The default steps for the nests no template pinned (lowering leaves their
+// loops Serial): compute_at for row-wise temps, then the loop kinds. Returns
+// the steps it took, in the step-list form.
+std::vector<ScheduleStep> applyDefaultSteps(LoopFunc& f, const Schedule& s);
+// The defaults only (s.steps ignored), kept for callers that build a LoopFunc by hand.
 void applySchedule(LoopFunc& f, const Schedule& s);
+// The defaults, then s.steps in order; the first step that does not apply is the error.
+Status scheduleKernel(LoopFunc& f, const Schedule& s);
 
 // The stride of `index` in loop counter v when it is affine in v; nullopt otherwise.
 std::optional<int64_t> strideIn(const ExprRef& index, VarId v);

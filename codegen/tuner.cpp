@@ -264,6 +264,7 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
   struct Job {
     const Node* node;
     std::array<int64_t, 3> mnk;
+    bool loops = false;  // a kernel without a product: loop candidates
   };
   std::vector<Job> jobs;
   for (NodeId id : *order) {
@@ -276,17 +277,34 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
       Graph sub = kernelAlone(g, n);
       p = productOf(sub);
     }
-    if (p && (*p)[0] * (*p)[1] * (*p)[2] >= base.matmul.minWork) jobs.push_back({&n, *p});
+    if (p && (*p)[0] * (*p)[1] * (*p)[2] >= base.matmul.minWork)
+      jobs.push_back({&n, *p});
+    else if (!p && n.op != "Conv" && n.op != "If" && n.op != "Loop" && n.op != "Scan")
+      jobs.push_back({&n, {0, 0, 0}, true});
   }
+  // Products first and with three shares of the budget each: they gain most.
+  std::stable_partition(jobs.begin(), jobs.end(), [](const Job& j) { return !j.loops; });
+  double shares = 0;
+  for (const Job& j : jobs) shares += j.loops ? 1 : 3;
   std::vector<KernelTuneResult> results;
   auto t0 = Clock::now();
   for (size_t j = 0; j < jobs.size(); ++j) {
     if (cancel.cancelled()) break;
     double left = opts.budgetSeconds - since(t0);
     if (left <= 0) break;
-    double deadline = since(t0) + left / double(jobs.size() - j);
+    double share = jobs[j].loops ? 1 : 3;
+    double deadline = since(t0) + left * share / shares;
+    shares -= share;
     const Node& n = *jobs[j].node;
     Graph sub = kernelAlone(g, n);
+    std::vector<Schedule> cands;
+    if (jobs[j].loops) {
+      auto lf = lowerKernel(sub, sub.node(sub.nodeIds().back()), "k", base);
+      if (!lf) continue;
+      applyDefaultSteps(*lf, base);
+      cands = loopCandidates(base, *lf, target.vectorLanes());
+      if (cands.empty()) continue;
+    }
     auto in = seededInputs(sub);
     KernelTuneResult r;
     r.kernel = n.name.empty() ? n.op : n.name;
@@ -297,7 +315,7 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
     r.defaultSeconds = r.bestSeconds = *baseline;
     r.measured = 1;
     auto [m, nn, k] = jobs[j].mnk;
-    std::vector<Schedule> cands = matmulCandidates(base, m, nn, k, target.vectorLanes(), registers);
+    if (!jobs[j].loops) cands = matmulCandidates(base, m, nn, k, target.vectorLanes(), registers);
     if (cands.size() > opts.maxCandidatesPerKernel) cands.resize(opts.maxCandidatesPerKernel);
     for (size_t c = 0; c < cands.size(); ++c) {
       if (cancel.cancelled() || since(t0) > deadline) break;

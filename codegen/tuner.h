@@ -1,5 +1,8 @@
 // The tuner: for each kernel of a graph, measures schedule candidates (MatMul
-// register tile mr x nr, panels per cache block, loop order; parallel or not)
+// register tile mr x nr, panels per cache block, loop order; parallel or not;
+// for the other kernels: one thread or the pool, a lower parallel threshold,
+// the vector width as a split of the innermost vectorized loop, with its
+// outer part unrolled 2 or 4 times)
 // and keeps the fastest in a tuning log, keyed by the kernel's op signature and
 // the host CPU (CpuTarget::key). compileGraph reads the log
 // (CompileOptions::tuningLog, or $FUSELENS_TUNING_LOG) and uses a logged
@@ -8,7 +11,9 @@
 // Candidates are pruned by a cost model before anything is measured: a tile
 // must fit the register file (mr * nr/lanes accumulators + B vectors), and
 // candidates are ranked by arithmetic intensity of the tile (FMAs per load)
-// discounted by the work wasted on row/column tails; the best are measured in
+// discounted by the work wasted on row/column tails; loop candidates by
+// elements per thread against the pool's wake-up cost and by their tail's
+// share of the loop. The best are measured in
 // rank order until the time budget runs out. Each kernel is measured alone on
 // seeded inputs, through the arena runtime, as the median of a few runs.
 #pragma once
@@ -61,7 +66,7 @@ struct KernelTuneResult {
   int measured = 0;  // candidates timed, baseline included
 };
 
-// Tunes every kernel of g that has candidates (MatMul / Gemm inside) within
+// Tunes every kernel of g that has candidates (MatMul / Gemm inside, or loops) within
 // the budget, adding the winners to `log`. Progress is the fraction of the
 // budget used; cancel stops between candidates and keeps what was found.
 Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOptions& opts,
@@ -72,5 +77,8 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
 // best-ranked first (exposed for tests).
 std::vector<Schedule> matmulCandidates(const Schedule& base, int64_t m, int64_t n, int64_t k,
                                        int lanes, int registers);
+// The candidates for a kernel without a product, from its loop IR after the
+// default steps, best-ranked first; steps name its loops (exposed for tests).
+std::vector<Schedule> loopCandidates(const Schedule& base, const LoopFunc& scheduled, int lanes);
 
 }  // namespace fuselens

@@ -191,6 +191,9 @@ int runCompile(const CompileArgs& a) {
     for (const KernelInfo& k : session.compiled()->kernels())
       if (k.fallback)
         std::cerr << "note: kernel " << k.name << " is " << kFallbackLabel << ": " << k.fallbackReason << "\n";
+      else if (k.driver)
+        std::cerr << "note: kernel " << k.name << " is a driver kernel (compiled; control decided at run time): "
+                  << k.driverSummary << "\n";
     emitted = a.emit == "loops" ? session.compiled()->loopIrText() : session.compiled()->llvmIrText();
   }
   bool emitToStdout = !a.emit.empty() && a.output.empty();

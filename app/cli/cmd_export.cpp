@@ -1,12 +1,15 @@
 // `fuselens-cli export model.onnx --out DIR`: optimize the model, compile every
 // kernel ahead of time and write the .ll, .s, .o, a .so with its C header
 // (model.h) and a manifest JSON (codegen/export.h), each file atomically.
+// `--cpu x86-64-v2` (or x86-64, -v3, -v4) builds for every CPU of that level
+// instead of this host.
 #include <iostream>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "codegen/cuda_export.h"
 #include "codegen/export.h"
+#include "codegen/target.h"
 #include "passes/pass_manager.h"
 
 namespace fuselens::cli {
@@ -23,9 +26,12 @@ struct ExportArgs {
   bool noLink = false;
   std::string target = "cpu";
   std::string arch = "compute_90";
+  std::string cpu = "native";
 };
 
 int runExport(const ExportArgs& a) {
+  // A bad --cpu fails before the model is read.
+  if (auto t = cpuTargetNamed(a.cpu); !t) return fail(t.status());
   Session s;
   if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
   if (a.target == "cuda") {
@@ -40,6 +46,7 @@ int runExport(const ExportArgs& a) {
   o.outDir = a.out;
   o.name = a.name;
   o.compile.optLevel = a.opt;
+  o.cpu = a.cpu;
   if (!a.tuningLog.empty()) o.compile.tuningLog = a.tuningLog;
   if (a.noLink) o.cc.clear();
   auto r = exportModel(s.finalGraph(), o, terminalProgress(), interruptToken());
@@ -61,6 +68,9 @@ void addExportCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--tuning-log", args->tuningLog, "use schedules tuned by `fuselens-cli tune`");
   cmd->add_option("--opt", args->opt, "LLVM optimization level 0..3 (default 3)");
   cmd->add_flag("--no-link", args->noLink, "skip the .so (no C compiler needed)");
+  cmd->add_option("--cpu", args->cpu,
+                  "CPU for --target cpu: native (this host, default), x86-64, x86-64-v2, "
+                  "x86-64-v3 or x86-64-v4");
   addShapeOptions(cmd, args->dims, args->shapes);
   cmd->add_option("--target", args->target,
                   "cpu (.ll .s .o .so model.h manifest) or cuda (.cu, .ptx through NVRTC, launch plan .cuda.json)")

@@ -1,5 +1,6 @@
 // `fuselens-cli tune model.onnx --budget-seconds N`: measure schedule
-// candidates for every MatMul/Gemm kernel of the optimized model and record the
+// candidates for every kernel of the optimized model (MatMul tiles; loop splits,
+// unroll and threads for the others) and record the
 // fastest in a tuning log keyed by op signature and host CPU; `export
 // --tuning-log` and compiles with $FUSELENS_TUNING_LOG set reuse it. Ctrl-C
 // stops early and keeps what was found.
@@ -44,7 +45,7 @@ int runTune(const TuneArgs& a) {
                   k.best.name.c_str());
     std::cout << line;
   }
-  if (r->empty()) std::cout << "no kernel has schedule candidates (no MatMul/Gemm large enough)\n";
+  if (r->empty()) std::cout << "no kernel has schedule candidates\n";
   std::cout << "tuning log: " << a.log << "\n";
   return kExitOk;
 }

@@ -15,13 +15,6 @@
 namespace fuselens::ops {
 namespace {
 
-std::vector<std::string> implicitNames(const Node& n) {
-  const Attribute* a = n.attrs.find("implicit_inputs");
-  if (a && std::holds_alternative<std::vector<std::string>>(*a))
-    return std::get<std::vector<std::string>>(*a);
-  return {};
-}
-
 std::shared_ptr<const Graph> graphAttr(const Node& n, const char* name) {
   const Attribute* a = n.attrs.find(name);
   if (a && std::holds_alternative<std::shared_ptr<const Graph>>(*a))
@@ -33,7 +26,7 @@ std::shared_ptr<const Graph> graphAttr(const Node& n, const char* name) {
 Expected<std::vector<TensorData>> runBody(const Node& n, const Graph& body,
                                           const std::vector<TensorData>& formal,
                                           const Inputs& in, const char* what) {
-  auto names = implicitNames(n);
+  auto names = implicitInputNames(n);
   size_t firstImplicit = in.size() - names.size();
   std::map<std::string, TensorData> inputs;
   if (formal.size() > body.inputs().size())
@@ -59,7 +52,7 @@ Expected<std::vector<TensorData>> runBody(const Node& n, const Graph& body,
 
 // Formal (ONNX) inputs of the node, without the implicit ones.
 size_t formalCount(const Node& n, size_t total) {
-  size_t k = implicitNames(n).size();
+  size_t k = implicitInputNames(n).size();
   return total >= k ? total - k : 0;
 }
 
@@ -185,7 +178,14 @@ Outputs loopKernel(const Node& n, const Inputs& in) {
   for (size_t k = 0; k < K; ++k) {
     auto s = stack(n, scans[k], 0, false, nullptr);
     if (!s) return s.status();
-    if (scans[k].empty()) s->dtype = body->value(body->outputs()[1 + N + k]).type.dtype;
+    if (scans[k].empty()) {
+      // No iterations: [0, per-iteration shape] when the body declares it, as
+      // ONNX Runtime gives (the node's declared type says so too).
+      const TensorType& per = body->value(body->outputs()[1 + N + k]).type;
+      std::vector<int64_t> shape{0};
+      if (auto ps = per.staticShape()) shape.insert(shape.end(), ps->begin(), ps->end());
+      *s = TensorData(per.dtype, shape);
+    }
     result.push_back(std::move(*s));
   }
   return result;

@@ -3,7 +3,11 @@
 // attributes into a constant input), ArgMax/ArgMin, CumSum, TopK, and
 // Softmax/LogSoftmax with opset-13 semantics (normalize along `axis`, default
 // -1; the importer rewrites the older flatten-to-2-D form). Accumulation is in
-// double; Softmax subtracts the row maximum before exp, as every framework does.
+// double, integer sums and products included: ONNX Runtime (1.32) accumulates
+// them in double too and saturates the result to the dtype's range (an i64 sum
+// past 2^53 rounds, an overflowing i32 sum clamps). Comparisons are exact for
+// integers (Max/Min, ArgMax/ArgMin, TopK), as ORT's are: an i64 above 2^53
+// would round through double. Softmax subtracts the row maximum before exp.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -86,6 +90,24 @@ double initial(Red r) {
   }
 }
 
+// Integer Max/Min in int64, exactly; an empty reduction gives the dtype's
+// bound (what storing -inf/+inf saturates to).
+template <class ForEachIndex>
+TensorData intExtremum(bool isMax, const TensorData& x, const std::vector<int64_t>& oshape,
+                       int64_t outN, int64_t count, const ForEachIndex& forEachIndex) {
+  std::vector<int64_t> acc(size_t(outN), isMax ? INT64_MIN : INT64_MAX);
+  forEachIndex([&](int64_t o, int64_t i) {
+    int64_t v = loadI(x, i);
+    acc[size_t(o)] = isMax ? std::max(acc[size_t(o)], v) : std::min(acc[size_t(o)], v);
+  });
+  TensorData out(x.dtype, oshape);
+  for (int64_t o = 0; o < outN; ++o) {
+    if (count == 0) storeF(out, o, isMax ? -INFINITY : INFINITY);
+    else storeI(out, o, acc[size_t(o)]);
+  }
+  return out;
+}
+
 EagerFn reduceKernel(Red red) {
   return [red](const Node& n, const Inputs& in) -> Outputs {
     FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 1, 2));
@@ -115,15 +137,18 @@ EagerFn reduceKernel(Red red) {
     // LogSumExp subtracts each output's maximum first, for range.
     std::vector<double> mx(size_t(outN), -INFINITY);
     std::vector<int64_t> ks = broadcastStrides(kshape, x.shape);
-    auto forEach = [&](auto f) {
+    auto forEachIndex = [&](auto f) {
       std::vector<int64_t> idx(x.rank(), 0);
       for (int64_t i = 0; i < x.numel(); ++i) {
         int64_t o = 0;
         for (size_t d = 0; d < x.rank(); ++d) o += idx[d] * ks[d];
-        f(o, x.at(i));
+        f(o, i);
         nextIndex(idx, x.shape);
       }
     };
+    auto forEach = [&](auto f) { forEachIndex([&](int64_t o, int64_t i) { f(o, x.at(i)); }); };
+    if ((red == Red::Max || red == Red::Min) && isIntegral(x.dtype))
+      return std::vector{intExtremum(red == Red::Max, x, oshape, outN, count, forEachIndex)};
     if (red == Red::LogSumExp) forEach([&](int64_t o, double v) { mx[o] = std::max(mx[o], v); });
     forEach([&](int64_t o, double v) {
       double& a = acc[o];
@@ -204,17 +229,22 @@ EagerFn argKernel(bool isMax) {
     shape[*axis] = 1;
     if (!n.attrs.getInt("keepdims", 1)) shape.erase(shape.begin() + *axis);
     TensorData out(DType::I64, shape);
-    for (int64_t o = 0; o < v.outer; ++o)
-      for (int64_t i = 0; i < v.inner; ++i) {
-        int64_t best = 0;
-        double bv = x.at(o * v.len * v.inner + i);
-        for (int64_t k = 1; k < v.len; ++k) {
-          double e = x.at((o * v.len + k) * v.inner + i);
-          bool better = isMax ? (e > bv || (last && e == bv)) : (e < bv || (last && e == bv));
-          if (better) best = k, bv = e;
+    // Integers compare as int64 (exact), floats as double.
+    auto scan = [&](auto get) {
+      for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t i = 0; i < v.inner; ++i) {
+          int64_t best = 0;
+          auto bv = get(o * v.len * v.inner + i);
+          for (int64_t k = 1; k < v.len; ++k) {
+            auto e = get((o * v.len + k) * v.inner + i);
+            bool better = isMax ? (e > bv || (last && e == bv)) : (e < bv || (last && e == bv));
+            if (better) best = k, bv = e;
+          }
+          out.data<int64_t>()[o * v.inner + i] = best;
         }
-        out.data<int64_t>()[o * v.inner + i] = best;
-      }
+    };
+    if (isIntegral(x.dtype)) scan([&](int64_t i) { return loadI(x, i); });
+    else scan([&](int64_t i) { return x.at(i); });
     return std::vector{std::move(out)};
   };
 }
@@ -286,7 +316,7 @@ Outputs cumsumKernel(const Node& n, const Inputs& in) {
         int64_t at = (o * v.len + k) * v.inner + i;
         if (excl) fl ? storeF(out, at, sf) : storeI(out, at, si);
         if (fl) sf += x.at(at);
-        else si += loadI(x, at);
+        else si = int64_t(uint64_t(si) + uint64_t(loadI(x, at)));  // wraps, as ORT's does
         if (!excl) fl ? storeF(out, at, sf) : storeI(out, at, si);
       }
     }
@@ -337,8 +367,12 @@ Outputs topkKernel(const Node& n, const Inputs& in) {
     for (int64_t i = 0; i < v.inner; ++i) {
       auto at = [&](int64_t j) { return (o * v.len + j) * v.inner + i; };
       std::iota(order.begin(), order.end(), 0);
-      // Ties keep the lower index first, as ORT does.
+      // Ties keep the lower index first, as ORT does. Integers compare exactly.
       std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        if (isIntegral(x.dtype)) {
+          int64_t ia = loadI(x, at(a)), ib = loadI(x, at(b));
+          return largest ? ia > ib : ia < ib;
+        }
         double va = x.at(at(a)), vb = x.at(at(b));
         return largest ? va > vb : va < vb;
       });

@@ -140,6 +140,13 @@ Status inferGraphTypes(Graph& g) {
   return Status::ok();
 }
 
+std::vector<std::string> implicitInputNames(const Node& n) {
+  const Attribute* a = n.attrs.find("implicit_inputs");
+  if (a && std::holds_alternative<std::vector<std::string>>(*a))
+    return std::get<std::vector<std::string>>(*a);
+  return {};
+}
+
 std::string describeNode(const Node& n) {
   std::string who = n.name.empty() ? "#" + std::to_string(n.id.index) : "'" + n.name + "'";
   return "node " + who + " (" + n.op + ")";

@@ -70,4 +70,8 @@ Status inferGraphTypes(Graph& g);
 // "node 'fc1' (MatMul)" — the `where` of diagnostics about a node.
 std::string describeNode(const Node& n);
 
+// If/Loop/Scan: the names of the outer-scope values a body reads, which import
+// appended as node inputs after the ONNX ones (attribute `implicit_inputs`).
+std::vector<std::string> implicitInputNames(const Node& n);
+
 }  // namespace fuselens

@@ -1,5 +1,6 @@
 // The reference fallback as a user sees it: `compare` runs a model with an op
-// codegen cannot lower (If) by running that node through its eager kernel and
+// codegen cannot lower (Resize in linear mode on uint8 data; the model is
+// written by tests/cli/data/make_cli_models.py) by running that node through its eager kernel and
 // prints its tensor as "fallback", never "ok" (table and JSON); --no-fallback
 // makes it a compile error naming the node; `export` refuses such a model in
 // one sentence naming the node.
@@ -17,8 +18,8 @@ using Result = fuselens::test::CliResult;
 
 Result cli(const QStringList& args) { return fuselens::test::runCli(args, 120000); }
 
-const QString kModel = "tests/fixtures/cf_if_else/model.onnx";
-const QString kInput = "x=tests/fixtures/cf_if_else/input_x.npy";
+const QString kModel = "tests/cli/data/resize_linear_u8/model.onnx";
+const QString kInput = "x=tests/cli/data/resize_linear_u8/input_x.npy";
 
 }  // namespace
 
@@ -54,14 +55,16 @@ class CliFallbackTest : public QObject {
   void noFallbackIsACompileError() {
     Result r = cli({"compare", kModel, "--input", kInput, "--no-fallback"});
     QVERIFY(r.code != 0);
-    QVERIFY2(r.err.contains("'If_0' (If): no code generation for op If"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("'resize' (Resize)") && r.err.contains("f32 data only"),
+             qPrintable(r.err));
   }
 
   void exportRefusesFallback() {
     QTemporaryDir out;
     Result r = cli({"export", kModel, "--out", out.path()});
     QVERIFY(r.code != 0);
-    QVERIFY2(r.err.contains("'If_0' (If)") && r.err.contains("reference fallback"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("'resize' (Resize)") && r.err.contains("reference fallback"),
+             qPrintable(r.err));
   }
 };
 

@@ -3,12 +3,14 @@
 // a graph input, exported to .ll/.s/.o/.so/.h/.json; then a plain C program is
 // built against the .so with the system cc, run on the same inputs as the JIT,
 // and its outputs compared; a wrong shape must fail with a sentence.
+// Other dtypes and CPU levels: codegen_export_dtypes_test.cpp.
 #include <QtTest>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "codegen/export.h"
+#include "shell_util.h"
 #include "test_util.h"
 
 using namespace fuselens;
@@ -56,15 +58,6 @@ std::vector<float> readFloats(const std::string& path, size_t n) {
   return f ? v : std::vector<float>{};
 }
 
-std::string runShell(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[512];
-  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
-  *rc = p ? pclose(p) : -1;
-  return out;
-}
-
 }  // namespace
 
 class CodegenExportTest : public QObject {
@@ -76,8 +69,7 @@ class CodegenExportTest : public QObject {
 
 void CodegenExportTest::sharedLibraryRunsFromPlainC() {
   int rc = 0;
-  runShell("cc --version", &rc);
-  if (rc != 0) QSKIP("no system C compiler (cc)");
+  if (!haveCc()) QSKIP("no system C compiler (cc)");
   Graph body;
   ValueId x = body.addInput("x", f32({7, 40})), w = body.addInput("w", f32({40, 70}));
   ValueId b = body.addInput("b", f32({70}));

@@ -10,6 +10,7 @@
 // fails to compile or mismatches (coverage cannot silently regress) and when a
 // listed fixture no longer needs the fallback (so the list only shrinks).
 #include <QtTest>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -29,21 +30,6 @@ namespace {
 // Fixtures that need the reference fallback today. Shrink it as lowering grows.
 const std::set<std::string> kNeedsFallback = {
     // FALLBACK-LIST-BEGIN
-    "cf_if_else",
-    "cf_if_nested",
-    "cf_if_then",
-    "cf_loop",
-    "cf_loop_cond_stops",
-    "cf_loop_untyped_body",
-    "cf_scan",
-    "cf_scan8",
-    "cf_scan8_reverse",
-    "cf_scan_axes_reverse",
-    "cf_scan_untyped_body",
-    "data_nonzero",
-    "data_range_f32",
-    "data_range_i64",
-    "norm_batchnorm_training",
     // FALLBACK-LIST-END
 };
 
@@ -71,6 +57,11 @@ std::string mismatch(const TensorData& ref, const TensorData& got, double atol, 
   if (ref.dtype != got.dtype)
     return "dtype " + std::string(dtypeName(got.dtype)) + " vs " + std::string(dtypeName(ref.dtype));
   if (ref.shape != got.shape) return "shape " + got.type().str() + " vs " + ref.type().str();
+  // Integers compare exactly: through double, i64 values past 2^53 would round.
+  const size_t w = dtypeSize(ref.dtype);
+  for (int64_t i = 0; !isFloat(ref.dtype) && i < ref.numel(); ++i)
+    if (std::memcmp(ref.bytes.data() + i * w, got.bytes.data() + i * w, w) != 0)
+      return "element " + std::to_string(i) + " differs from the reference (integers are exact)";
   for (int64_t i = 0; i < ref.numel(); ++i) {
     double r = ref.at(i), g = got.at(i);
     if (std::isnan(r) && std::isnan(g)) continue;

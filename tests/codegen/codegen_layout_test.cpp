@@ -180,6 +180,19 @@ void CodegenLayoutTest::blockedConv_data() {
   ConvCase wide{{1, 3, 4, 37}, {8, 3, 1, 3}, 1, {}, {0, 1, 0, 1}};
   wide.relu = false;
   QTest::newRow("wide rows: W tiles and a tail, no epilogue") << wide << fused8;
+  // Register tiles of two output blocks (AVX-512: rows cut into equal tiles of
+  // at most 7 pixels): 10 = 5 + 5, 23 = 6 + 6 + 6 + 5 (a tail tile); a stem
+  // whose 27-tap reduction keeps 14 pixels x 1 block (21 = 14 + 7 tail), and an
+  // odd block count (3 blocks of 16) that keeps one block a tile.
+  ConvCase pair10{{1, 16, 5, 10}, {32, 16, 3, 3}, 1, {}, {1, 1, 1, 1}};
+  QTest::newRow("two blocks a tile, 10-wide rows, block 16") << pair10 << fused16;
+  ConvCase pair23{{1, 5, 4, 23}, {32, 5, 3, 3}, 1, {}, {1, 1, 1, 1}};
+  QTest::newRow("two blocks a tile, 23-wide rows with a tail, block 8") << pair23 << fused8;
+  QTest::newRow("... block 16") << pair23 << fused16;
+  ConvCase stem{{1, 3, 9, 41}, {32, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}};
+  QTest::newRow("3-channel stem: short reduction, one block a tile") << stem << fused16;
+  ConvCase odd{{1, 16, 4, 9}, {48, 16, 3, 3}, 1, {2, 1}, {1, 1, 1, 1}};
+  QTest::newRow("odd block count, strided rows") << odd << fused16;
   ConvCase dw{{1, 12, 9, 9}, {12, 1, 3, 3}, 12, {2, 2}, {1, 1, 1, 1}};
   QTest::newRow("depthwise, stride 2") << dw << fused8;
   QTest::newRow("depthwise, block 16") << dw << fused16;

@@ -4,6 +4,7 @@
 // still computes the right values. No timing is asserted.
 #include <QtTest>
 
+#include "codegen/lower.h"
 #include "codegen/target.h"
 #include "codegen/tuner.h"
 #include "test_util.h"
@@ -19,6 +20,8 @@ class CodegenTunerTest : public QObject {
   void signatureNamesOpsAndConstants();
   void tuneWritesAndReusesLog();
   void badLogIsAnError();
+  void loopCandidatesNameLoops();
+  void tunesAndReusesLoopKernel();
 };
 
 void CodegenTunerTest::candidatesFitRegisters() {
@@ -110,6 +113,90 @@ void CodegenTunerTest::badLogIsAnError() {
   QVERIFY(!l.isOk());
   QVERIFY(l.message().find("not a FuseLens tuning log") != std::string::npos);
   QVERIFY(TuningLog::load(path + ".missing").isOk());  // no file yet: empty log
+}
+
+namespace {
+
+// y = Relu(x + b) on [256, 1000]: a kernel without a product.
+Graph addRelu() {
+  Graph g;
+  ValueId x = g.addInput("x", f32({256, 1000}));
+  ValueId b = g.addConstant("b", std::make_shared<const TensorData>(randomTensor({1000}, 4)));
+  ValueId a = g.node(g.addNode("Add", {x, b}, {{"a", f32({256, 1000})}}, {}, "add")).outputs[0];
+  g.addOutput(g.node(g.addNode("Relu", {a}, {{"y", f32({256, 1000})}}, {}, "relu")).outputs[0]);
+  return g;
+}
+
+}  // namespace
+
+void CodegenTunerTest::loopCandidatesNameLoops() {
+  Graph g = addRelu();
+  const Node& relu = g.node(g.nodeIds().back());
+  Schedule base = Schedule::defaults();
+  auto f = lowerKernel(g, relu, "k", base);
+  QVERIFY(f.isOk());
+  applyDefaultSteps(*f, base);
+  auto c = loopCandidates(base, *f, 16);
+  QVERIFY(c.size() >= 4);
+  bool oneThread = false, split = false, unrolled = false;
+  for (const Schedule& s : c) {
+    oneThread |= s.threads == 1;
+    for (const ScheduleStep& st : s.steps) {
+      split |= st.op == "split" && st.loop == "i1" && st.factor == 16;
+      unrolled |= st.op == "unroll";
+    }
+    // Every candidate applies to the kernel it was made for.
+    auto g2 = lowerKernel(g, relu, "k", s);
+    QVERIFY(g2.isOk());
+    Status r = scheduleKernel(*g2, s);
+    QVERIFY2(r.isOk(), (s.name + ": " + r.message()).c_str());
+  }
+  QVERIFY(oneThread && split && unrolled);
+}
+
+void CodegenTunerTest::tunesAndReusesLoopKernel() {
+  Graph g = addRelu();
+  TuningLog log;
+  TuneOptions o;
+  o.budgetSeconds = 2;
+  o.runsPerCandidate = 2;
+  o.maxCandidatesPerKernel = 3;
+  auto r = tuneGraph(g, o, log);
+  QVERIFY2(r.isOk(), r.message().c_str());
+  // The Add and the Relu kernels are both jobs; a slow machine may spend the
+  // budget on the first, so only "at least one, each logged" is certain.
+  QVERIFY(!r->empty() && r->size() <= 2);
+  for (const KernelTuneResult& k : *r) QVERIFY(k.measured >= 1 && k.bestSeconds <= k.defaultSeconds);
+  QCOMPARE(log.entries().size(), r->size());
+
+  // A logged step list is what the next compile runs.
+  const Node& relu = g.node(g.nodeIds().back());
+  TuningEntry e;
+  e.target = hostTarget().key();
+  e.signature = kernelSignature(g, relu);
+  e.schedule = Schedule::defaults();
+  e.schedule.name = "split16";
+  e.schedule.steps = {{"split", "i1", {}, 16, ""}};
+  log.put(e);
+  QTemporaryDir dir;
+  std::string path = dir.path().toStdString() + "/tune.json";
+  QVERIFY(log.save(path).isOk());
+  auto back = TuningLog::load(path);
+  QVERIFY(back.isOk());
+  QVERIFY(back->find(e.target, e.signature) == std::optional<Schedule>(e.schedule));
+  CompileOptions co;
+  co.tuningLog = path;
+  auto m = compileGraph(g, co);
+  QVERIFY2(m.isOk(), m.message().c_str());
+  QVERIFY2((*m)->loopIrText().find("i1i < 16; ++i1i) {  // vectorized") != std::string::npos,
+           (*m)->loopIrText().c_str());
+  TensorData xt = randomTensor({256, 1000}, 5);
+  auto out = (*m)->run({{"x", xt}});
+  QVERIFY(out.isOk());
+  std::vector<float> xv = values(xt), bv = values(*g.value(g.node(g.nodeIds()[0]).inputs[1]).constant);
+  std::vector<float> got = values(*(*out)[g.outputs()[0].index]);
+  for (size_t i = 0; i < got.size(); ++i)
+    QCOMPARE(got[i], std::max(0.0f, xv[i] + bv[i % 1000]));
 }
 
 QTEST_APPLESS_MAIN(CodegenTunerTest)

@@ -4,6 +4,7 @@
 // tolerance. Also the interpreter's own contract: input checks, unknown ops,
 // fused groups, dropping intermediates, cancel and progress.
 #include <QtTest>
+#include <cstring>
 #include <cmath>
 
 #include "core/eager/interpreter.h"
@@ -64,6 +65,11 @@ std::string mismatch(const TensorData& ref, const TensorData& got, double atol, 
     return "dtype " + std::string(dtypeName(got.dtype)) + " vs " +
            std::string(dtypeName(ref.dtype));
   if (ref.shape != got.shape) return "shape " + got.type().str() + " vs " + ref.type().str();
+  // Integers compare exactly: through double, i64 values past 2^53 would round.
+  const size_t w = dtypeSize(ref.dtype);
+  for (int64_t i = 0; !isFloat(ref.dtype) && i < ref.numel(); ++i)
+    if (std::memcmp(ref.bytes.data() + i * w, got.bytes.data() + i * w, w) != 0)
+      return "element " + std::to_string(i) + " differs from the reference (integers are exact)";
   for (int64_t i = 0; i < ref.numel(); ++i) {
     double r = ref.at(i), g = got.at(i);
     if (std::isnan(r) && std::isnan(g)) continue;

@@ -118,6 +118,7 @@ class CudaCTest : public QObject {
       const Graph& g = s.finalGraph();
       CompileOptions cpu;
       cpu.fallback = false;
+      cpu.drivers = false;  // as the CUDA emitter: driver kernels are host code
       cpu.tuningLog = "";
       if (!planKernels(g, cpu, {}, {})) continue;  // not lowerable on the CPU either
       ++fixtures_;
@@ -132,6 +133,7 @@ class CudaCTest : public QObject {
         opts.schedule = cudaSchedule();
         opts.tuningLog = "";
         opts.fallback = false;
+        opts.drivers = false;  // driver kernels (If, Loop, NonZero...) are host code: no CUDA kernel
         auto plan = planKernels(kg.graph, opts, {}, {});
         if (!plan || plan->funcs.size() != 1) continue;  // an alias kernel alone
         LoopFunc f = plan->funcs[0];
