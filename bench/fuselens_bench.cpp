@@ -11,6 +11,7 @@
 //   and a small ResNet-style CNN (make_cnn.py, NCHWc and default pipelines);
 //   ONNX Runtime via bench/ort_bench.py when `onnxruntime` imports.
 // Usage: fuselens-bench [--quick] [--json out.json] [--threads N]
+#include "fma_peak.h"
 #include <cblas.h>
 
 #include <algorithm>
@@ -328,6 +329,21 @@ Graph epilogueGraph(int64_t m, int64_t n, const TensorData& bias) {
   return res ? res->snapshots.back().graph : g;
 }
 
+// The measured FMA peak of gThreads threads (fma_peak.h); 0 until measured.
+double gPeak = 0;
+
+void fmaPeak() {
+  gPeak = measureFmaPeakGflops(gThreads);
+  addRow({"FMA peak f32 (measured, " + std::to_string(gThreads) + " threads)", "GFLOP/s", gPeak, 0,
+          "", gPeak > 0 ? "independent vector FMAs at the widest width" : "no FMA unit found"});
+}
+
+// "; 62% of the measured FMA peak", or nothing before the peak is measured.
+std::string ofPeak(double gflops) {
+  if (gPeak <= 0) return "";
+  return "; " + std::to_string(int(100 * gflops / gPeak + 0.5)) + "% of the measured FMA peak";
+}
+
 void matmul(int64_t m, int64_t k, int64_t n) {
   std::string shape = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
   TensorData x = randomTensor({m, k}, 1), w = randomTensor({k, n}, 2), bias = randomTensor({n}, 3);
@@ -353,7 +369,7 @@ void matmul(int64_t m, int64_t k, int64_t n) {
           std::max(err, double(std::fabs(got[i] - c[i])) / std::max(1.0, double(std::fabs(c[i]))));
   }
   addRow({"FuseLens MatMul " + shape, "GFLOP/s", flops / tf / 1e9, flops / tb / 1e9, "sgemm",
-          "target >= 70%; max rel err vs sgemm " + std::to_string(err)});
+          "target >= 70%; max rel err vs sgemm " + std::to_string(err) + ofPeak(flops / tf / 1e9)});
 
   // Fused MatMul+bias+GELU vs sgemm then a separate epilogue pass.
   auto fused = compile(matmulGraph(m, k, n, true, w, bias));
@@ -414,7 +430,7 @@ void convLayout() {
                                                      : "NCHW8c";
     addRow({"Conv3x3+bias+Relu 64ch 56x56 " + layout, "GFLOP/s", gf, ref, plain ? "" : "NCHW direct",
             std::to_string(mod->kernels().size()) + " kernels" + (plain ? "" : " incl. transforms") +
-                perKernel});
+                ofPeak(gf) + perKernel});
     if (plain) ref = gf;
   }
 }
@@ -681,6 +697,7 @@ int main(int argc, char** argv) {
   if (want("stream") || want("ew") || want("softmax")) stream();
   if (want("ew")) elementwise();
   if (want("softmax")) softmaxRows();
+  if (want("matmul") || want("conv")) fmaPeak();
   if (want("matmul")) {
     matmul(128, 768, 3072);
     matmul(1024, 1024, 1024);
