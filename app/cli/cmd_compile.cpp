@@ -215,7 +215,8 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand("compile", "Run the pass pipeline and emit IR, loop IR or LLVM IR");
   cmd->add_option("model", args->model, "ONNX model file (not needed with --reproduce)");
   cmd->add_option("--passes", args->passes,
-                  "Pipeline string, e.g. 'const-fold,cse,simplify,dce,fuse-ops{max-ops=8}' (default: -O2)");
+                  "Pipeline string, e.g. 'const-fold,cse,simplify,dce,fuse-ops{max-ops=8}' (default: -O2, which "
+                  "also runs layout{block=8} and fuse-patterns)");
   cmd->add_option("-O", args->level, "Default pipeline of an optimization level: -O0, -O1, -O2 (default), -O3")
       ->check(CLI::Range(0, 3));
   cmd->add_option("--disable-pass", args->disabled, "Drop every pass with this name from the pipeline (repeatable)");

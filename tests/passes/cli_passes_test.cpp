@@ -62,7 +62,7 @@ class CliPassesTest : public QObject {
     Result r = cli({"compile", kMlp, "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
-    QCOMPARE(o["passes"].toArray().size(), 6);  // -O2: four cleanups, fuse-patterns, fuse-ops
+    QCOMPARE(o["passes"].toArray().size(), 7);  // -O2: four cleanups, layout, fuse-patterns, fuse-ops
     QCOMPARE(o["after"].toObject()["fused_groups"].toInt(), 2);
     QCOMPARE(o["before"].toObject()["kernels"].toInt(), 6);
   }
