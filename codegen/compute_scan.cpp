@@ -129,8 +129,9 @@ ExprRef either(ExprRef a, ExprRef b) { return select(a, a, std::move(b)); }
 
 // TopK's order on (value, index): the better value first, equal values by the
 // lower index (eager's stable sort, as ONNX Runtime orders ties). A total order
-// also with NaN, which ranks after every number: the k passes then take k
-// distinct elements, where plain compares would leave a NaN unranked.
+// also with NaN, which ranks as the greatest value, as in ONNX Runtime (first
+// when largest, last when smallest): the k passes then take k distinct
+// elements, where plain compares would leave a NaN unranked.
 struct TopKOrder {
   CmpOp beats;
   bool floats;
@@ -138,7 +139,9 @@ struct TopKOrder {
   // a ranks before b on value alone.
   ExprRef valueBefore(const ExprRef& a, const ExprRef& b) const {
     ExprRef c = compare(beats, a, b);
-    return floats ? either(both(compare(CmpOp::EQ, a, a), isNan(b)), c) : c;
+    if (!floats) return c;
+    return beats == CmpOp::GT ? either(both(isNan(a), compare(CmpOp::EQ, b, b)), c)
+                              : either(both(compare(CmpOp::EQ, a, a), isNan(b)), c);
   }
   ExprRef sameRank(const ExprRef& a, const ExprRef& b) const {
     ExprRef c = compare(CmpOp::EQ, a, b);

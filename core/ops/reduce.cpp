@@ -373,7 +373,12 @@ Outputs topkKernel(const Node& n, const Inputs& in) {
           int64_t ia = loadI(x, at(a)), ib = loadI(x, at(b));
           return largest ? ia > ib : ia < ib;
         }
+        // NaN ranks as the greatest value (first when largest, last when
+        // smallest), as ONNX Runtime orders it; NaNs tie among themselves.
+        // Plain compares would not be a strict weak order for the sort.
         double va = x.at(at(a)), vb = x.at(at(b));
+        bool na = std::isnan(va), nb = std::isnan(vb);
+        if (na || nb) return largest ? na && !nb : !na && nb;
         return largest ? va > vb : va < vb;
       });
       for (int64_t j = 0; j < k; ++j) {
