@@ -75,6 +75,7 @@ class BlockedWindow {
     // (1 thread) 7x2 ran its 3x3 convs 10-20% faster than 14x1, and tiles of 28
     // accumulators (14x2, 7x4) slower than both (spills). A short reduction
     // (the 3-channel stem: 27 taps) keeps 14x1, which ran it 25% faster.
+    // A schedule's ConvTiling (the tuner's candidates) overrides this rule.
     const bool wide = codegenTarget().vectorBits >= 512;
     const int64_t budget = wide ? 14 : b_ == 8 ? 8 : 6;
     int64_t tile = std::min<int64_t>(OW, budget);
@@ -86,6 +87,7 @@ class BlockedWindow {
       tile = (OW + tiles - 1) / tiles;
       obPer_ = 2;
     }
+    if (kind_ == Kind::Conv) scheduledTile(kb_.schedule().conv, OB, OW, wide, tile);
     const int64_t OBl = OB / obPer_;
     const int64_t full = OW / tile, tail = OW % tile;
     // Only tiles whose window reaches the left or right padding check the W
@@ -144,6 +146,26 @@ class BlockedWindow {
   bool fail(const std::string& msg) {
     kb_.fail(Status::error(msg, nodePlace(n_)));
     return false;
+  }
+
+  // The tile a schedule sets (the tuner's ConvTiling candidates) replaces the
+  // rule's, made valid rather than refused, since one schedule serves every conv
+  // of a model: ocBlocks drops to a divisor of the block count (1 for depthwise,
+  // whose x is per block), then the tile shrinks until its accumulators plus the
+  // weight vectors and one broadcast fit the register file; a wider tile would
+  // spill, which compiles but defeats the point of the tile.
+  void scheduledTile(const ConvTiling& c, int64_t OB, int64_t OW, bool wide, int64_t& tile) {
+    if (!c.pixels && !c.ocBlocks) return;
+    if (c.ocBlocks) obPer_ = depthwise_ ? 1 : std::min(c.ocBlocks, OB);
+    while (OB % obPer_) --obPer_;
+    if (c.pixels) tile = std::min(c.pixels, OW);
+    const int64_t lanes = std::max(1, codegenTarget().vectorLanes());
+    const int64_t perBlock = (b_ + lanes - 1) / lanes, registers = wide ? 32 : 16;
+    auto fits = [&] { return (tile * obPer_ + obPer_) * perBlock + 1 <= registers; };
+    while (!fits() && tile > 1) --tile;
+    while (!fits() && obPer_ > 1)
+      do --obPer_;
+      while (OB % obPer_);
   }
 
   // Shapes and window geometry from the attributes, checked against y's shape.

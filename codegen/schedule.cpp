@@ -66,6 +66,11 @@ std::string Schedule::toJson() const {
   // readers and golden manifests see the schedule they know.
   if (!computeAtRows) j["compute_at_rows"] = false;
   if (threads) j["threads"] = threads;
+  if (conv.pixels || conv.ocBlocks) {
+    j["conv"] = nlohmann::json::object();
+    if (conv.pixels) j["conv"]["pixels"] = conv.pixels;
+    if (conv.ocBlocks) j["conv"]["oc_blocks"] = conv.ocBlocks;
+  }
   if (!steps.empty()) {
     j["steps"] = nlohmann::json::array();
     for (const ScheduleStep& st : steps) {
@@ -101,6 +106,12 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
     }
     s.computeAtRows = j.value("compute_at_rows", s.computeAtRows);
     s.threads = j.value("threads", s.threads);
+    if (j.contains("conv")) {
+      const auto& c = j["conv"];
+      if (!c.is_object()) return Status::error("schedule \"conv\" must be a JSON object");
+      s.conv.pixels = c.value("pixels", s.conv.pixels);
+      s.conv.ocBlocks = c.value("oc_blocks", s.conv.ocBlocks);
+    }
     if (j.contains("steps")) {
       if (!j["steps"].is_array()) return Status::error("schedule \"steps\" must be a JSON array");
       for (const auto& o : j["steps"]) {
@@ -123,6 +134,12 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
   if (s.matmul.mr < 1 || s.matmul.mr > 32 || s.matmul.nr < 1 || s.matmul.nr > 64)
     return Status::error("matmul tile " + std::to_string(s.matmul.mr) + "x" +
                          std::to_string(s.matmul.nr) + " is outside 1..32 x 1..64");
+  if (s.conv.pixels < 0 || s.conv.pixels > 32)
+    return Status::error("conv pixels " + std::to_string(s.conv.pixels) +
+                         " is outside 0..32 (0 keeps the automatic tile)");
+  if (s.conv.ocBlocks < 0 || s.conv.ocBlocks > 8)
+    return Status::error("conv oc_blocks " + std::to_string(s.conv.ocBlocks) +
+                         " is outside 0..8 (0 keeps the automatic tile)");
   if (s.threads < 0 || s.threads > 1)
     return Status::error("threads " + std::to_string(s.threads) + " must be 0 (the pool) or 1");
   static const std::set<std::string> kOps = {"split",    "reorder",    "fuse",   "vectorize",

@@ -72,6 +72,16 @@ struct MatMulTiling {
   bool operator==(const MatMulTiling&) const = default;
 };
 
+// The register tile of a blocked convolution (ConvNCHWc): `pixels` output
+// pixels of one row times `ocBlocks` output-channel blocks of accumulators.
+// 0 keeps the lowering's own rule (compute_layout.cpp); a set value is clamped
+// there to what the shape and the vector register file allow.
+struct ConvTiling {
+  int64_t pixels = 0;    // pixels per tile; the row's last tile takes the remainder
+  int64_t ocBlocks = 0;  // output blocks per tile; must divide the block count, else the largest divisor below
+  bool operator==(const ConvTiling&) const = default;
+};
+
 struct Schedule {
   std::string name = "default";
   bool parallelOuter = true;          // outermost loop of a nest runs on the thread pool...
@@ -87,6 +97,7 @@ struct Schedule {
   // The pool itself is sized once, so counts between are not offered.
   int64_t threads = 0;
   std::vector<ScheduleStep> steps;  // applied after the defaults, in order
+  ConvTiling conv;                  // blocked convolutions' register tile
 
   // The preset for the host: register tile from its vector width and register count.
   static Schedule defaults();

@@ -265,6 +265,14 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
     const Node* node;
     std::array<int64_t, 3> mnk;
     bool loops = false;  // a kernel without a product: loop candidates
+    bool conv = false;   // ...holding a blocked conv: its register tiles too
+  };
+  auto holdsConv = [](const Node& n) {
+    if (n.domain == kFuseLensDomain && n.op == "ConvNCHWc") return true;
+    if (!n.body) return false;
+    for (NodeId b : n.body->nodeIds())
+      if (n.body->node(b).domain == kFuseLensDomain && n.body->node(b).op == "ConvNCHWc") return true;
+    return false;
   };
   std::vector<Job> jobs;
   for (NodeId id : *order) {
@@ -280,19 +288,21 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
     if (p && (*p)[0] * (*p)[1] * (*p)[2] >= base.matmul.minWork)
       jobs.push_back({&n, *p});
     else if (!p && n.op != "Conv" && n.op != "If" && n.op != "Loop" && n.op != "Scan")
-      jobs.push_back({&n, {0, 0, 0}, true});
+      jobs.push_back({&n, {0, 0, 0}, true, holdsConv(n)});
   }
-  // Products first and with three shares of the budget each: they gain most.
-  std::stable_partition(jobs.begin(), jobs.end(), [](const Job& j) { return !j.loops; });
+  // Products and convs first and with three shares of the budget each: they
+  // gain most (and have the most candidates).
+  auto shareOf = [](const Job& j) { return j.loops && !j.conv ? 1.0 : 3.0; };
+  std::stable_partition(jobs.begin(), jobs.end(), [](const Job& j) { return !j.loops || j.conv; });
   double shares = 0;
-  for (const Job& j : jobs) shares += j.loops ? 1 : 3;
+  for (const Job& j : jobs) shares += shareOf(j);
   std::vector<KernelTuneResult> results;
   auto t0 = Clock::now();
   for (size_t j = 0; j < jobs.size(); ++j) {
     if (cancel.cancelled()) break;
     double left = opts.budgetSeconds - since(t0);
     if (left <= 0) break;
-    double share = jobs[j].loops ? 1 : 3;
+    double share = shareOf(jobs[j]);
     double deadline = since(t0) + left * share / shares;
     shares -= share;
     const Node& n = *jobs[j].node;
@@ -303,6 +313,10 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
       if (!lf) continue;
       applyDefaultSteps(*lf, base);
       cands = loopCandidates(base, *lf, target.vectorLanes());
+      // A conv's best three tiles, then one thread or the pool, then the other tiles.
+      auto tiles = convCandidates(base, sub, target.vectorLanes(), registers);
+      cands.insert(cands.begin(), tiles.begin(), tiles.begin() + std::min<size_t>(3, tiles.size()));
+      if (tiles.size() > 3) cands.insert(cands.end(), tiles.begin() + 3, tiles.end());
       if (cands.empty()) continue;
     }
     auto in = seededInputs(sub);

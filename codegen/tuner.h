@@ -2,7 +2,8 @@
 // register tile mr x nr, panels per cache block, loop order; parallel or not;
 // for the other kernels: one thread or the pool, a lower parallel threshold,
 // the vector width as a split of the innermost vectorized loop, with its
-// outer part unrolled 2 or 4 times)
+// outer part unrolled 2 or 4 times; for blocked convolutions: the register
+// tile, pixels x output-channel blocks, ranked by loads per FMA)
 // and keeps the fastest in a tuning log, keyed by the kernel's op signature and
 // the host CPU (CpuTarget::key). compileGraph reads the log
 // (CompileOptions::tuningLog, or $FUSELENS_TUNING_LOG) and uses a logged
@@ -80,5 +81,9 @@ std::vector<Schedule> matmulCandidates(const Schedule& base, int64_t m, int64_t 
 // The candidates for a kernel without a product, from its loop IR after the
 // default steps, best-ranked first; steps name its loops (exposed for tests).
 std::vector<Schedule> loopCandidates(const Schedule& base, const LoopFunc& scheduled, int lanes);
+// The register tiles (ConvTiling) for a kernel holding a blocked convolution
+// (ConvNCHWc), best-ranked first; empty when it holds none (exposed for tests).
+std::vector<Schedule> convCandidates(const Schedule& base, const Graph& kernel, int lanes,
+                                     int registers);
 
 }  // namespace fuselens

@@ -1,5 +1,6 @@
 // The tuner's candidates for kernels without a product (elementwise,
-// broadcast, injective, reductions, row ops): see loopCandidates in tuner.h.
+// broadcast, injective, reductions, row ops): see loopCandidates in tuner.h;
+// and the register tiles of blocked convolutions (convCandidates).
 #include <algorithm>
 #include <functional>
 
@@ -94,6 +95,65 @@ std::vector<Schedule> loopCandidates(const Schedule& base, const LoopFunc& sched
                   {"split", sh.vecLoop + "i", {}, w, ""},
                   {"unroll", sh.vecLoop + "io", {}, 0, ""}};
       out.push_back({0.9 - double(sh.vecExtent % (w * u)) / double(sh.vecExtent), su});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Ranked& a, const Ranked& b) { return a.score > b.score; });
+  std::vector<Schedule> res;
+  for (const Ranked& r : out) res.push_back(r.s);
+  return res;
+}
+
+namespace {
+
+// The blocked conv of a kernel (itself or in its fused body), if any.
+const Node* blockedConv(const Graph& g, const Graph*& owner) {
+  for (NodeId id : g.nodeIds()) {
+    const Node& n = g.node(id);
+    if (n.domain == kFuseLensDomain && n.op == "ConvNCHWc") {
+      owner = &g;
+      return &n;
+    }
+    if (n.body)
+      if (const Node* c = blockedConv(*n.body, owner)) return c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<Schedule> convCandidates(const Schedule& base, const Graph& kernel, int lanes,
+                                     int registers) {
+  const Graph* g = nullptr;
+  const Node* n = blockedConv(kernel, g);
+  if (!n || n->outputs.empty()) return {};
+  auto y = g->value(n->outputs[0]).type.staticShape();
+  if (!y || y->size() != 5) return {};
+  const int64_t blocks = (*y)[1], ow = (*y)[3], b = (*y)[4];
+  const bool depthwise = n->attrs.getInt("group", 1) > 1;
+  const int64_t perBlock = (b + lanes - 1) / std::max(lanes, 1);
+  struct Ranked {
+    double score;
+    Schedule s;
+  };
+  std::vector<Ranked> out;
+  for (int64_t p : {4, 5, 6, 7, 8, 10, 12, 14}) {
+    for (int64_t o : {1, 2, 4}) {
+      // The lowering clamps what does not fit; offering it would only time a duplicate.
+      if (p > ow || blocks % o || (depthwise && o > 1)) continue;
+      if ((p * o + o) * perBlock + 1 > registers) continue;
+      // FMAs per load (one broadcast per pixel, one weight vector per block),
+      // discounted by the share of the row's last tile left empty.
+      int64_t tiles = (ow + p - 1) / p;
+      double waste = double(tiles * p - ow) / double(tiles * p);
+      double score = double(p * o) / double(p + o) * (1 - 0.5 * waste);
+      // Past ~24 accumulators the compiler starts spilling them (measured on
+      // the bench CNN: 14x2 and 7x4 ran slower than 7x2), so rank those last.
+      if (p * o * perBlock > 24) score *= 0.5;
+      Schedule s = base;
+      s.name = "conv" + std::to_string(p) + "x" + std::to_string(o);
+      s.conv = {p, o};
+      out.push_back({score, s});
     }
   }
   std::stable_sort(out.begin(), out.end(),

@@ -5,6 +5,10 @@
 #include <QtTest>
 
 #include "codegen/lower.h"
+#include "core/compare/compare.h"
+#include "core/eager/interpreter.h"
+#include "core/ops/registry.h"
+#include "passes/pass_manager.h"
 #include "codegen/target.h"
 #include "codegen/tuner.h"
 #include "test_util.h"
@@ -22,6 +26,7 @@ class CodegenTunerTest : public QObject {
   void badLogIsAnError();
   void loopCandidatesNameLoops();
   void tunesAndReusesLoopKernel();
+  void tunesAndReusesConvTile();
 };
 
 void CodegenTunerTest::candidatesFitRegisters() {
@@ -197,6 +202,93 @@ void CodegenTunerTest::tunesAndReusesLoopKernel() {
   std::vector<float> got = values(*(*out)[g.outputs()[0].index]);
   for (size_t i = 0; i < got.size(); ++i)
     QCOMPARE(got[i], std::max(0.0f, xv[i] + bv[i % 1000]));
+}
+
+namespace {
+
+// Conv [1,16,6,14] * [32,16,3,3] (pads 1, bias) + Relu, the plain graph.
+Graph convRelu() {
+  Graph g;
+  ValueId x = g.addInput("x", f32({1, 16, 6, 14}));
+  ValueId w = g.addConstant("w", std::make_shared<const TensorData>(randomTensor({32, 16, 3, 3}, 6)));
+  ValueId b = g.addConstant("b", std::make_shared<const TensorData>(randomTensor({32}, 7)));
+  Attributes a;
+  a.set("pads", Shape{1, 1, 1, 1});
+  ValueId y = g.node(g.addNode("Conv", {x, w, b}, {{"c", f32({})}}, a, "conv")).outputs[0];
+  g.addOutput(g.node(g.addNode("Relu", {y}, {{"y", f32({})}}, {}, "relu")).outputs[0]);
+  if (Status s = inferGraphTypes(g); !s.isOk()) qWarning("infer: %s", s.message().c_str());
+  g.markAsOriginal();
+  return g;
+}
+
+}  // namespace
+
+// A blocked conv kernel gets register-tile candidates besides one thread /
+// the pool, and a logged tile is what the next compile builds.
+void CodegenTunerTest::tunesAndReusesConvTile() {
+  Graph g = convRelu();
+  auto specs = parsePipeline("layout{block=16},fuse-ops{max-ops=8}");
+  QVERIFY(specs.isOk());
+  auto p = runPipeline(g, *specs);
+  QVERIFY2(p.isOk(), p.message().c_str());
+  const Graph& opt = p->snapshots.back().graph;
+  std::optional<NodeId> convKernel;
+  for (NodeId id : opt.nodeIds())
+    if (kernelSignature(opt, opt.node(id)).find("ConvNCHWc") != std::string::npos) convKernel = id;
+  QVERIFY(convKernel);
+  const int registers = hostTarget().vectorBits >= 512 ? 32 : 16;
+  QVERIFY(convCandidates(Schedule::defaults(), opt, hostTarget().vectorLanes(), registers).size() >= 3);
+
+  TuningLog log;
+  TuneOptions o;
+  o.budgetSeconds = 4;
+  o.runsPerCandidate = 2;
+  o.maxCandidatesPerKernel = 4;
+  auto r = tuneGraph(opt, o, log);
+  QVERIFY2(r.isOk(), r.message().c_str());
+  std::string sig = kernelSignature(opt, opt.node(*convKernel));
+  bool found = false;
+  for (const KernelTuneResult& k : *r) {
+    if (k.signature != sig) continue;
+    found = true;
+    // The conv kernel is the first job and has the budget to time more than
+    // the baseline and one thread; 4 seconds is far more than a few compiles.
+    QVERIFY2(k.measured > 2, std::to_string(k.measured).c_str());
+    QVERIFY(k.bestSeconds <= k.defaultSeconds);
+  }
+  QVERIFY(found);
+
+  // A 5-pixel x 2-block tile in the log (the automatic rule picks 7 x 2 or
+  // 14 x 1 here) is what the next compile builds: acc[2 * 5 * 16] locals.
+  TuningEntry e;
+  e.target = hostTarget().key();
+  e.signature = sig;
+  e.schedule = Schedule::defaults();
+  e.schedule.name = "conv5x2";
+  e.schedule.conv = {5, 2};
+  log.put(e);
+  QTemporaryDir dir;
+  std::string path = dir.path().toStdString() + "/tune.json";
+  QVERIFY(log.save(path).isOk());
+  auto back = TuningLog::load(path);
+  QVERIFY(back.isOk());
+  QVERIFY(back->find(e.target, sig) == std::optional<Schedule>(e.schedule));
+  CompileOptions co;
+  co.tuningLog = path;
+  auto m = compileGraph(opt, co);
+  QVERIFY2(m.isOk(), m.message().c_str());
+  QVERIFY2((*m)->loopIrText().find("[160];  // local") != std::string::npos, (*m)->loopIrText().c_str());
+  std::map<std::string, TensorData> in = {{"x", randomTensor({1, 16, 6, 14}, 8)}};
+  auto eager = runEager(g, in);
+  QVERIFY(eager.isOk());
+  auto out = (*m)->run(in);
+  QVERIFY2(out.isOk(), out.message().c_str());
+  ValueId y = opt.outputs()[0];
+  const TensorData* want = eager->find(opt.value(y).origin);
+  QVERIFY(want && (*out)[y.index]);
+  TensorMetrics tm = compareTensors(*want, g.value(opt.value(y).origin).layout, *(*out)[y.index],
+                                    opt.value(y).layout, {1e-4, 1e-4});
+  QVERIFY2(tm.withinTolerance(), std::to_string(tm.maxAbs).c_str());
 }
 
 QTEST_APPLESS_MAIN(CodegenTunerTest)
