@@ -10,6 +10,7 @@
 #include <string>
 
 #include "codegen/compute.h"
+#include "codegen/compute_data.h"
 
 namespace fuselens {
 namespace {
@@ -29,16 +30,6 @@ std::optional<std::vector<int64_t>> transposePerm(const Node& n, size_t rank) {
     if (sorted[k] != int64_t(k)) return std::nullopt;
   if (perm.size() != rank) return std::nullopt;
   return perm;
-}
-
-// An i64 constant input as numbers; nullopt when absent or not constant.
-std::optional<std::vector<int64_t>> ints(KernelBuilder& kb, const Node& n, size_t i) {
-  if (i >= n.inputs.size() || !n.inputs[i].valid()) return std::nullopt;
-  auto c = kb.constantOf(n.inputs[i]);
-  if (!c || (c->dtype != DType::I64 && c->dtype != DType::I32)) return std::nullopt;
-  std::vector<int64_t> v;
-  for (int64_t k = 0; k < c->numel(); ++k) v.push_back(int64_t(c->at(k)));
-  return v;
 }
 
 ExprRef clampIndex(ExprRef i, int64_t hi) {
@@ -66,8 +57,8 @@ ExprRef borderIndex(const std::string& mode, ExprRef p, int64_t len, int64_t bef
 Index sliceSource(KernelBuilder& kb, const Node& n, const Index& out) {
   std::vector<int64_t> in = kb.shapeOf(n.inputs[0]);
   int64_t rank = int64_t(in.size());
-  auto starts = ints(kb, n, 1), ends = ints(kb, n, 2);
-  auto axes = ints(kb, n, 3), steps = ints(kb, n, 4);
+  auto starts = constInts(kb, n, 1), ends = constInts(kb, n, 2);
+  auto axes = constInts(kb, n, 3), steps = constInts(kb, n, 4);
   std::vector<ExprRef> d = out.dimExprs();
   if (!starts || !ends) {
     kb.fail(
@@ -130,11 +121,11 @@ ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out) {
     kb.fail(Status::error("Pad mode '" + mode + "' has no code generation", nodePlace(n)));
     return floatConst(0);
   }
-  auto pads = ints(kb, n, 1);
+  auto pads = constInts(kb, n, 1);
   if (!pads) pads = n.attrs.getInts("pads");
   std::vector<int64_t> axes(static_cast<size_t>(rank), 0);
   std::iota(axes.begin(), axes.end(), 0);
-  if (auto a = ints(kb, n, 3)) axes = *a;
+  if (auto a = constInts(kb, n, 3)) axes = *a;
   if (!pads || pads->size() != 2 * axes.size()) {
     kb.fail(Status::error("Pad needs constant pads, two per padded axis", nodePlace(n)));
     return floatConst(0);

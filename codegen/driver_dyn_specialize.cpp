@@ -57,29 +57,15 @@ bool lowerable(const Node& n) {
 // The node alone: its non-constant present inputs become graph inputs; outer
 // constants stay constants, so shape inference sees them.
 std::shared_ptr<const Graph> nodeGraph(const Graph& g, const Node& n, std::vector<int>& inputPos) {
-  auto body = std::make_shared<Graph>();
-  body->name = n.name;
-  std::vector<ValueId> ins;
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    if (!n.inputs[i].valid()) {
-      ins.emplace_back();
-      continue;
-    }
+  return std::make_shared<const Graph>(graphOfNode(g, n, [&](Graph& alone, size_t i) {
     const Value& v = g.value(n.inputs[i]);
     if (v.constant) {
-      ins.push_back(body->addConstant(v.name, v.constant));
       inputPos.push_back(-1);
-      continue;
+      return alone.addConstant(v.name, v.constant);
     }
-    inputPos.push_back(int(body->inputs().size()));
-    ins.push_back(body->addInput("in" + std::to_string(i), v.type));
-  }
-  std::vector<OutputSpec> outs;
-  for (ValueId v : n.outputs) outs.push_back({g.value(v).name, g.value(v).type});
-  NodeId id = body->addNode(n.op, ins, outs, n.attrs, n.name);
-  body->mutableNode(id).domain = n.domain;
-  for (ValueId v : body->node(id).outputs) body->addOutput(v);
-  return body;
+    inputPos.push_back(int(alone.inputs().size()));
+    return alone.addInput("in" + std::to_string(i), v.type);
+  }));
 }
 
 // The first value of s whose shape its input types leave unknown, if any.
@@ -206,36 +192,24 @@ std::optional<Expected<DriverKernel>> lowerSpecializedDriver(const Graph& g, con
   CompileOptions inner = opts;
   inner.fallback = false;  // what runs here is compiled, or an error
   auto spec = std::make_shared<NodeSpecializer>(body, inner, where);
-  std::vector<TensorType> outTypes, inTypes;
+  std::vector<TensorType> outTypes;
   for (ValueId v : n.outputs) outTypes.push_back(g.value(v).type);
-  for (ValueId v : n.inputs)
-    if (v.valid()) inTypes.push_back(g.value(v).type);
   size_t numInputs = body->inputs().size();
   DriverKernel d;
   d.summary = n.op + ": compiled at run time for the input shapes it meets (cached)";
   d.loopIr = "// compiled at run time for the input shapes each run meets\n";
-  d.run = [spec, inputPos, numInputs, inTypes, outTypes,
+  d.run = [spec, inputPos, numInputs, outTypes,
            where](const std::vector<const TensorData*>& in) -> Expected<std::vector<TensorData>> {
     if (in.size() != inputPos.size())
       return Status::error("internal: " + std::to_string(in.size()) + " inputs for " +
                                std::to_string(inputPos.size()),
                            where);
     std::vector<const TensorData*> gin(numInputs, nullptr);
-    std::vector<TensorData> reshaped;  // aliased inputs in their declared shapes
-    reshaped.reserve(in.size());
     for (size_t i = 0; i < in.size(); ++i) {
       if (inputPos[i] < 0) continue;
       if (!in[i])
         return Status::error("internal: input " + std::to_string(i) + " is not computed", where);
       gin[size_t(inputPos[i])] = in[i];
-      // The executor hands an aliased value (a Reshape outside groups) over in
-      // its source's shape; the node reads it in its own.
-      auto shape = inTypes[i].staticShape();
-      if (shape && *shape != in[i]->shape && inTypes[i].numElements() == in[i]->numel()) {
-        reshaped.push_back(*in[i]);
-        reshaped.back().shape = *shape;
-        gin[size_t(inputPos[i])] = &reshaped.back();
-      }
     }
     auto outs = spec->run(gin);
     if (!outs) return outs.status();

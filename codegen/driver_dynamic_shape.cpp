@@ -53,11 +53,10 @@ Expected<const TensorData*> checkedInput(const std::vector<const TensorData*>& i
                                          const TensorType& want, const std::string& where) {
   if (i >= in.size() || !in[i])
     return Status::error("internal: input " + std::to_string(i) + " is not computed", where);
-  // The executor hands an aliased value (a Reshape outside groups) over in its
-  // source's shape: same elements in the same order, so the count decides.
+  // The executor hands every value over in its own shape (an alias too).
   const TensorData& t = *in[i];
-  auto n = want.numElements();
-  if (t.dtype != want.dtype || !n || t.numel() != *n ||
+  auto shape = want.staticShape();
+  if (t.dtype != want.dtype || !shape || t.shape != *shape ||
       t.bytes.size() != size_t(t.numel()) * dtypeSize(t.dtype))
     return Status::error("input " + std::to_string(i) + " is " + t.type().str() +
                              "; the kernel was compiled for " + want.str(),

@@ -17,21 +17,11 @@ struct HostNode {
   std::string where;
 };
 
+// The node alone, its present inputs as graph inputs in order.
 std::shared_ptr<const Graph> nodeGraph(const Graph& g, const Node& n) {
-  auto body = std::make_shared<Graph>();
-  body->name = n.name;
-  std::vector<ValueId> ins;
-  for (size_t i = 0; i < n.inputs.size(); ++i)
-    ins.push_back(n.inputs[i].valid()
-                      ? body->addInput("in" + std::to_string(i), g.value(n.inputs[i]).type)
-                      : ValueId());
-  std::vector<OutputSpec> outs;
-  for (ValueId v : n.outputs) outs.push_back({g.value(v).name, g.value(v).type});
-  NodeId id = body->addNode(n.op, ins, outs, n.attrs, n.name);
-  body->mutableNode(id).domain = n.domain;
-  body->mutableNode(id).body = n.body;
-  for (ValueId v : body->node(id).outputs) body->addOutput(v);
-  return body;
+  return std::make_shared<const Graph>(graphOfNode(g, n, [&](Graph& alone, size_t i) {
+    return alone.addInput("in" + std::to_string(i), g.value(n.inputs[i]).type);
+  }));
 }
 
 }  // namespace

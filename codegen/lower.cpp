@@ -35,17 +35,9 @@ bool isAliasNode(const Node& n) {
 namespace {
 
 Graph singleOpBody(const Graph& g, const Node& n) {
-  Graph body;
-  body.name = n.name;
-  std::vector<ValueId> ins;
-  for (ValueId v : n.inputs)
-    ins.push_back(v.valid() ? body.addInput(g.value(v).name, g.value(v).type) : ValueId());
-  std::vector<OutputSpec> outs;
-  for (ValueId v : n.outputs) outs.push_back({g.value(v).name, g.value(v).type});
-  NodeId id = body.addNode(n.op, ins, outs, n.attrs, n.name);
-  body.mutableNode(id).domain = n.domain;
-  for (ValueId v : body.node(id).outputs) body.addOutput(v);
-  return body;
+  return graphOfNode(g, n, [&](Graph& body, size_t i) {
+    return body.addInput(g.value(n.inputs[i]).name, g.value(n.inputs[i]).type);
+  });
 }
 
 // C identifiers for buffer names, unique within the function, never shaped like

@@ -69,16 +69,11 @@ std::optional<TensorData> foldConstantOfShape(const Graph& g, const Node& n) {
 // Runs n once on its constant inputs as a one-node compiled graph.
 std::optional<std::vector<TensorData>> foldByCompiling(const Graph& g, const Node& n,
                                                        const CompileOptions& opts) {
-  Graph one;
+  Graph one = graphOfNode(g, n, [&](Graph& alone, size_t i) {
+    const Value& v = g.value(n.inputs[i]);
+    return alone.addConstant(v.name, v.constant);
+  });
   one.name = "fold";
-  std::vector<ValueId> ins;
-  for (ValueId v : n.inputs)
-    ins.push_back(v.valid() ? one.addConstant(g.value(v).name, g.value(v).constant) : ValueId());
-  std::vector<OutputSpec> outs;
-  for (ValueId v : n.outputs) outs.push_back({g.value(v).name, g.value(v).type});
-  NodeId id = one.addNode(n.op, ins, outs, n.attrs, n.name);
-  one.mutableNode(id).domain = n.domain;
-  for (ValueId v : one.node(id).outputs) one.addOutput(v);
   CompileOptions strict = opts;
   strict.fallback = false;
   auto mod = compileGraph(one, strict);

@@ -200,4 +200,20 @@ std::optional<NodeId> Graph::findNode(const std::string& name) const {
   return std::nullopt;
 }
 
+Graph graphOfNode(const Graph& g, const Node& n,
+                  const std::function<ValueId(Graph& alone, size_t input)>& input) {
+  Graph alone;
+  alone.name = n.name;
+  std::vector<ValueId> ins;
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    ins.push_back(n.inputs[i].valid() ? input(alone, i) : ValueId());
+  std::vector<OutputSpec> outs;
+  for (ValueId v : n.outputs) outs.push_back({g.value(v).name, g.value(v).type});
+  NodeId id = alone.addNode(n.op, ins, outs, n.attrs, n.name);
+  alone.mutableNode(id).domain = n.domain;
+  alone.mutableNode(id).body = n.body;
+  for (ValueId v : alone.node(id).outputs) alone.addOutput(v);
+  return alone;
+}
+
 }  // namespace fuselens

@@ -11,6 +11,7 @@
 // use lists stay right; other node fields may be edited through mutableNode().
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -112,5 +113,12 @@ class Graph {
   std::vector<ValueId> outputs_;
   size_t liveNodes_ = 0;
 };
+
+// A graph holding node n of g alone (op, domain, attributes, body, name, its
+// outputs with their names and types as the graph's outputs). Each present
+// input i becomes what `input(graph, i)` adds to the new graph: a graph input
+// or a constant. What codegen compiles or runs one node at a time starts here.
+Graph graphOfNode(const Graph& g, const Node& n,
+                  const std::function<ValueId(Graph& alone, size_t input)>& input);
 
 }  // namespace fuselens

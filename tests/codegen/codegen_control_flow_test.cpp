@@ -9,6 +9,7 @@
 #include <cmath>
 #include <thread>
 
+#include "../core/fixture_compare.h"
 #include "../core/fixture_util.h"
 #include "codegen/compiler.h"
 #include "codegen/specialize.h"
@@ -22,15 +23,9 @@ using namespace fuselens::test;
 
 namespace {
 
+// Relative and absolute tolerance alike (fixture_compare.h).
 std::string mismatch(const TensorData& ref, const TensorData& got, double tol) {
-  if (ref.dtype != got.dtype)
-    return "dtype " + std::string(dtypeName(got.dtype)) + " vs " + std::string(dtypeName(ref.dtype));
-  if (ref.shape != got.shape) return "shape " + got.type().str() + " vs " + ref.type().str();
-  for (int64_t i = 0; i < ref.numel(); ++i)
-    if (!(std::fabs(ref.at(i) - got.at(i)) <= tol + tol * std::fabs(ref.at(i))))
-      return "element " + std::to_string(i) + ": " + std::to_string(got.at(i)) + " vs " +
-             std::to_string(ref.at(i));
-  return {};
+  return fuselens::test::mismatch(ref, got, tol, tol);
 }
 
 bool isControlFlow(const std::string& op) { return op == "If" || op == "Loop" || op == "Scan"; }

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <set>
 
+#include "../core/fixture_compare.h"
 #include "../core/fixture_util.h"
 #include "codegen/compiler.h"
 #include "core/eager/interpreter.h"
@@ -32,45 +33,6 @@ const std::set<std::string> kNeedsFallback = {
     // FALLBACK-LIST-BEGIN
     // FALLBACK-LIST-END
 };
-
-struct FamilyTolerance {
-  const char* prefix;
-  double atol, rtol;
-};
-// tests/core/eager_test.cpp's table (first matching prefix wins): the same
-// bounds the eager reference meets against ONNX Runtime.
-const FamilyTolerance kTolerances[] = {
-    {"matmul", 1e-4, 1e-4}, {"gemm", 1e-4, 1e-4},  {"dyn_batch", 1e-4, 1e-4},
-    {"samples/", 1e-4, 1e-4}, {"softmax", 1e-5, 1e-5}, {"f16_", 4e-3, 4e-3},
-    {"conv", 1e-4, 1e-4},   {"pool", 1e-5, 1e-5},  {"einsum", 1e-4, 1e-4},
-    {"norm", 1e-4, 1e-4},   {"rnn", 1e-4, 1e-4},   {"resize", 1e-5, 1e-5},
-    {"quant_quantize", 0, 0}, {"", 1e-5, 1e-5},
-};
-
-FamilyTolerance toleranceFor(const std::string& name) {
-  for (const auto& t : kTolerances)
-    if (name.rfind(t.prefix, 0) == 0) return t;
-  return kTolerances[std::size(kTolerances) - 1];
-}
-
-std::string mismatch(const TensorData& ref, const TensorData& got, double atol, double rtol) {
-  if (ref.dtype != got.dtype)
-    return "dtype " + std::string(dtypeName(got.dtype)) + " vs " + std::string(dtypeName(ref.dtype));
-  if (ref.shape != got.shape) return "shape " + got.type().str() + " vs " + ref.type().str();
-  // Integers compare exactly: through double, i64 values past 2^53 would round.
-  const size_t w = dtypeSize(ref.dtype);
-  for (int64_t i = 0; !isFloat(ref.dtype) && i < ref.numel(); ++i)
-    if (std::memcmp(ref.bytes.data() + i * w, got.bytes.data() + i * w, w) != 0)
-      return "element " + std::to_string(i) + " differs from the reference (integers are exact)";
-  for (int64_t i = 0; i < ref.numel(); ++i) {
-    double r = ref.at(i), g = got.at(i);
-    if (std::isnan(r) && std::isnan(g)) continue;
-    if (!(std::fabs(r - g) <= atol + rtol * std::fabs(r)))
-      return "element " + std::to_string(i) + ": " + QString::number(g, 'g', 9).toStdString() +
-             " vs eager " + QString::number(r, 'g', 9).toStdString();
-  }
-  return {};
-}
 
 // Binds the symbolic dims of the graph inputs to the stored inputs' shapes, as
 // `--dim` would, so models with a dynamic batch compile too.
@@ -153,7 +115,7 @@ class CodegenFixturesTest : public QObject {
       QVERIFY(want);
       ValueId o = opt.outputs()[i];
       QVERIFY2(size_t(o.index) < run->size() && (*run)[o.index], "the compiled run lacks an output");
-      std::string diff = mismatch(*want, *(*run)[o.index], tol.atol, tol.rtol);
+      std::string diff = mismatch(*want, *(*run)[o.index], tol.atol, tol.rtol, "eager");
       QVERIFY2(diff.empty(), (opt.value(o).name + ": " + diff).c_str());
     }
   }
