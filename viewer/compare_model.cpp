@@ -5,7 +5,7 @@
 #include <QColor>
 #include <QFont>
 
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/compare_summary.h"
 
 namespace fuselens::viewer {

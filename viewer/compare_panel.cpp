@@ -9,7 +9,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/compare_model.h"
 #include "viewer/compare_summary.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/session/session.h"
+#include "session/session.h"
 
 namespace fuselens::viewer {
 namespace {

@@ -5,7 +5,7 @@
 #include <QColor>
 #include <QFont>
 
-#include "core/session/session.h"
+#include "session/session.h"
 
 namespace fuselens::viewer {
 namespace {

@@ -24,7 +24,7 @@
 #include <QToolButton>
 
 #include "core/ir/printer.h"
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
 #include "viewer/edge_decisions.h"

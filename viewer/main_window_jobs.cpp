@@ -16,8 +16,8 @@
 #include <algorithm>
 
 #include "core/ir/printer.h"
-#include "core/session/input_shapes.h"
-#include "core/session/session.h"
+#include "session/input_shapes.h"
+#include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
 #include "viewer/compare_summary.h"

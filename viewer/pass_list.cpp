@@ -6,7 +6,7 @@
 #include <QColor>
 #include <QKeySequence>
 
-#include "core/session/session.h"
+#include "session/session.h"
 
 namespace fuselens::viewer {
 

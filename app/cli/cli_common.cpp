@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "core/io/npy.h"
-#include "core/session/input_shapes.h"
+#include "session/input_shapes.h"
 
 namespace fuselens::cli {
 

@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/session/session.h"
+#include "session/session.h"
 
 namespace fuselens::cli {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "core/session/session.h"
+#include "session/session.h"
 
 namespace fuselens::cli {
 

@@ -6,7 +6,7 @@
 #include <QtTest>
 
 #include "codegen/nvrtc.h"
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"

@@ -9,7 +9,7 @@
 #include <QTableView>
 #include <QtTest>
 
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/compare_model.h"
 
 using namespace fuselens;

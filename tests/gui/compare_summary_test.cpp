@@ -3,7 +3,7 @@
 
 #include <QtTest>
 
-#include "core/session/session.h"
+#include "session/session.h"
 
 using namespace fuselens;
 using namespace fuselens::viewer;

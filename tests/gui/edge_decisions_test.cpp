@@ -6,7 +6,7 @@
 #include <QtTest>
 #include <cmath>
 
-#include "core/session/session.h"
+#include "session/session.h"
 #include "passes/pass_manager.h"
 #include "viewer/divergence_heat.h"
 

@@ -9,7 +9,7 @@
 #include <QTableView>
 #include <QtTest>
 
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/fusion_decision_model.h"
 
 using namespace fuselens;

@@ -4,7 +4,7 @@
 #include <QStandardPaths>
 #include <QtTest>
 
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
 

@@ -12,7 +12,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/compare_model.h"
 #include "viewer/compare_panel.h"
 #include "viewer/fusion_decision_model.h"

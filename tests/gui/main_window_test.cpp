@@ -11,7 +11,7 @@
 #include <QtTest>
 #include <algorithm>
 
-#include "core/session/session.h"
+#include "session/session.h"
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
 #include "viewer/pass_list.h"

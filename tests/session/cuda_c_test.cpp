@@ -20,7 +20,7 @@
 #include "codegen/lower.h"
 #include "codegen/nvrtc.h"
 #include "core/io/npy.h"
-#include "core/session/session.h"
+#include "session/session.h"
 
 using namespace fuselens;
 namespace fs = std::filesystem;

@@ -4,8 +4,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/session/input_shapes.h"
-#include "core/session/session.h"
+#include "session/input_shapes.h"
+#include "session/session.h"
 
 using namespace fuselens;
 

@@ -1,4 +1,4 @@
-// Isolated comparison (core/session/isolated_compare.h): every kernel compiled
+// Isolated comparison (session/isolated_compare.h): every kernel compiled
 // alone and fed eager inputs. Checks that a clean model passes kernel by kernel,
 // that a wrong reference for one kernel's output is blamed on that kernel, that
 // an end-to-end error whose kernel is fine alone is called accumulated
@@ -6,7 +6,7 @@
 // (the comparison is only meaningful if the compiled run is deterministic).
 #include <QtTest>
 
-#include "core/session/session.h"
+#include "session/session.h"
 
 using namespace fuselens;
 

@@ -3,8 +3,8 @@
 // and restoring a session file, including the bad-file cases.
 #include <QtTest>
 
-#include "core/session/session.h"
-#include "core/session/session_file.h"
+#include "session/session.h"
+#include "session/session_file.h"
 
 using namespace fuselens;
 

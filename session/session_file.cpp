@@ -1,4 +1,4 @@
-#include "core/session/session_file.h"
+#include "session/session_file.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "core/session/input_shapes.h"
+#include "session/input_shapes.h"
 
 #include <cctype>
 #include <cstdlib>

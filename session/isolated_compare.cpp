@@ -1,4 +1,4 @@
-#include "core/session/isolated_compare.h"
+#include "session/isolated_compare.h"
 
 #include <algorithm>
 #include <map>

@@ -1,6 +1,6 @@
 // Session::compareIsolated: the eager run, the end-to-end compiled run, then
-// every kernel alone (core/session/isolated_compare.cpp).
-#include "core/session/session.h"
+// every kernel alone (session/isolated_compare.cpp).
+#include "session/session.h"
 
 namespace fuselens {
 

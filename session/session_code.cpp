@@ -1,7 +1,7 @@
 // Session::codeText and kernelNameOf: the generated code behind the code pane.
 #include "codegen/cuda_c.h"
 #include "codegen/nvrtc.h"
-#include "core/session/session.h"
+#include "session/session.h"
 
 namespace fuselens {
 

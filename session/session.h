@@ -13,7 +13,7 @@
 #include "codegen/compiler.h"
 #include "core/compare/compare.h"
 #include "core/onnx/import.h"
-#include "core/session/isolated_compare.h"
+#include "session/isolated_compare.h"
 #include "passes/pass_manager.h"
 
 namespace fuselens {
@@ -98,7 +98,7 @@ class Session {
   const std::optional<CompareReport>& lastReport() const { return report_; }
 
   // Compiles if needed and checks every kernel alone, fed the eager tensors of
-  // its inputs, beside the end-to-end run (core/session/isolated_compare.h).
+  // its inputs, beside the end-to-end run (session/isolated_compare.h).
   Expected<IsolatedReport> compareIsolated(const std::map<std::string, TensorData>& inputs,
                                            const Tolerance& tol, const Progress& progress = {},
                                            const CancelToken& cancel = {});

@@ -1,6 +1,6 @@
 // Session: import -> optimize -> compile -> compare, each step invalidating the
 // results of the ones after it.
-#include "core/session/session.h"
+#include "session/session.h"
 
 #include <algorithm>
 #include <set>
@@ -8,7 +8,7 @@
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
 #include "core/ops/registry.h"
-#include "core/session/session_file.h"
+#include "session/session_file.h"
 
 namespace fuselens {
 namespace {
