@@ -67,6 +67,21 @@ class CliTest : public QObject {
     QJsonArray ds = QJsonDocument::fromJson(j.out.toUtf8()).object()["decisions"].toArray();
     QVERIFY(!ds.isEmpty());
     for (const auto& d : ds) QVERIFY(!d.toObject()["reason"].toString().isEmpty());
+    // The text's closing line and the JSON's summary are one sentence.
+    const QString summary = QJsonDocument::fromJson(j.out.toUtf8()).object()["summary"].toString();
+    QVERIFY2(!summary.isEmpty() && r.out.trimmed().endsWith(summary), qPrintable(summary));
+  }
+
+  void explainQueries() {
+    Result node = cli({"explain", kMlp, "--node", "no_such_node"});
+    QCOMPARE(node.code, 2);
+    QVERIFY2(node.err.contains("no node named 'no_such_node'"), qPrintable(node.err));
+    Result group = cli({"explain", kMlp, "--group", "999"});
+    QCOMPARE(group.code, 2);
+    QVERIFY2(group.err.contains("no fused group 999"), qPrintable(group.err));
+    Result g0 = cli({"explain", kMlp, "--group", "0", "--json"});
+    QVERIFY2(g0.code == 0, qPrintable(g0.err));
+    QVERIFY(!QJsonDocument::fromJson(g0.out.toUtf8()).object()["decisions"].toArray().isEmpty());
   }
 
   void badInputsGiveOneSentence_data() {
@@ -116,11 +131,13 @@ class CliTest : public QObject {
   }
 
   void compileEmitsEveryForm() {
-    for (const char* form : {"ir", "loops", "llvm"}) {
+    for (const char* form : {"ir", "loops", "llvm", "asm"}) {
       Result r = cli({"compile", kSample, "--emit", form});
       QVERIFY2(r.code == 0, qPrintable(r.err));
       QVERIFY2(!r.out.isEmpty(), form);
     }
+    Result assembly = cli({"compile", kSample, "--emit", "asm"});
+    QVERIFY2(assembly.out.contains(".text") && assembly.out.contains("k0_"), qPrintable(assembly.out.left(400)));
     Result all = cli({"compile", kMlp, "--print-ir-after-all"});
     QVERIFY(all.out.contains("IR after import"));
     QVERIFY(all.out.contains("IR after fuse-ops"));
