@@ -1,5 +1,7 @@
 #include "session/input_shapes.h"
 
+#include "session/requests.h"
+
 #include <cctype>
 #include <cstdlib>
 
@@ -47,6 +49,19 @@ Expected<InputShapes> parseInputShapes(const std::string& text) {
       return Status::error("input '" + name + "' is given twice", "input shape '" + item + "'");
   }
   return shapes;
+}
+
+Expected<std::map<std::string, int64_t>> parseDimBindings(const std::vector<std::string>& items) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& arg : items) {
+    size_t eq = arg.find('=');
+    char* end = nullptr;
+    long long v = eq == std::string::npos || eq == 0 ? -1 : std::strtoll(arg.c_str() + eq + 1, &end, 10);
+    bool ok = v >= 0 && end && *end == '\0' && end != arg.c_str() + eq + 1;
+    if (!ok || !dims.emplace(arg.substr(0, eq), v).second)
+      return Status::error("expected name=value with a non-negative integer, each name once", "--dim " + arg);
+  }
+  return dims;
 }
 
 }  // namespace fuselens

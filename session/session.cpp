@@ -34,21 +34,6 @@ GraphStats graphStats(const Graph& g) {
   return s;
 }
 
-bool CompareReport::allWithin() const {
-  return std::all_of(rows.begin(), rows.end(),
-                     [](const CompareRow& r) { return r.fallback || r.metrics.withinTolerance(); });
-}
-
-size_t CompareReport::fallbackCount() const {
-  return size_t(std::count_if(rows.begin(), rows.end(), [](const CompareRow& r) { return r.fallback; }));
-}
-
-const CompareRow* CompareReport::firstDivergent() const {
-  for (const auto& r : rows)
-    if (!r.fallback && !r.metrics.withinTolerance()) return &r;
-  return nullptr;
-}
-
 Status Session::open(const std::string& modelPath, const Progress& progress, const CancelToken& cancel) {
   report(progress, 0.0, "import " + modelPath);
   auto imported = importOnnxFile(modelPath);
@@ -189,60 +174,6 @@ Expected<std::map<std::string, TensorData>> Session::randomInputs(uint64_t seed,
     inputs[v.name] = std::move(*t);
   }
   return inputs;
-}
-
-Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs, const Tolerance& tol,
-                                         const Progress& progress, const CancelToken& cancel) {
-  if (!model_) return Expected<CompareReport>::error("no model is open");
-  if (!compiled_) FL_RETURN_IF_ERROR(compile({}, progress, cancel));
-  report(progress, 0.1, "eager reference run");
-  auto eager = runEager(model_->graph, inputs, {}, {}, cancel);
-  if (!eager) return eager.status();
-  report(progress, 0.5, "compiled run");
-  auto compiled = compiled_->run(inputs, cancel);
-  if (!compiled) return compiled.status();
-
-  const Graph& g = finalGraph();
-  CompareReport rep;
-  rep.tolerance = tol;
-  std::vector<ValueId> order;  // graph inputs, then outputs of nodes in topological order
-  for (ValueId v : g.inputs()) order.push_back(v);
-  const std::vector<NodeId> nodes = g.topoOrder().value();  // verified acyclic after every pass
-  for (NodeId n : nodes)
-    for (ValueId v : g.node(n).outputs) order.push_back(v);
-  // Tensors of reference-fallback kernels, and views (nodes without a kernel) of them.
-  std::set<int32_t> fallback, kernelNodes;
-  for (const KernelInfo& k : compiled_->kernels()) {
-    kernelNodes.insert(k.node.index);
-    if (k.fallback)
-      for (ValueId v : k.outputs) fallback.insert(v.index);
-  }
-  for (NodeId n : nodes) {
-    if (kernelNodes.count(n.index)) continue;
-    const Node& node = g.node(n);
-    if (std::any_of(node.inputs.begin(), node.inputs.end(),
-                    [&](ValueId in) { return in.valid() && fallback.count(in.index); }))
-      for (ValueId v : node.outputs) fallback.insert(v.index);
-  }
-  for (ValueId v : order) {
-    if (size_t(v.index) >= compiled->size() || !(*compiled)[v.index]) continue;
-    const Value& val = g.value(v);
-    const TensorData* ref = eager->find(val.origin);
-    if (!ref) continue;
-    CompareRow row;
-    row.value = v;
-    row.name = val.name;
-    row.producer = val.producer.valid() ? g.node(val.producer).name : "graph input";
-    row.isGraphOutput = g.isGraphOutput(v);
-    row.fallback = fallback.count(v.index) != 0;
-    // A value the layout pass blocked is compared with its plain origin unblocked.
-    row.metrics = compareTensors(*ref, model_->graph.value(val.origin).layout, *(*compiled)[v.index],
-                                 val.layout, tol);
-    rep.rows.push_back(std::move(row));
-  }
-  report(progress, 1.0, "compared");
-  report_ = rep;
-  return rep;
 }
 
 Status Session::save(const std::string& sessionPath) const {

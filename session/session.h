@@ -13,30 +13,14 @@
 #include "codegen/compiler.h"
 #include "core/compare/compare.h"
 #include "core/onnx/import.h"
+#include "session/compare_report.h"
+#include "session/explain_report.h"
 #include "session/isolated_compare.h"
+#include "session/requests.h"
+#include "codegen/tuner.h"
 #include "passes/pass_manager.h"
 
 namespace fuselens {
-
-struct CompareRow {
-  ValueId value;           // in the final (optimized) graph
-  std::string name;        // the value's name
-  std::string producer;    // the kernel or op that produced it ("graph input" for inputs)
-  bool isGraphOutput = false;
-  // Produced by a reference-fallback kernel (codegen's KernelInfo::fallback, or
-  // a view of such a tensor): not compiled, so never counted as agreement.
-  bool fallback = false;
-  TensorMetrics metrics;
-};
-
-struct CompareReport {
-  Tolerance tolerance;
-  std::vector<CompareRow> rows;  // in topological order of the producers
-  bool allWithin() const;  // every compiled tensor (fallback rows are not judged)
-  size_t fallbackCount() const;
-  // The first row out of tolerance, in topological order; nullptr when none.
-  const CompareRow* firstDivergent() const;
-};
 
 struct GraphStats {
   size_t nodes = 0;
@@ -50,6 +34,12 @@ class Session {
  public:
   Status open(const std::string& modelPath, const Progress& progress = {},
               const CancelToken& cancel = {});
+  // Adopts a graph built in memory (benchmarks, generators, tests) as the
+  // model, marked as the original; `label` stands for the model path.
+  Status open(Graph graph, const std::string& label);
+  // Opens the model, binds its dims, fixes its dynamic inputs and runs the
+  // pipeline: what both faces do when the user opens a model.
+  Status open(const OpenRequest& request, const Progress& progress = {}, const CancelToken& cancel = {});
   bool isOpen() const { return model_ != nullptr; }
   const std::string& modelPath() const { return path_; }
   const ImportedModel& model() const { return *model_; }
@@ -70,6 +60,10 @@ class Session {
   Expected<bool> bindInputShapes(const std::map<std::string, std::vector<int64_t>>& shapes);
   // The shapes bindInputShapes fixed, by input name (saved with the session).
   const std::map<std::string, std::vector<int64_t>>& boundInputShapes() const { return boundShapes_; }
+  // Fixes the model's dynamic input dims to the tensors' shapes and, when that
+  // changed anything, reruns the current pipeline: compiling needs static shapes.
+  Status fitToInputs(const std::map<std::string, TensorData>& inputs, const Progress& progress = {},
+                     const CancelToken& cancel = {});
 
   // Runs the pipeline on the original graph; replaces snapshots and drops any
   // compiled module and report.
@@ -78,6 +72,9 @@ class Session {
   const std::string& pipeline() const { return pipeline_; }
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
   const std::vector<FusionDecision>& decisions() const { return decisions_; }
+  // Decisions filtered to a node or group, kernel boundaries with their
+  // reasons, and what removed a node (session/explain_report.h).
+  Expected<ExplainReport> explain(const ExplainQuery& query) const;
   // The last snapshot's graph, or the original before optimize().
   const Graph& finalGraph() const;
 
@@ -89,6 +86,16 @@ class Session {
   // Inputs named in `skip` (given by the user) are left out, dynamic or not.
   Expected<std::map<std::string, TensorData>> randomInputs(uint64_t seed,
                                                            const std::map<std::string, TensorData>& skip = {}) const;
+
+  // The tensors a run is fed: .npy files read and checked against the model's
+  // input names, seeded random values for the others (see InputRequest).
+  Expected<std::map<std::string, TensorData>> inputs(const InputRequest& request) const;
+
+  // Runs the model and returns every graph output by name: the eager reference
+  // on the original graph, or the compiled module (compiling if needed, after
+  // fitting dynamic inputs to the tensors given).
+  Expected<std::map<std::string, TensorData>> run(Engine engine, const std::map<std::string, TensorData>& inputs,
+                                                  const Progress& progress = {}, const CancelToken& cancel = {});
 
   // Compiles if needed, runs compiled and eager on the same inputs, and compares
   // every kernel-boundary tensor with its origin in the eager run.
@@ -107,11 +114,27 @@ class Session {
   // The generated code of the final graph as text, for the code pane and
   // export: loop IR and LLVM IR of the compiled module (compiling if needed),
   // CUDA C (codegen/cuda_c.h), PTX (through NVRTC; an error when it is absent).
-  enum class CodeKind { LoopIr, LlvmIr, CudaC, Ptx };
+  enum class CodeKind { Ir, LoopIr, LlvmIr, Asm, CudaC, Ptx };
   Expected<std::string> codeText(CodeKind kind, const Progress& progress = {}, const CancelToken& cancel = {});
   // The compiled kernel that runs node `n` of the final graph ("k3_fused_matmul_add");
   // empty before compile or when the node is no kernel of its own.
   std::string kernelNameOf(NodeId n) const;
+  // One sentence per kernel that is not plain compiled code (a reference
+  // fallback, a driver kernel), for both faces to print after a compile.
+  std::vector<std::string> kernelNotes() const;
+
+  // Ahead-of-time artifacts of the final graph, each file written atomically.
+  Expected<ExportFiles> exportCpu(const CpuExportRequest& request, const Progress& progress = {},
+                                  const CancelToken& cancel = {});
+  Expected<ExportFiles> exportCuda(const CudaExportRequest& request, const Progress& progress = {},
+                                   const CancelToken& cancel = {});
+  // An error naming the CPU levels when `name` is none of them; checked before
+  // a model is read.
+  static Status checkCpuName(const std::string& name);
+  // Measures schedule candidates for every kernel of the final graph and keeps
+  // the fastest in the tuning log (read, updated and saved).
+  Expected<std::vector<KernelTuneResult>> tune(const TuneRequest& request, const Progress& progress = {},
+                                               const CancelToken& cancel = {});
 
   // Settings that travel with a saved session.
   Tolerance tolerance;

@@ -17,7 +17,7 @@ namespace fuselens::viewer {
 
 CodePane::CodePane(QWidget* parent)
     : QWidget(parent), tabs_(new QTabWidget(this)), status_(new QLabel(this)), saveButton_(new QPushButton(tr("Save..."), this)) {
-  const QString names[TabCount] = {tr("Loop IR"), tr("LLVM IR"), tr("CUDA C"), tr("PTX")};
+  const QString names[TabCount] = {tr("Loop IR"), tr("LLVM IR"), tr("Assembly"), tr("CUDA C"), tr("PTX")};
   for (int t = 0; t < TabCount; ++t) {
     auto* e = new QPlainTextEdit(this);
     e->setReadOnly(true);
@@ -88,7 +88,7 @@ void CodePane::setCurrentTab(int tab) { tabs_->setCurrentIndex(tab); }
 QString CodePane::text(int tab) const { return edits_[size_t(tab)]->toPlainText(); }
 
 QString CodePane::suggestedFileName(int tab, const QString& base) {
-  static const char* ext[TabCount] = {".loops.txt", ".ll", ".cu", ".ptx"};
+  static const char* ext[TabCount] = {".loops.txt", ".ll", ".s", ".cu", ".ptx"};
   return base + ext[tab];
 }
 

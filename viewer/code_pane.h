@@ -1,5 +1,5 @@
-// The code dock: the generated code of the final graph in four tabs (loop IR,
-// LLVM IR, CUDA C, PTX). The pane computes nothing: it asks for a tab's text
+// The code dock: the generated code of the final graph in five tabs (loop IR,
+// LLVM IR, assembly, CUDA C, PTX). The pane computes nothing: it asks for a tab's text
 // (codeRequested) and the window produces it on its worker through
 // Session::codeText, then hands it back with setCode. Selecting a node scrolls
 // every tab to the kernel that runs it; Save writes the current tab to a file.
@@ -19,7 +19,7 @@ namespace fuselens::viewer {
 class CodePane : public QWidget {
   Q_OBJECT
  public:
-  enum Tab { LoopIr, LlvmIr, CudaC, Ptx, TabCount };
+  enum Tab { LoopIr, LlvmIr, Asm, CudaC, Ptx, TabCount };
 
   explicit CodePane(QWidget* parent = nullptr);
   // Drops every tab's text (a new compile is coming); the current tab asks again.

@@ -6,7 +6,6 @@
 #include <QFont>
 
 #include "session/session.h"
-#include "viewer/compare_summary.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -55,19 +54,14 @@ int CompareModel::columnCount(const QModelIndex& parent) const {
 }
 
 QString CompareModel::statusText(const CompareRow& row) {
-  const TensorMetrics& m = row.metrics;
-  if (row.fallback) return tr("fallback (not compiled)");  // the eager kernel's own tensor: never "ok"
-  if (!m.shapeMatch) return tr("shape mismatch");
-  if (m.nanMismatch > 0) return tr("%1 NaN/Inf mismatches").arg(m.nanMismatch);
-  if (m.outOfTolerance > 0) return tr("%1/%2 out of tolerance").arg(m.outOfTolerance).arg(m.count);
-  return tr("ok");
+  return QString::fromStdString(rowStatus(row));  // the CLI table's words
 }
 
 QVariant CompareModel::display(const CompareRow& row, int column) const {
   const TensorMetrics& m = row.metrics;
   switch (column) {
     case TensorColumn: return QString::fromStdString(row.name);
-    case KernelColumn: return QString::fromStdString(kernelName(row, session_->finalGraph()));
+    case KernelColumn: return QString::fromStdString(producerLabel(row, session_->finalGraph()));
     case MaxAbsColumn: return number(m.maxAbs);
     case MaxRelColumn: return number(m.maxRel);
     case RmseColumn: return number(m.rmse);

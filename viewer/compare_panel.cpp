@@ -11,7 +11,6 @@
 
 #include "session/session.h"
 #include "viewer/compare_model.h"
-#include "viewer/compare_summary.h"
 
 namespace fuselens::viewer {
 
@@ -55,9 +54,10 @@ void ComparePanel::setSession(const Session* session) {
   model_->setSession(session);
   isolatedButton_->setEnabled(session && session->lastReport());
   if (!session || !session->lastReport()) return;
-  QString text = QString::fromStdString(compareSummary(*session->lastReport(), session->finalGraph()));
-  if (session->lastIsolated()) text += QString::fromStdString("\n" + isolatedSummary(*session->lastIsolated()));
-  summary_->setText(text);
+  std::string text = session->lastReport()->verdict();
+  if (std::string note = session->lastReport()->fallbackNote(); !note.empty()) text += "\n" + note;
+  if (session->lastIsolated()) text += "\n" + isolatedVerdict(*session->lastIsolated());
+  summary_->setText(QString::fromStdString(text));
   const int first = model_->firstDivergentRow();
   if (first >= 0) table_->scrollTo(model_->index(first, 0), QAbstractItemView::PositionAtCenter);
 }

@@ -6,30 +6,12 @@
 #include <string>
 #include <utility>
 
-#include "passes/pass_manager.h"
-
 namespace fuselens::viewer {
 namespace {
 
 using NamePair = std::pair<std::string, std::string>;
 
 }  // namespace
-
-std::vector<FusionDecision> decisionsUpTo(const std::vector<Snapshot>& snapshots, int row) {
-  std::vector<FusionDecision> out;
-  std::map<NamePair, size_t> index;  // where each edge's decision sits in `out`
-  const int last = std::min(row, static_cast<int>(snapshots.size()) - 1);
-  for (int i = 1; i <= last; ++i) {
-    for (const FusionDecision& d : snapshots[static_cast<size_t>(i)].record.decisions) {
-      auto [it, fresh] = index.emplace(NamePair{d.producerName, d.consumerName}, out.size());
-      if (fresh)
-        out.push_back(d);
-      else
-        out[it->second] = d;
-    }
-  }
-  return out;
-}
 
 std::vector<int> matchEdgeDecisions(const GraphLayout& layout,
                                     const std::vector<FusionDecision>& decisions) {

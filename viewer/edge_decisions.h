@@ -6,18 +6,12 @@
 
 #include <vector>
 
-#include "passes/fusion_decision.h"
+#include "session/explain_report.h"
 #include "viewer/graph_layout.h"
-
-namespace fuselens {
-struct Snapshot;
-}
 
 namespace fuselens::viewer {
 
-// The decisions in effect in snapshot `row`: those made by passes 1..row. An
-// edge decided twice (fuse-patterns, then fuse-ops) keeps the later decision.
-std::vector<FusionDecision> decisionsUpTo(const std::vector<Snapshot>& snapshots, int row);
+using fuselens::decisionsUpTo;  // session/explain_report.h
 
 // For each edge of `layout`, the index into `decisions` of the decision about
 // it, or -1 (edges from graph inputs, edges no fusion pass considered).

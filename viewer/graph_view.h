@@ -21,7 +21,7 @@
 
 #include "core/ir/graph.h"
 #include "core/support/status.h"
-#include "passes/fusion_decision.h"
+#include "session/explain_report.h"
 #include "viewer/divergence_heat.h"
 
 template <typename T>

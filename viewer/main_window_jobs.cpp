@@ -20,7 +20,6 @@
 #include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
-#include "viewer/compare_summary.h"
 #include "viewer/divergence_heat.h"
 #include "viewer/fusion_inspector.h"
 #include "viewer/graph_view.h"
@@ -86,14 +85,8 @@ void MainWindow::openFile(const QString& path) {
   start(Job::Open, [file, pipe, shapes = *shapes, progress, cancel] {
     JobResult r;
     auto s = std::make_shared<Session>();
-    r.status = s->open(file, progress, cancel);
-    if (!r.status) return r;
-    r.session = s;
-    if (auto bound = s->bindInputShapes(shapes); !bound) {
-      r.status = bound.status();
-      return r;
-    }
-    r.status = s->optimize(pipe, progress, cancel);
+    r.status = s->open(OpenRequest{file, {}, shapes, pipe}, progress, cancel);
+    if (s->isOpen()) r.session = s;  // shown even when its shapes or pipeline then failed
     return r;
   });
 }
@@ -186,7 +179,7 @@ void MainWindow::startCompare() {
       r.status = report.status();
       return r;
     }
-    r.summary = compareSummary(*report, s->finalGraph());
+    r.summary = report->verdict();
     return r;
   });
 }
@@ -222,7 +215,8 @@ void MainWindow::startCode(int tab) {
   CancelToken cancel = cancel_;
   start(Job::Code, [s, tab, progress, cancel] {
     static const Session::CodeKind kinds[] = {Session::CodeKind::LoopIr, Session::CodeKind::LlvmIr,
-                                              Session::CodeKind::CudaC, Session::CodeKind::Ptx};
+                                              Session::CodeKind::Asm, Session::CodeKind::CudaC,
+                                              Session::CodeKind::Ptx};
     JobResult r;
     r.codeTab = tab;
     auto text = s->codeText(kinds[tab], progress, cancel);

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "core/io/npy.h"
 #include "session/input_shapes.h"
 
 namespace fuselens::cli {
@@ -38,52 +37,26 @@ Progress terminalProgress() {
   };
 }
 
-namespace {
-
-// --dim name=value, each name once, value a non-negative integer.
-Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string>& args) {
-  std::map<std::string, int64_t> dims;
-  for (const std::string& arg : args) {
-    size_t eq = arg.find('=');
-    char* end = nullptr;
-    long long v = eq == std::string::npos || eq == 0 ? -1 : std::strtoll(arg.c_str() + eq + 1, &end, 10);
-    bool ok = v >= 0 && end && *end == '\0' && end != arg.c_str() + eq + 1;
-    if (!ok || !dims.emplace(arg.substr(0, eq), v).second)
-      return Status::error("expected name=value with a non-negative integer, each name once", "--dim " + arg);
-  }
-  return dims;
-}
-
-}  // namespace
-
 Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
                        const std::vector<std::string>& dimArgs, const std::vector<std::string>& shapeArgs) {
-  auto dims = parseDims(dimArgs);
+  OpenRequest request{model, {}, {}, pipeline};
+  auto dims = parseDimBindings(dimArgs);
   if (!dims) return dims.status();
-  FL_RETURN_IF_ERROR(session.open(model, terminalProgress(), interruptToken()));
-  for (const Diagnostic& d : session.model().diagnostics)
-    if (d.severity != Severity::Note) std::cerr << "warning: " << d.str() << "\n";
-  if (!dims->empty()) FL_RETURN_IF_ERROR(session.bindDims(*dims));
+  request.dims = *dims;
   std::string joined;
   for (const std::string& s : shapeArgs) joined += s + ";";
   auto shapes = parseInputShapes(joined);
   if (!shapes) return shapes.status();
-  if (!shapes->empty()) {
-    for (const auto& [name, dims] : *shapes)
-      if (!session.original().findValue(name))
-        return Status::error("the model has no input named '" + name + "'", "--shape " + name);
-    auto bound = session.bindInputShapes(*shapes);
-    if (!bound) return bound.status();
-  }
-  return session.optimize(pipeline, terminalProgress(), interruptToken());
+  request.shapes = *shapes;
+  Status st = session.open(request, terminalProgress(), interruptToken());
+  if (session.isOpen())
+    for (const Diagnostic& d : session.model().diagnostics)
+      if (d.severity != Severity::Note) std::cerr << "warning: " << d.str() << "\n";
+  return st;
 }
 
-Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs,
-                   const std::string& pipeline) {
-  auto changed = session.bindInputShapes(inputs);
-  if (!changed) return changed.status();
-  if (!*changed) return Status::ok();
-  return session.optimize(pipeline, terminalProgress(), interruptToken());
+Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs) {
+  return session.fitToInputs(inputs, terminalProgress(), interruptToken());
 }
 
 void addInputOptions(CLI::App* cmd, InputArgs& in) {
@@ -100,31 +73,15 @@ void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims, std::vector<
 }
 
 Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args) {
-  std::map<std::string, TensorData> inputs;
-  const Graph& g = session.original();
+  InputRequest request{{}, args.random, args.seed};
   for (const std::string& arg : args.inputs) {
     size_t eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Expected<std::map<std::string, TensorData>>::error("expected name=file.npy", "--input " + arg);
-    std::string name = arg.substr(0, eq);
-    if (!g.findValue(name))
-      return Expected<std::map<std::string, TensorData>>::error("the model has no input named '" + name + "'",
-                                                               "--input " + arg);
-    auto t = readNpy(arg.substr(eq + 1));
-    if (!t) return t.status();
-    inputs[name] = std::move(*t);
+    if (eq == std::string::npos || eq == 0) return Status::error("expected name=file.npy", "--input " + arg);
+    request.files[arg.substr(0, eq)] = arg.substr(eq + 1);
   }
-  if (!args.random && !inputs.empty()) return inputs;
-  auto random = session.randomInputs(args.seed, inputs);
-  if (!random) return random.status();
-  for (auto& [name, t] : *random) inputs.emplace(name, std::move(t));  // explicit ones win
-  return inputs;
+  return session.inputs(request);
 }
 
-std::string formatDouble(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+std::string formatDouble(double v) { return formatNumber(v); }
 
 }  // namespace fuselens::cli

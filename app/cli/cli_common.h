@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "session/pipeline_choice.h"
+#include "session/report_json.h"
 #include "session/session.h"
 
 namespace fuselens::cli {
@@ -42,10 +44,8 @@ Status openAndOptimize(Session& session, const std::string& model, const std::st
 // `random` is set (or when no input was given at all).
 Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args);
 
-// Fixes the model's dynamic input dims to the given tensors' shapes and, when
-// that changed anything, reruns the pipeline: compiling needs static shapes.
-Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs,
-                   const std::string& pipeline);
+// Session::fitToInputs with the terminal's progress line and Ctrl-C.
+Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs);
 
 std::string formatDouble(double v);  // "2.4e-07", compact for tables
 

@@ -3,7 +3,6 @@
 // tolerance.
 #include <cstdio>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
@@ -14,34 +13,13 @@ namespace {
 
 struct CompareArgs {
   std::string model;
-  std::string passes = defaultPipeline();
+  std::string passes = defaultPipelineText();
   InputArgs inputs;
   double atol = 1e-4, rtol = 1e-4;
   bool json = false;
   bool isolated = false;
   bool noFallback = false;
 };
-
-nlohmann::json toJson(const CompareReport& rep, const Session& s) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const CompareRow& r : rep.rows) {
-    const TensorMetrics& m = r.metrics;
-    rows.push_back({{"value", r.name}, {"producer", r.producer}, {"graph_output", r.isGraphOutput},
-                    {"shape_match", m.shapeMatch}, {"count", m.count}, {"max_abs", m.maxAbs},
-                    {"max_rel", m.maxRel}, {"max_ulp", m.maxUlp}, {"mean_abs", m.meanAbs}, {"rmse", m.rmse}, {"cosine", m.cosine},
-                    {"nan_mismatch", m.nanMismatch}, {"out_of_tolerance", m.outOfTolerance},
-                    {"worst_index", m.worstIndex}, {"within_tolerance", m.withinTolerance()},
-                    {"fallback", r.fallback},
-                    {"status", r.fallback ? kFallbackLabel : m.withinTolerance() ? "ok" : "out"}});
-  }
-  GraphStats st = graphStats(s.finalGraph());
-  const CompareRow* first = rep.firstDivergent();
-  return {{"model", s.modelPath()}, {"pipeline", s.pipeline()}, {"atol", rep.tolerance.atol},
-          {"rtol", rep.tolerance.rtol}, {"fused_groups", st.fusedGroups},
-          {"kernels", s.compiled()->kernels().size()}, {"all_within_tolerance", rep.allWithin()},
-          {"fallback_tensors", rep.fallbackCount()},
-          {"first_divergent", first ? nlohmann::json(first->name) : nlohmann::json()}, {"tensors", rows}};
-}
 
 void printTable(const CompareReport& rep, const Session& s) {
   GraphStats st = graphStats(s.finalGraph());
@@ -51,24 +29,12 @@ void printTable(const CompareReport& rep, const Session& s) {
               "cosine", "status");
   for (const CompareRow& r : rep.rows) {
     const TensorMetrics& m = r.metrics;
-    // A fallback tensor is the eager kernel's own output: never an "ok".
-    std::string status = r.fallback ? "fallback"
-                         : !m.shapeMatch ? "SHAPE MISMATCH"
-                         : m.withinTolerance() ? "ok"
-                                               : "OUT (" + std::to_string(m.outOfTolerance + m.nanMismatch) + " elems)";
     std::printf("%-32.32s %-20.20s %10s %10s %10s %9.6f  %s%s\n", r.name.c_str(), r.producer.c_str(),
                 formatDouble(m.maxAbs).c_str(), formatDouble(m.maxRel).c_str(), formatDouble(m.rmse).c_str(),
-                m.cosine, status.c_str(), r.isGraphOutput ? " (output)" : "");
+                m.cosine, rowStatus(r).c_str(), r.isGraphOutput ? " (output)" : "");
   }
-  if (const CompareRow* first = rep.firstDivergent())
-    std::printf("FAIL: %s (from %s) is the first tensor out of tolerance (atol %g, rtol %g)\n", first->name.c_str(),
-                first->producer.c_str(), rep.tolerance.atol, rep.tolerance.rtol);
-  else
-    std::printf("PASS: %zu tensors within tolerance (atol %g, rtol %g)\n",
-                rep.rows.size() - rep.fallbackCount(), rep.tolerance.atol, rep.tolerance.rtol);
-  if (size_t n = rep.fallbackCount())
-    std::printf("NOTE: %zu tensor%s %s, not compared: kernels %s\n", n, n == 1 ? "" : "s",
-                kFallbackLabel, fallbackKernelList(s.compiled()->kernels()).c_str());
+  std::printf("%s\n", rep.verdict().c_str());
+  if (std::string note = rep.fallbackNote(); !note.empty()) std::printf("%s\n", note.c_str());
 }
 
 int runCompare(const CompareArgs& a) {
@@ -76,7 +42,7 @@ int runCompare(const CompareArgs& a) {
   if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims, a.inputs.shapes); !s) return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
-  if (Status s = fitToInputs(session, *inputs, a.passes); !s) return fail(s);
+  if (Status s = fitToInputs(session, *inputs); !s) return fail(s);
   if (a.noFallback) {
     CompileOptions opts;
     opts.fallback = false;
@@ -85,7 +51,7 @@ int runCompare(const CompareArgs& a) {
   if (a.isolated) return runIsolatedCompare(session, *inputs, Tolerance{a.atol, a.rtol}, a.json);
   auto rep = session.compare(*inputs, Tolerance{a.atol, a.rtol}, terminalProgress(), interruptToken());
   if (!rep) return fail(rep.status());
-  if (a.json) std::cout << toJson(*rep, session).dump(2) << "\n";
+  if (a.json) std::cout << compareJson(*rep, session) << "\n";
   else printTable(*rep, session);
   return rep->allWithin() ? kExitOk : kExitCheckFailed;
 }

@@ -11,11 +11,8 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "codegen/cuda_c.h"
-#include "codegen/nvrtc.h"
 #include "core/ir/printer.h"
 #include "core/support/atomic_file.h"
-#include "passes/registry.h"
 
 namespace fuselens::cli {
 namespace {
@@ -37,20 +34,10 @@ struct CompileArgs {
   bool noFallback = false;
 };
 
-// The pipeline string after -O, --passes and --disable-pass.
-// `fallback` is the pipeline when neither is given.
-Expected<std::string> pipelineOf(const CompileArgs& a, const std::string& fallback) {
-  std::string text = a.level >= 0 ? pipelineForLevel(a.level) : a.passes.empty() ? fallback : a.passes;
-  if (a.disabled.empty()) return text;
-  auto specs = parsePipeline(text);
-  if (!specs) return specs.status();
-  for (const std::string& name : a.disabled) {
-    if (!findPass(name)) return Expected<std::string>::error("there is no pass named '" + name + "'", "--disable-pass");
-    auto gone = std::remove_if(specs->begin(), specs->end(), [&](const PassSpec& s) { return s.name == name; });
-    if (gone == specs->end()) std::cerr << "warning: --disable-pass " << name << ": the pipeline has no such pass\n";
-    specs->erase(gone, specs->end());
-  }
-  return pipelineString(*specs);
+PipelineChoice choiceOf(const CompileArgs& a) { return PipelineChoice{a.passes, a.level, a.disabled}; }
+
+void printWarnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
 }
 
 void printPassTable(std::ostream& os, const std::vector<Snapshot>& snaps) {
@@ -148,53 +135,48 @@ void report(std::ostream& os, const CompileArgs& a, const std::string& source, c
 }
 
 int runReproduce(const CompileArgs& a) {
-  auto repro = readReproducer(a.reproduce);
-  if (!repro) return fail(repro.status());
-  auto pipeline = pipelineOf(a, repro->pipeline);
-  if (!pipeline) return fail(pipeline.status());
-  auto specs = parsePipeline(*pipeline);
-  if (!specs) return fail(specs.status());
-  PipelineOptions opts;
-  opts.writeReproducer = false;  // replaying: the file at hand is the reproducer
-  auto result = runPipeline(repro->graph, *specs, terminalProgress(), interruptToken(), opts);
-  if (!result) return fail(Status::error("reproduced: " + result.message(), a.reproduce));
-  report(std::cout, a, a.reproduce, *pipeline, result->snapshots, result->decisions.size());
+  std::vector<std::string> warnings;
+  auto replay = replayReproducer(a.reproduce, choiceOf(a), &warnings, terminalProgress(), interruptToken());
+  printWarnings(warnings);
+  if (!replay) return fail(replay.status());
+  report(std::cout, a, a.reproduce, replay->pipeline, replay->snapshots, replay->decisions);
   return kExitOk;
 }
 
+Session::CodeKind codeKindOf(const std::string& emit) {
+  if (emit == "loops") return Session::CodeKind::LoopIr;
+  if (emit == "llvm") return Session::CodeKind::LlvmIr;
+  if (emit == "asm") return Session::CodeKind::Asm;
+  if (emit == "cuda") return Session::CodeKind::CudaC;
+  if (emit == "ptx") return Session::CodeKind::Ptx;
+  return Session::CodeKind::Ir;
+}
+
 int runCompile(const CompileArgs& a) {
-  if (!a.passes.empty() && a.level >= 0) return fail(Status::error("give --passes or -O, not both", "-O"));
   if (a.json && !a.emit.empty() && a.output.empty())
     return fail(Status::error("--json and --emit both print to stdout; write the emitted text with -o", "--json"));
   if (!a.reproduce.empty()) return runReproduce(a);
   if (a.model.empty()) return fail(Status::error("a model file (or --reproduce FILE) is required", "compile"));
-  auto pipeline = pipelineOf(a, defaultPipeline());
+  std::vector<std::string> warnings;
+  auto pipeline = resolvePipeline(choiceOf(a), defaultPipelineText(), &warnings);
+  printWarnings(warnings);
   if (!pipeline) return fail(pipeline.status());
   Session session;
   if (Status s = openAndOptimize(session, a.model, *pipeline, a.dims, a.shapes); !s) return fail(s);
   std::string emitted;
-  if (a.emit == "ir") {
-    emitted = printGraph(session.finalGraph());
-  } else if (a.emit == "cuda" || a.emit == "ptx") {
-    auto m = emitCudaModule(session.finalGraph(), terminalProgress(), interruptToken());
-    if (!m) return fail(m.status());
-    emitted = m->source;
-    if (a.emit == "ptx") {
-      auto ptx = compileToPtx(m->source);
-      if (!ptx) return fail(ptx.status());
-      emitted = *ptx;
+  if (!a.emit.empty()) {
+    Session::CodeKind kind = codeKindOf(a.emit);
+    bool compiles = kind == Session::CodeKind::LoopIr || kind == Session::CodeKind::LlvmIr ||
+                    kind == Session::CodeKind::Asm;
+    if (compiles) {
+      CompileOptions copts;
+      copts.fallback = !a.noFallback;
+      if (Status s = session.compile(copts, terminalProgress(), interruptToken()); !s) return fail(s);
+      for (const std::string& note : session.kernelNotes()) std::cerr << "note: " << note << "\n";
     }
-  } else if (a.emit == "loops" || a.emit == "llvm") {
-    CompileOptions copts;
-    copts.fallback = !a.noFallback;
-    if (Status s = session.compile(copts, terminalProgress(), interruptToken()); !s) return fail(s);
-    for (const KernelInfo& k : session.compiled()->kernels())
-      if (k.fallback)
-        std::cerr << "note: kernel " << k.name << " is " << kFallbackLabel << ": " << k.fallbackReason << "\n";
-      else if (k.driver)
-        std::cerr << "note: kernel " << k.name << " is a driver kernel (compiled; control decided at run time): "
-                  << k.driverSummary << "\n";
-    emitted = a.emit == "loops" ? session.compiled()->loopIrText() : session.compiled()->llvmIrText();
+    auto text = session.codeText(kind, terminalProgress(), interruptToken());
+    if (!text) return fail(text.status());
+    emitted = std::move(*text);
   }
   bool emitToStdout = !a.emit.empty() && a.output.empty();
   if (!a.output.empty()) {
@@ -227,11 +209,12 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--json", args->json, "Print the pass report as JSON");
   cmd->add_option("--reproduce", args->reproduce, "Replay a reproducer written by a failing pass");
   addShapeOptions(cmd, args->dims, args->shapes);
-  cmd->add_option("--emit", args->emit, "Print ir (optimized graph), loops (loop IR), llvm (LLVM IR), cuda (CUDA C) or ptx (through NVRTC)")
-      ->check(CLI::IsMember({"ir", "loops", "llvm", "cuda", "ptx"}));
+  cmd->add_option("--emit", args->emit, "Print ir (optimized graph), loops (loop IR), llvm (LLVM IR), asm (x86 assembly), cuda (CUDA C) "
+                  "or ptx (through NVRTC)")
+      ->check(CLI::IsMember({"ir", "loops", "llvm", "asm", "cuda", "ptx"}));
   cmd->add_option("-o,--output", args->output, "Write the --emit text to this file (atomically)");
   cmd->add_flag("--no-fallback", args->noFallback,
-                "With --emit loops/llvm: fail on ops without code generation instead of running them as "
+                "With --emit loops/llvm/asm: fail on ops without code generation instead of running them as "
                 "the reference fallback");
   cmd->callback([args, &exitCode] { exitCode = runCompile(*args); });
 }

@@ -7,10 +7,6 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "codegen/cuda_export.h"
-#include "codegen/export.h"
-#include "codegen/target.h"
-#include "passes/pass_manager.h"
 
 namespace fuselens::cli {
 namespace {
@@ -20,7 +16,7 @@ struct ExportArgs {
   std::vector<std::string> dims, shapes;
   std::string out;
   std::string name = "model";
-  std::string passes = defaultPipeline();
+  std::string passes = defaultPipelineText();
   std::string tuningLog;
   int opt = 3;
   bool noLink = false;
@@ -31,27 +27,16 @@ struct ExportArgs {
 
 int runExport(const ExportArgs& a) {
   // A bad --cpu fails before the model is read.
-  if (auto t = cpuTargetNamed(a.cpu); !t) return fail(t.status());
+  if (Status st = Session::checkCpuName(a.cpu); !st) return fail(st);
   Session s;
   if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
-  if (a.target == "cuda") {
-    auto r = exportCuda(s.finalGraph(), CudaExportOptions{a.out, a.name, a.arch}, terminalProgress(),
-                        interruptToken());
-    if (!r) return fail(r.status());
-    for (const std::string& f : r->files) std::cout << f << "\n";
-    if (!r->ptxSkipped.empty()) std::cerr << "note: no .ptx: " << r->ptxSkipped << "\n";
-    return kExitOk;
-  }
-  ExportOptions o;
-  o.outDir = a.out;
-  o.name = a.name;
-  o.compile.optLevel = a.opt;
-  o.cpu = a.cpu;
-  if (!a.tuningLog.empty()) o.compile.tuningLog = a.tuningLog;
-  if (a.noLink) o.cc.clear();
-  auto r = exportModel(s.finalGraph(), o, terminalProgress(), interruptToken());
+  auto r = a.target == "cuda"
+               ? s.exportCuda(CudaExportRequest{a.out, a.name, a.arch}, terminalProgress(), interruptToken())
+               : s.exportCpu(CpuExportRequest{a.out, a.name, a.opt, a.cpu, a.tuningLog, !a.noLink},
+                             terminalProgress(), interruptToken());
   if (!r) return fail(r.status());
   for (const std::string& f : r->files) std::cout << f << "\n";
+  if (!r->note.empty()) std::cerr << "note: " << r->note << "\n";
   return kExitOk;
 }
 

@@ -6,7 +6,6 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "core/eager/interpreter.h"
 #include "core/io/npy.h"
 
 namespace fuselens::cli {
@@ -15,7 +14,7 @@ namespace {
 struct RunArgs {
   std::string model;
   std::string engine = "eager";
-  std::string passes = defaultPipeline();
+  std::string passes = defaultPipelineText();
   InputArgs inputs;
   std::string outputDir = ".";
   bool json = false;
@@ -29,25 +28,6 @@ std::string fileNameFor(const std::string& name) {
   return out.empty() ? "output" : out;
 }
 
-Expected<std::map<std::string, TensorData>> runEngine(Session& s, const RunArgs& a,
-                                                      const std::map<std::string, TensorData>& inputs) {
-  std::map<std::string, TensorData> outputs;
-  if (a.engine == "eager") {
-    EagerOptions opts;
-    opts.keepIntermediates = false;
-    auto r = runEager(s.original(), inputs, opts, terminalProgress(), interruptToken());
-    if (!r) return r.status();
-    for (ValueId v : s.original().outputs()) outputs[s.original().value(v).name] = *r->find(v);
-    return outputs;
-  }
-  FL_RETURN_IF_ERROR(s.compile({}, terminalProgress(), interruptToken()));
-  auto r = s.compiled()->run(inputs, interruptToken());
-  if (!r) return r.status();
-  const Graph& g = s.finalGraph();
-  for (ValueId v : g.outputs()) outputs[g.value(v).name] = *(*r)[v.index];
-  return outputs;
-}
-
 int runRun(const RunArgs& a) {
   Session session;
   if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : "", a.inputs.dims,
@@ -55,9 +35,8 @@ int runRun(const RunArgs& a) {
     return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
-  if (a.engine == "cpu")
-    if (Status s = fitToInputs(session, *inputs, a.passes); !s) return fail(s);
-  auto outputs = runEngine(session, a, *inputs);
+  auto outputs = session.run(a.engine == "cpu" ? Engine::Cpu : Engine::Eager, *inputs, terminalProgress(),
+                             interruptToken());
   if (!outputs) return fail(outputs.status());
   std::error_code ec;
   std::filesystem::create_directories(a.outputDir, ec);

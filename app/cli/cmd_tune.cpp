@@ -9,8 +9,6 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "codegen/tuner.h"
-#include "passes/pass_manager.h"
 
 namespace fuselens::cli {
 namespace {
@@ -18,7 +16,7 @@ namespace {
 struct TuneArgs {
   std::string model;
   std::vector<std::string> dims, shapes;
-  std::string passes = defaultPipeline();
+  std::string passes = defaultPipelineText();
   double budget = 30;
   std::string log = "fuselens_tuning.json";
 };
@@ -27,13 +25,8 @@ int runTune(const TuneArgs& a) {
   if (a.budget <= 0) return fail(Status::error("the budget must be positive", "--budget-seconds"));
   Session s;
   if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
-  auto log = TuningLog::load(a.log);
-  if (!log) return fail(log.status());
-  TuneOptions o;
-  o.budgetSeconds = a.budget;
-  auto r = tuneGraph(s.finalGraph(), o, *log, terminalProgress(), interruptToken());
+  auto r = s.tune(TuneRequest{a.budget, a.log}, terminalProgress(), interruptToken());
   if (!r) return fail(r.status());
-  if (Status st = log->save(a.log); !st) return fail(st);
   char line[512];
   std::snprintf(line, sizeof line, "%-36s %12s %12s %8s %6s  %s\n", "kernel", "default ms",
                 "tuned ms", "speedup", "tried", "schedule");

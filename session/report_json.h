@@ -1,0 +1,19 @@
+// The reports as JSON text, for `--json` and for files a face saves: one
+// writer per report, so every face writes the same fields.
+#pragma once
+
+#include <string>
+
+namespace fuselens {
+
+class Session;
+struct CompareReport;
+struct ExplainReport;
+struct IsolatedReport;
+
+// Each returns the JSON text (indented by 2) of a report `session` made.
+std::string compareJson(const CompareReport& report, const Session& session);
+std::string isolatedJson(const IsolatedReport& report, const Session& session);
+std::string explainJson(const ExplainReport& report, const Session& session);
+
+}  // namespace fuselens

@@ -1,0 +1,62 @@
+// What a face asks of Session, as plain data: the CLI fills these from its
+// flags, the GUI from its dialogs, and Session does the work, so the two faces
+// never repeat a sequence (open -> bind dims -> optimize) or reach below it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "session/input_shapes.h"
+
+namespace fuselens {
+
+// open: the model, its symbolic dims bound (--dim), its dynamic inputs fixed
+// (--shape), and the pipeline run.
+struct OpenRequest {
+  std::string model;
+  std::map<std::string, int64_t> dims;
+  InputShapes shapes;
+  std::string pipeline;  // empty: no pass runs (the eager engine needs none)
+};
+
+// Input tensors: .npy files by input name, and seeded random values for the
+// rest when `random` is set or when no file was given at all.
+struct InputRequest {
+  std::map<std::string, std::string> files;  // input name -> .npy path
+  bool random = false;
+  uint64_t seed = 0;
+};
+
+enum class Engine { Eager, Cpu };
+
+struct CpuExportRequest {
+  std::string outDir;
+  std::string name = "model";
+  int optLevel = 3;
+  std::string cpu = "native";  // or x86-64, x86-64-v2, x86-64-v3, x86-64-v4
+  std::string tuningLog;       // empty: none
+  bool link = true;            // false: stop after .o/.c/.h (no C compiler needed)
+};
+
+struct CudaExportRequest {
+  std::string outDir;
+  std::string name = "model";
+  std::string arch = "compute_90";
+};
+
+struct ExportFiles {
+  std::vector<std::string> files;  // written, in order
+  std::string note;                // e.g. why no .ptx was written; empty when none
+};
+
+struct TuneRequest {
+  double budgetSeconds = 30;
+  std::string logPath = "fuselens_tuning.json";
+};
+
+// "name=value" items as --dim takes them: each name once, a non-negative integer.
+Expected<std::map<std::string, int64_t>> parseDimBindings(const std::vector<std::string>& items);
+
+}  // namespace fuselens

@@ -1,0 +1,132 @@
+// What Session makes of the final graph besides a run: code text for the code
+// pane and `compile --emit`, ahead-of-time exports, tuning, and the notes that
+// say which kernels are not plain compiled code.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/cuda_c.h"
+#include "codegen/cuda_export.h"
+#include "codegen/export.h"
+#include "codegen/nvrtc.h"
+#include "codegen/target.h"
+#include "core/ir/printer.h"
+#include "session/session.h"
+
+namespace fuselens {
+namespace fs = std::filesystem;
+namespace {
+
+// The assembly of the final graph: an export without a link step into a
+// scratch folder, whose .s is read back; the folder is removed either way.
+Expected<std::string> assemblyText(const Graph& g, const CompileOptions& compile, const Progress& progress,
+                                   const CancelToken& cancel) {
+  std::error_code ec;
+  fs::path dir = fs::temp_directory_path(ec) / ("fuselens-asm-" + std::to_string(::getpid()));
+  ExportOptions o;
+  o.outDir = dir.string();
+  o.compile = compile;
+  o.cc.clear();
+  auto r = exportModel(g, o, progress, cancel);
+  std::string text;
+  if (r) {
+    std::ifstream in(dir / (o.name + ".s"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  fs::remove_all(dir, ec);
+  if (!r) return r.status();
+  return text;
+}
+
+}  // namespace
+
+Expected<std::string> Session::codeText(CodeKind kind, const Progress& progress, const CancelToken& cancel) {
+  if (!model_) return Expected<std::string>::error("no model is open");
+  switch (kind) {
+    case CodeKind::Ir:
+      return printGraph(finalGraph());
+    case CodeKind::LoopIr:
+    case CodeKind::LlvmIr:
+      if (!compiled_) FL_RETURN_IF_ERROR(compile(compileOptions_, progress, cancel));
+      return kind == CodeKind::LoopIr ? compiled_->loopIrText() : compiled_->llvmIrText();
+    case CodeKind::Asm:
+      return assemblyText(finalGraph(), compileOptions_, progress, cancel);
+    case CodeKind::CudaC:
+    case CodeKind::Ptx:
+      break;
+  }
+  auto cuda = emitCudaModule(finalGraph(), progress, cancel);
+  if (!cuda) return cuda.status();
+  if (kind == CodeKind::CudaC) return cuda->source;
+  report(progress, 0.8, "NVRTC: CUDA C to PTX");
+  return compileToPtx(cuda->source);
+}
+
+std::string Session::kernelNameOf(NodeId n) const {
+  if (!compiled_) return {};
+  for (const KernelInfo& k : compiled_->kernels())
+    if (k.node == n) return k.name;
+  return {};
+}
+
+std::vector<std::string> Session::kernelNotes() const {
+  std::vector<std::string> notes;
+  if (!compiled_) return notes;
+  for (const KernelInfo& k : compiled_->kernels())
+    if (k.fallback)
+      notes.push_back("kernel " + k.name + " is " + kFallbackLabel + ": " + k.fallbackReason);
+    else if (k.driver)
+      notes.push_back("kernel " + k.name + " is a driver kernel (compiled; control decided at run time): " +
+                      k.driverSummary);
+  return notes;
+}
+
+Status Session::checkCpuName(const std::string& name) {
+  auto t = cpuTargetNamed(name);
+  return t ? Status::ok() : t.status();
+}
+
+Expected<ExportFiles> Session::exportCpu(const CpuExportRequest& request, const Progress& progress,
+                                         const CancelToken& cancel) {
+  if (!model_) return Expected<ExportFiles>::error("no model is open");
+  ExportOptions o;
+  o.outDir = request.outDir;
+  o.name = request.name;
+  o.compile = compileOptions_;
+  o.compile.optLevel = request.optLevel;
+  o.cpu = request.cpu;
+  if (!request.tuningLog.empty()) o.compile.tuningLog = request.tuningLog;
+  if (!request.link) o.cc.clear();
+  auto r = exportModel(finalGraph(), o, progress, cancel);
+  if (!r) return r.status();
+  return ExportFiles{r->files, {}};
+}
+
+Expected<ExportFiles> Session::exportCuda(const CudaExportRequest& request, const Progress& progress,
+                                          const CancelToken& cancel) {
+  if (!model_) return Expected<ExportFiles>::error("no model is open");
+  auto r = fuselens::exportCuda(finalGraph(), CudaExportOptions{request.outDir, request.name, request.arch}, progress,
+                      cancel);
+  if (!r) return r.status();
+  return ExportFiles{r->files, r->ptxSkipped.empty() ? "" : "no .ptx: " + r->ptxSkipped};
+}
+
+Expected<std::vector<KernelTuneResult>> Session::tune(const TuneRequest& request, const Progress& progress,
+                                                      const CancelToken& cancel) {
+  if (!model_) return Status::error("no model is open");
+  if (request.budgetSeconds <= 0) return Status::error("the budget must be positive", "--budget-seconds");
+  auto log = TuningLog::load(request.logPath);
+  if (!log) return log.status();
+  TuneOptions o;
+  o.budgetSeconds = request.budgetSeconds;
+  auto r = tuneGraph(finalGraph(), o, *log, progress, cancel);
+  if (!r) return r.status();
+  FL_RETURN_IF_ERROR(log->save(request.logPath));
+  return r;
+}
+
+}  // namespace fuselens
