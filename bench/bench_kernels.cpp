@@ -262,13 +262,18 @@ void convLayout() {
   double flops = 2.0 * c * c * 9 * hw * hw;
   int runs = gQuick ? 3 : 9;
   double ref = 0;
-  for (const char* pipeline :
-       {"fuse-ops", "layout{block=8},fuse-ops", "layout{block=16},fuse-ops"}) {
+  const std::pair<std::string, std::string> layouts[] = {{"NCHW direct", "fuse-ops"},
+                                                         {"NCHW8c", "layout{block=8},fuse-ops"},
+                                                         {"NCHW16c", "layout{block=16},fuse-ops"}};
+  for (const auto& [layout, pipeline] : layouts) {
     const char* step = "pipeline";
     Status st = s.optimize(pipeline);
-    if (st) step = "compile", st = compileModule(s);
+    if (st) {
+      step = "compile";
+      st = compileModule(s);
+    }
     if (!st) {
-      addRow({std::string("conv 3x3 ") + pipeline, "n/a", 0, 0, "",
+      addRow({"conv 3x3 " + pipeline, "n/a", 0, 0, "",
               std::string(step) + " failed: " + st.message()});
       continue;
     }
@@ -279,10 +284,7 @@ void convLayout() {
       for (size_t k = 0; k < prof->size(); ++k)
         perKernel += (k ? ", " : "; ") + mod.kernels()[k].name + " " +
                      std::to_string((*prof)[k] * 1e3).substr(0, 5) + " ms";
-    bool plain = ref == 0;
-    std::string layout = plain                                                   ? "NCHW direct"
-                         : std::string(pipeline).find("16") != std::string::npos ? "NCHW16c"
-                                                                                 : "NCHW8c";
+    bool plain = layout == "NCHW direct";
     addRow({"Conv3x3+bias+Relu 64ch 56x56 " + layout, "GFLOP/s", gf, ref,
             plain ? "" : "NCHW direct",
             std::to_string(mod.kernels().size()) + " kernels" + (plain ? "" : " incl. transforms") +
