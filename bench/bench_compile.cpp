@@ -1,7 +1,6 @@
 // Compile-time rows: each backend step for MatMul+bias+GELU, and the default
 // pipeline plus the backend on a 12-layer transformer encoder (target < 5 s),
 // each model opened and optimized through Session.
-#include <chrono>
 #include <cstdio>
 
 #include "benchmarks.h"
@@ -9,12 +8,6 @@
 
 namespace fuselens::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // A row for a step that failed: the figure is missing, the note says why.
 void failedRow(const std::string& name, const std::string& what, const Status& st) {
@@ -44,10 +37,8 @@ void compileTimes() {
 // Default-pipeline compile of a 12-layer encoder, including LLVM (target < 5 s).
 void compile12() {
   const std::string name = "compile 12-layer encoder";
-  std::string script = std::string(FUSELENS_SOURCE_DIR) + "/bench/make_transformer.py";
   std::string path = "/tmp/fuselens_bench_encoder12.onnx";
-  if (std::system(("python3 " + script + " --layers 12 --out " + path + " 2>/dev/null").c_str()) !=
-      0) {
+  if (!writeModel("make_transformer.py", "--layers 12", path)) {
     addRow({name, "n/a", 0, 0, "", "python3 with onnx not available"});
     return;
   }

@@ -5,7 +5,6 @@
 // opened, optimized and compiled through Session; the eager reference is
 // Session::run(Engine::Eager).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,7 +18,6 @@
 namespace fuselens::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Tensors = std::map<std::string, TensorData>;
 
 // The default pipeline with its layout pass blocking by `block` channels
@@ -91,7 +89,7 @@ void addVariant(std::vector<Variant>& variants, const std::string& path, const s
   auto t0 = Clock::now();
   if (Status st = v.session.optimize(pipeline); !st) return failed("pipeline", st);
   if (Status st = compileModule(v.session); !st) return failed("compile", st);
-  double tcomp = std::chrono::duration<double>(Clock::now() - t0).count();
+  double tcomp = secondsSince(t0);
   Tensors out;
   if (v.session.compiled()->runInto(in, out).isOk()) v.err = maxAbsErr(out, eager);
   addRow({v.tag + " compile (passes+LLVM)", "ms", tcomp * 1e3, 0, "", pipeline});
@@ -174,10 +172,8 @@ void models() {
   for (const std::string& path : paths)
     benchModel(path, std::filesystem::path(path).filename().string(), 21);
   // A transformer block (seq 128, hidden 768), written by bench/make_transformer.py.
-  std::string script = std::string(FUSELENS_SOURCE_DIR) + "/bench/make_transformer.py";
   std::string enc1 = "/tmp/fuselens_bench_encoder1.onnx";
-  if (std::system(("python3 " + script + " --layers 1 --out " + enc1 + " 2>/dev/null").c_str()) ==
-      0)
+  if (writeModel("make_transformer.py", "--layers 1", enc1))
     benchModel(enc1, "encoder block s128 h768", gQuick ? 3 : 9);
   else
     addRow({"model encoder block", "n/a", 0, 0, "", "python3 with onnx not available"});
@@ -187,10 +183,9 @@ void cnnModel() {
   // A small ResNet-style CNN (bench/make_cnn.py): the NCHWc layout pass before
   // fusion with one vector register per channel block first (16 lanes on
   // AVX-512, 8 on AVX2), the other block size, and the default pipeline.
-  std::string cnnScript = std::string(FUSELENS_SOURCE_DIR) + "/bench/make_cnn.py";
   std::string cnn = "/tmp/fuselens_bench_cnn.onnx";
   const int best = hostTarget().vectorBits >= 512 ? 16 : 8;
-  if (std::system(("python3 " + cnnScript + " --out " + cnn + " 2>/dev/null").c_str()) == 0)
+  if (writeModel("make_cnn.py", "", cnn))
     benchModel(cnn, "small cnn 112", gQuick ? 5 : 15,
                {{"nchw" + std::to_string(best) + "c", layoutPipeline(best)},
                 {"nchw" + std::to_string(24 - best) + "c", layoutPipeline(24 - best)},

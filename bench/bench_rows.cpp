@@ -3,7 +3,6 @@
 #include "bench_rows.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -18,8 +17,6 @@ double gPeak = 0;
 nlohmann::json gJson = nlohmann::json::object();
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 void dumpModule(const CompiledModule& m) {
   const char* dir = std::getenv("FUSELENS_BENCH_DUMP");
@@ -63,13 +60,17 @@ std::string ofPeak(double gflops) {
   return "; " + std::to_string(int(100 * gflops / gPeak + 0.5)) + "% of the measured FMA peak";
 }
 
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 double medianSeconds(const std::function<void()>& f, int runs) {
   f();  // warm-up
   std::vector<double> t;
   for (int i = 0; i < runs; ++i) {
     auto t0 = Clock::now();
     f();
-    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    t.push_back(secondsSince(t0));
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -81,6 +82,12 @@ void parallelRange(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
     ts.emplace_back([&, t] { f(n * t / gThreads, n * (t + 1) / gThreads); });
   f(0, n / gThreads);
   for (auto& t : ts) t.join();
+}
+
+bool writeModel(const std::string& script, const std::string& args, const std::string& out) {
+  std::string path = std::string(FUSELENS_SOURCE_DIR) + "/bench/" + script;
+  return std::system(("python3 " + path + " " + args + " --out " + out + " 2>/dev/null").c_str()) ==
+         0;
 }
 
 TensorData randomTensor(const std::vector<int64_t>& shape, uint32_t seed) {

@@ -5,6 +5,7 @@
 // outputs, profileKernels), which Session::compiled() hands out.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -36,11 +37,17 @@ void addRow(const Row& r);
 // "; 62% of the measured FMA peak", or nothing before the peak is measured.
 std::string ofPeak(double gflops);
 
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t0);
 // Median seconds of `runs` calls after one warm-up call.
 double medianSeconds(const std::function<void()>& f, int runs);
 // Splits [0, n) over gThreads std::threads (the STREAM reference and the
 // separate epilogue pass use the same thread count as the kernels).
 void parallelRange(int64_t n, const std::function<void(int64_t, int64_t)>& f);
+
+// Runs the model generator bench/<script> (python3 with onnx) with `args` and
+// `--out out`; false when it fails, as it does without onnx.
+bool writeModel(const std::string& script, const std::string& args, const std::string& out);
 
 TensorData randomTensor(const std::vector<int64_t>& shape, uint32_t seed);
 TensorType f32(const std::vector<int64_t>& shape);
