@@ -99,7 +99,7 @@ Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const
   // A hostile model can ask for a tensor larger than memory (Tile, Expand,
   // Pad, Resize with huge sizes): that is a sentence, not a crash.
   try {
-    return info->eager(n, in);
+    return info->eager(n, in, eagerKernelContext(cancel));
   } catch (const std::bad_alloc&) {
     return Status::error("ran out of memory computing the outputs (they are too large)",
                          describeNode(n));
@@ -109,6 +109,26 @@ Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const
 }
 
 }  // namespace
+
+KernelContext eagerKernelContext(const CancelToken& cancel) {
+  KernelContext ctx;
+  ctx.runBody = [cancel](const Graph& body,
+                         const std::map<std::string, TensorData>& inputs) -> KernelOutputs {
+    EagerOptions opts;
+    opts.keepIntermediates = false;
+    auto r = runEager(body, inputs, opts, {}, cancel);
+    if (!r) return r.status();
+    std::vector<TensorData> outs;
+    for (ValueId v : body.outputs()) {
+      const TensorData* t = r->find(v);
+      if (!t)
+        return Status::error("the body produced no value for output '" + body.value(v).name + "'");
+      outs.push_back(*t);
+    }
+    return outs;
+  };
+  return ctx;
+}
 
 Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, TensorData>& inputs,
                                const EagerOptions& opts, const Progress& progress,

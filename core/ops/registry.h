@@ -6,8 +6,10 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/ir/graph.h"
@@ -35,9 +37,50 @@ struct InferContext {
 };
 using InferFn = std::function<Expected<std::vector<TensorType>>(const InferContext&)>;
 
-// Computes a node's outputs from its input tensors (omitted optional inputs are nullptr).
-using EagerFn = std::function<Expected<std::vector<TensorData>>(
-    const Node& node, const std::vector<const TensorData*>& inputs)>;
+using KernelOutputs = Expected<std::vector<TensorData>>;
+using KernelInputs = std::vector<const TensorData*>;
+
+// What a kernel may ask of whoever runs it. Control-flow kernels (If, Loop,
+// Scan) run their bodies through `runBody`, which the eager interpreter
+// supplies (eagerKernelContext in core/eager), so core/ops never depends on
+// core/eager. Empty when the caller cannot run graphs: those kernels then fail.
+struct KernelContext {
+  // The body's outputs, in order, from its inputs by name.
+  std::function<KernelOutputs(const Graph& body, const std::map<std::string, TensorData>& inputs)>
+      runBody;
+};
+
+// Computes a node's outputs from its input tensors (omitted optional inputs are
+// nullptr). Most kernels need no context and are written as (node, inputs);
+// one wrapper type holds both forms so every caller calls kernels one way.
+class EagerFn {
+ public:
+  using WithContext =
+      std::function<KernelOutputs(const Node&, const KernelInputs&, const KernelContext&)>;
+  EagerFn() = default;
+  EagerFn(std::nullptr_t) {}
+  template <class F>
+  requires(!std::is_same_v<std::remove_cvref_t<F>, EagerFn> &&
+           std::is_invocable_r_v<KernelOutputs, const F&, const Node&, const KernelInputs&>)
+      EagerFn(F f)
+      : fn_([f = std::move(f)](const Node& n, const KernelInputs& in, const KernelContext&) {
+          return f(n, in);
+        }) {}
+  template <class F>
+  requires(std::is_invocable_r_v<KernelOutputs, const F&, const Node&, const KernelInputs&,
+                                 const KernelContext&> &&
+           !std::is_invocable_v<const F&, const Node&, const KernelInputs&>) EagerFn(F f)
+      : fn_(std::move(f)) {}
+
+  KernelOutputs operator()(const Node& n, const KernelInputs& in,
+                           const KernelContext& ctx = {}) const {
+    return fn_(n, in, ctx);
+  }
+  explicit operator bool() const { return bool(fn_); }
+
+ private:
+  WithContext fn_;
+};
 
 struct OpInfo {
   std::string name;
