@@ -53,7 +53,11 @@ const OpRegistry& OpRegistry::instance() {
     ops::registerMatMulOps(*r);
     ops::registerReduceOps(*r);
     ops::registerShapeOps(*r);
-    ops::registerDataOps(*r);
+    ops::registerSqueezeOps(*r);
+    ops::registerConcatSplitOps(*r);
+    ops::registerSlicePadOps(*r);
+    ops::registerGatherScatterOps(*r);
+    ops::registerShapeCastOps(*r);
     ops::registerConvOps(*r);
     ops::registerNormOps(*r);
     ops::registerRnnOps(*r);
