@@ -30,6 +30,8 @@ void registerControlFlowOps(OpRegistry& r);
 void registerQuantOps(OpRegistry& r);
 void registerResizeOps(OpRegistry& r);
 void registerLayoutOps(OpRegistry& r);  // layout.cpp: NCHWc blocked ops (domain fuselens)
+// attr_schema.cpp: every ONNX op's attribute kinds; called after the families.
+void addAttributeSchemas(OpRegistry& r);
 
 using Outputs = Expected<std::vector<TensorData>>;
 using Types = Expected<std::vector<TensorType>>;

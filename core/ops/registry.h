@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -82,12 +83,27 @@ class EagerFn {
   WithContext fn_;
 };
 
+// The kind an attribute holds, in the order of Attribute's alternatives and
+// named as ONNX's AttributeProto types are ("INT", "FLOATS", ...).
+enum class AttrKind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph };
+std::string_view attrKindName(AttrKind k);
+AttrKind attrKindOf(const Attribute& a);
+
+// One attribute an op reads, with the kind ONNX gives it in any opset.
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+};
+
 struct OpInfo {
   std::string name;
   std::string domain;  // "" for the ONNX default domain
   PatternKind kind = PatternKind::Opaque;
   InferFn infer;
   EagerFn eager;
+  // Its attributes, from the table in attr_schema.cpp (nullopt: no row there);
+  // names not listed are not checked.
+  std::optional<std::vector<AttrSpec>> attrs;
 };
 
 class OpRegistry {
@@ -96,6 +112,8 @@ class OpRegistry {
   const OpInfo* find(std::string_view domain, std::string_view name) const;
   std::vector<const OpInfo*> all() const;
   void add(OpInfo info);  // used by the op-family files while the registry is built
+  // Sets the attribute schema of a registered op (attr_schema.cpp's table).
+  void setAttributes(std::string_view domain, std::string_view name, std::vector<AttrSpec> attrs);
 
  private:
   std::vector<OpInfo> ops_;
@@ -109,6 +127,11 @@ PatternKind patternKindOf(const Graph& g, NodeId n);
 Status inferNodeTypes(Graph& g, NodeId n);
 // All nodes in topological order; unknown ops keep the types they have.
 Status inferGraphTypes(Graph& g);
+
+// Refuses the first attribute whose kind differs from the op's schema, e.g.
+// "attribute 'group' must be an INT, but the model gives a STRING" at the node.
+// Ops without a registry row pass: nothing is known about them.
+Status checkAttributeKinds(const Node& n);
 
 // "node 'fc1' (MatMul)" — the `where` of diagnostics about a node.
 std::string describeNode(const Node& n);
