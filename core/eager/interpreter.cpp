@@ -193,12 +193,13 @@ Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, Tenso
         release(o);
       }
     }
-    std::vector<ValueId> seen;
+    // Each distinct input once; sorted, not searched, as a node may read 50,000.
+    std::vector<ValueId> distinct;
     for (ValueId v : n.inputs)
-      if (v.valid() && std::find(seen.begin(), seen.end(), v) == seen.end()) {
-        seen.push_back(v);
-        release(v);
-      }
+      if (v.valid()) distinct.push_back(v);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (ValueId v : distinct) release(v);
   }
   report(progress, 1.0, "eager done");
   return result;

@@ -13,7 +13,7 @@ namespace {
 // ---- Concat / Split ----
 
 Types inferConcat(const InferContext& c) {
-  FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 1, 1 << 20));
+  FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 1, kMaxVariadicInputs));
   TensorType o;
   o.dtype = c.inputTypes[0].dtype;
   const TensorType* ranked = nullptr;
@@ -51,7 +51,7 @@ Types inferConcat(const InferContext& c) {
 }
 
 Outputs concatKernel(const Node& n, const Inputs& in) {
-  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 1, 1 << 20));
+  FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 1, kMaxVariadicInputs));
   const TensorData& first = *in[0];
   auto axis = axisOf(n, int64_t(first.rank()));
   if (!axis) return axis.status();

@@ -42,6 +42,10 @@ inline Status nodeError(const Node& n, std::string message) {
   return Status::error(std::move(message), describeNode(n));
 }
 
+// ONNX's variadic ops (Sum, Max, Min, Mean, Concat) take up to 2^31-1 inputs;
+// their inference and kernels are linear in the count.
+constexpr size_t kMaxVariadicInputs = 2147483647;
+
 // Checks that the node has between min and max present inputs at the front
 // (trailing omitted optional inputs are allowed).
 Status checkInputCount(const Node& n, size_t count, size_t min, size_t max);
