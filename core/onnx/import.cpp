@@ -407,31 +407,24 @@ Expected<std::pair<std::shared_ptr<Graph>, std::vector<std::string>>> importSubg
 // The IR version and default-domain opset must be ones FuseLens knows: an
 // op's meaning depends on its opset, so guessing one would run another model.
 Status checkVersions(const ImportedModel& m, const std::string& where) {
-  const std::string irRange = "1 to " + std::to_string(kNewestIrVersion);
-  const std::string opsetRange = "1 to " + std::to_string(kLatestOpset);
+  const std::string irs = "FuseLens reads IR versions 1 to " + std::to_string(kNewestIrVersion);
+  const std::string opsets = "FuseLens reads opsets 1 to " + std::to_string(kLatestOpset);
+  const std::string ir = std::to_string(m.irVersion);
   if (m.irVersion == 0)
-    return Status::error(
-        "the model has no IR version (ir_version is 0 or unset); FuseLens reads "
-        "IR versions " +
-            irRange,
-        where);
+    return Status::error("the model has no IR version (ir_version is 0 or unset); " + irs, where);
   if (m.irVersion < 0 || m.irVersion > kNewestIrVersion)
-    return Status::error("IR version " + std::to_string(m.irVersion) +
-                             " is not one FuseLens knows; it reads IR versions " + irRange,
-                         where);
+    return Status::error("IR version " + ir + " is not one FuseLens knows; " + irs, where);
   auto opset = m.opsets.find("");
   if (opset == m.opsets.end())
-    return Status::error(
-        "the model imports no opset for the default ONNX domain, so its ops have "
-        "no defined meaning; FuseLens reads opsets " +
-            opsetRange,
-        where);
-  if (opset->second < 1 || opset->second > kLatestOpset)
-    return Status::error(
-        "default-domain opset " + std::to_string(opset->second) +
-            (opset->second < 1 ? " is not a valid opset" : " is newer than FuseLens knows") +
-            "; FuseLens reads opsets " + opsetRange,
-        where);
+    return Status::error("the model imports no opset for the default ONNX domain, so its ops " +
+                             std::string("have no defined meaning; ") + opsets,
+                         where);
+  const std::string v = std::to_string(opset->second);
+  if (opset->second < 1)
+    return Status::error("default-domain opset " + v + " is not valid; " + opsets, where);
+  if (opset->second > kLatestOpset)
+    return Status::error("default-domain opset " + v + " is newer than FuseLens knows; " + opsets,
+                         where);
   return Status::ok();
 }
 

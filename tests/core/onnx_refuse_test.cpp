@@ -34,8 +34,8 @@ class OnnxRefuseTest : public QObject {
                           << "bad.onnx: the model has no IR version (ir_version is 0 or unset); "
                              "FuseLens reads IR versions 1 to 13";
     QTest::newRow("ir 14") << 14 << 17
-                           << "bad.onnx: IR version 14 is not one FuseLens knows; it reads IR "
-                              "versions 1 to 13";
+                           << "bad.onnx: IR version 14 is not one FuseLens knows; FuseLens "
+                              "reads IR versions 1 to 13";
     QTest::newRow("no default opset")
         << 8 << -1
         << "bad.onnx: the model imports no opset for the default ONNX domain, so its ops have no "
