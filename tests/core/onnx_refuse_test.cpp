@@ -146,9 +146,7 @@ class OnnxRefuseTest : public QObject {
   void wrongKindInsideASubgraphIsRefused() {
     onnx::ModelProto body = oneNodeModel("Softmax", {"x0"}, {2, 3}, {stringAttr("axis", "1")});
     onnx::ModelProto m = oneNodeModel("If", {"c"}, {}, {});
-    onnx::AttributeProto then;
-    then.set_name("then_branch");
-    then.set_type(onnx::AttributeProto::GRAPH);
+    onnx::AttributeProto then = namedAttr("then_branch", onnx::AttributeProto::GRAPH);
     *then.mutable_g() = body.graph();
     then.mutable_g()->clear_input();  // x0 comes from the outer graph
     onnx::AttributeProto otherwise = then;

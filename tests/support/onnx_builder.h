@@ -45,31 +45,30 @@ inline onnx::ModelProto oneNodeModel(const std::string& op, const std::vector<st
   return m;
 }
 
-inline onnx::AttributeProto intAttr(const std::string& name, int64_t v) {
+inline onnx::AttributeProto namedAttr(const std::string& name,
+                                      onnx::AttributeProto::AttributeType type) {
   onnx::AttributeProto a;
   a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
+  a.set_type(type);
+  return a;
+}
+inline onnx::AttributeProto intAttr(const std::string& name, int64_t v) {
+  auto a = namedAttr(name, onnx::AttributeProto::INT);
   a.set_i(v);
   return a;
 }
 inline onnx::AttributeProto floatAttr(const std::string& name, float v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
+  auto a = namedAttr(name, onnx::AttributeProto::FLOAT);
   a.set_f(v);
   return a;
 }
 inline onnx::AttributeProto stringAttr(const std::string& name, const std::string& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::STRING);
+  auto a = namedAttr(name, onnx::AttributeProto::STRING);
   a.set_s(v);
   return a;
 }
 inline onnx::AttributeProto intsAttr(const std::string& name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
+  auto a = namedAttr(name, onnx::AttributeProto::INTS);
   for (int64_t x : v) a.add_ints(x);
   return a;
 }
