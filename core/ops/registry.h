@@ -51,27 +51,33 @@ struct KernelContext {
       runBody;
 };
 
+class EagerFn;
+
+// A kernel written as (node, inputs), or as (node, inputs, context) when it
+// needs the context (control flow); EagerFn holds either.
+template <class F>
+concept PlainKernel =
+    !std::is_same_v<std::remove_cvref_t<F>, EagerFn> &&
+    std::is_invocable_r_v<KernelOutputs, const F&, const Node&, const KernelInputs&>;
+template <class F>
+concept ContextKernel = !std::is_invocable_v<const F&, const Node&, const KernelInputs&> &&
+                        std::is_invocable_r_v<KernelOutputs, const F&, const Node&,
+                                              const KernelInputs&, const KernelContext&>;
+
 // Computes a node's outputs from its input tensors (omitted optional inputs are
 // nullptr). Most kernels need no context and are written as (node, inputs);
 // one wrapper type holds both forms so every caller calls kernels one way.
 class EagerFn {
  public:
-  using WithContext =
-      std::function<KernelOutputs(const Node&, const KernelInputs&, const KernelContext&)>;
   EagerFn() = default;
   EagerFn(std::nullptr_t) {}
-  template <class F>
-  requires(!std::is_same_v<std::remove_cvref_t<F>, EagerFn> &&
-           std::is_invocable_r_v<KernelOutputs, const F&, const Node&, const KernelInputs&>)
-      EagerFn(F f)
+  template <PlainKernel F>
+  EagerFn(F f)
       : fn_([f = std::move(f)](const Node& n, const KernelInputs& in, const KernelContext&) {
           return f(n, in);
         }) {}
-  template <class F>
-  requires(std::is_invocable_r_v<KernelOutputs, const F&, const Node&, const KernelInputs&,
-                                 const KernelContext&> &&
-           !std::is_invocable_v<const F&, const Node&, const KernelInputs&>) EagerFn(F f)
-      : fn_(std::move(f)) {}
+  template <ContextKernel F>
+  EagerFn(F f) : fn_(std::move(f)) {}
 
   KernelOutputs operator()(const Node& n, const KernelInputs& in,
                            const KernelContext& ctx = {}) const {
@@ -80,7 +86,7 @@ class EagerFn {
   explicit operator bool() const { return bool(fn_); }
 
  private:
-  WithContext fn_;
+  std::function<KernelOutputs(const Node&, const KernelInputs&, const KernelContext&)> fn_;
 };
 
 // The kind an attribute holds, in the order of Attribute's alternatives and
