@@ -11,6 +11,7 @@
 // would hide from every comparison.
 #include <cmath>
 
+#include "codegen/balanced_fold.h"
 #include "codegen/compute.h"
 
 namespace fuselens {
@@ -279,19 +280,13 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i] && (args[i]->type == DType::F16 || args[i]->type == DType::BF16))
       return bad(kb, n, "internal: operand " + std::to_string(i) + " was not widened");
-  // Variadic ops fold left over their operands.
+  // Variadic ops fold over their operands as a balanced tree (balanced_fold.h).
   if (n.op == "Sum" || n.op == "Mean" || ((n.op == "Max" || n.op == "Min") && args.size() != 2)) {
     if (args.empty()) return bad(kb, n, n.op + " needs at least one input");
-    ExprRef acc = args[0];
-    for (size_t i = 1; i < args.size(); ++i) {
-      if (args[i]->type != acc->type) return bad(kb, n, n.op + " takes inputs of one type");
-      if (n.op == "Max")
-        acc = binary(BinOp::Max, acc, args[i]);
-      else if (n.op == "Min")
-        acc = binary(BinOp::Min, acc, args[i]);
-      else
-        acc = add(acc, args[i]);
-    }
+    for (size_t i = 1; i < args.size(); ++i)
+      if (args[i]->type != args[0]->type) return bad(kb, n, n.op + " takes inputs of one type");
+    BinOp op = n.op == "Max" ? BinOp::Max : n.op == "Min" ? BinOp::Min : BinOp::Add;
+    ExprRef acc = foldBalanced(args, [op](ExprRef a, ExprRef b) { return binary(op, a, b); });
     if (n.op == "Mean") {
       if (!isFloatExpr(acc)) return bad(kb, n, "Mean takes floating-point inputs");
       acc = mul(acc, num(acc, 1.0 / double(args.size())));

@@ -7,6 +7,7 @@
 
 #include "codegen/compute_data.h"
 #include "codegen/lower_internal.h"
+#include "codegen/operand_limit.h"
 
 namespace fuselens {
 namespace {
@@ -102,6 +103,7 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
     std::string where = nodePlace(n);
     if (computeClassOf(n) == ComputeClass::Unsupported)
       return Status::error("no code generation for op " + n.op, where);
+    FL_RETURN_IF_ERROR(checkOperandCount(n, where));  // wide variadic ops: eager fallback
     if (checksOwnOperands(body, n)) {  // data movement, scans, norms (compute_data.h)
       FL_RETURN_IF_ERROR(checkOwnOperands(body, n));
       continue;

@@ -11,6 +11,7 @@
 
 #include <set>
 
+#include "core/eager/interpreter.h"
 #include "core/ops/registry.h"
 #include "passes/rewriter.h"
 
@@ -93,7 +94,7 @@ class Folder {
     if (!info || !info->eager) return {};
     std::vector<const TensorData*> ins;
     for (ValueId in : n.inputs) ins.push_back(in.valid() ? g_.value(in).constant.get() : nullptr);
-    auto outs = info->eager(n, ins);
+    auto outs = info->eager(n, ins, eagerKernelContext());  // If/Loop bodies run eagerly too
     if (!outs) return skip(r, n, "its kernel fails at compile time (" + outs.message() + ")");
     if (outs->size() < n.outputs.size()) return skip(r, n, "its kernel gave too few outputs");
     int64_t created = 0, freed = 0;

@@ -99,7 +99,7 @@ Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const
   // A hostile model can ask for a tensor larger than memory (Tile, Expand,
   // Pad, Resize with huge sizes): that is a sentence, not a crash.
   try {
-    return info->eager(n, in);
+    return info->eager(n, in, eagerKernelContext(cancel));
   } catch (const std::bad_alloc&) {
     return Status::error("ran out of memory computing the outputs (they are too large)",
                          describeNode(n));
@@ -109,6 +109,26 @@ Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const
 }
 
 }  // namespace
+
+KernelContext eagerKernelContext(const CancelToken& cancel) {
+  KernelContext ctx;
+  ctx.runBody = [cancel](const Graph& body,
+                         const std::map<std::string, TensorData>& inputs) -> KernelOutputs {
+    EagerOptions opts;
+    opts.keepIntermediates = false;
+    auto r = runEager(body, inputs, opts, {}, cancel);
+    if (!r) return r.status();
+    std::vector<TensorData> outs;
+    for (ValueId v : body.outputs()) {
+      const TensorData* t = r->find(v);
+      if (!t)
+        return Status::error("the body produced no value for output '" + body.value(v).name + "'");
+      outs.push_back(*t);
+    }
+    return outs;
+  };
+  return ctx;
+}
 
 Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, TensorData>& inputs,
                                const EagerOptions& opts, const Progress& progress,
@@ -173,12 +193,13 @@ Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, Tenso
         release(o);
       }
     }
-    std::vector<ValueId> seen;
+    // Each distinct input once; sorted, not searched, as a node may read 50,000.
+    std::vector<ValueId> distinct;
     for (ValueId v : n.inputs)
-      if (v.valid() && std::find(seen.begin(), seen.end(), v) == seen.end()) {
-        seen.push_back(v);
-        release(v);
-      }
+      if (v.valid()) distinct.push_back(v);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (ValueId v : distinct) release(v);
   }
   report(progress, 1.0, "eager done");
   return result;

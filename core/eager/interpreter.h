@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/ops/registry.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
 
@@ -24,7 +25,7 @@ struct EagerResult {
   std::vector<std::optional<TensorData>> tensors;  // indexed by ValueId.index
   const TensorData* find(ValueId v) const {
     return v.valid() && size_t(v.index) < tensors.size() && tensors[v.index] ? &*tensors[v.index]
-                                                                            : nullptr;
+                                                                             : nullptr;
   }
 };
 
@@ -32,5 +33,9 @@ struct EagerResult {
 Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, TensorData>& inputs,
                                const EagerOptions& opts = {}, const Progress& progress = {},
                                const CancelToken& cancel = {});
+
+// The context kernels run in here: bodies of If/Loop/Scan run through runEager,
+// keeping only their outputs, and stop when `cancel` fires.
+KernelContext eagerKernelContext(const CancelToken& cancel = {});
 
 }  // namespace fuselens

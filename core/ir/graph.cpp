@@ -160,12 +160,19 @@ std::vector<ValueId> Graph::constants() const {
 
 std::optional<std::vector<NodeId>> Graph::topoOrder() const {
   // Kahn's algorithm with a min-heap on id so the order is stable and readable.
+  // pending counts each node's distinct produced inputs, as users lists hold a
+  // reader once however often it reads a value: a pop then touches each user
+  // once, never scanning a wide node's inputs per producer (quadratic).
   std::vector<int> pending(nodes_.size(), 0);
   std::priority_queue<int32_t, std::vector<int32_t>, std::greater<>> ready;
+  std::vector<ValueId> produced;
   for (const auto& n : nodes_) {
     if (!n) continue;
+    produced.clear();
     for (ValueId in : n->inputs)
-      if (in.valid() && hasValue(in) && value(in).producer.valid()) ++pending[n->id.index];
+      if (in.valid() && hasValue(in) && value(in).producer.valid()) produced.push_back(in);
+    std::sort(produced.begin(), produced.end());
+    pending[n->id.index] = int(std::unique(produced.begin(), produced.end()) - produced.begin());
     if (pending[n->id.index] == 0) ready.push(n->id.index);
   }
   std::vector<NodeId> order;
@@ -174,11 +181,8 @@ std::optional<std::vector<NodeId>> Graph::topoOrder() const {
     ready.pop();
     order.push_back(id);
     for (ValueId o : node(id).outputs)
-      for (NodeId u : value(o).users) {
-        // A user consuming the same value twice was counted twice above.
-        for (ValueId in : node(u).inputs)
-          if (in == o && --pending[u.index] == 0) ready.push(u.index);
-      }
+      for (NodeId u : value(o).users)
+        if (--pending[u.index] == 0) ready.push(u.index);
   }
   if (order.size() != liveNodes_) return std::nullopt;
   return order;

@@ -3,12 +3,14 @@
 // dependency order (Constant nodes become constants; each node canonicalized
 // to the latest opset's form and its types inferred), then graph outputs,
 // a final shape inference and markAsOriginal. Model files are untrusted: every
-// failure is one sentence naming the file or the node, never a crash.
+// failure is one sentence naming the file or the node, never a crash. Refused
+// outright: an IR version or default-domain opset FuseLens does not know (or
+// none), and an attribute of another kind than its op's schema says.
 #include "core/onnx/import.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <optional>
 #include <queue>
 #include <set>
@@ -26,14 +28,22 @@ namespace fs = std::filesystem;
 using onnximport::tensorFromProto;
 using onnximport::typeFromProto;
 
+// The newest default-domain opset FuseLens reads: its registry and the
+// canonicalizer cover the ops' forms up to opset 21 (GroupNormalization-21 is
+// the newest form they know). Newer opsets may change meanings, so they are
+// refused rather than read with opset-21 meanings.
 constexpr int64_t kLatestOpset = 21;
+// The newest ONNX IR version released (ONNX 1.21 writes 13; 1.12, whose
+// headers FuseLens builds with, writes 8). IR versions only add structure the
+// importer ignores or refuses by field, so every real one is read.
+constexpr int64_t kNewestIrVersion = 13;
 
 struct Importer {
   ImportedModel& model;
-  std::string where;    // the file, for diagnostics
-  std::string baseDir;  // for external data
-  Graph* graph = nullptr;      // the graph being built: the model's, or a subgraph
-  Importer* parent = nullptr;  // the enclosing graph's importer, for a subgraph
+  std::string where;                  // the file, for diagnostics
+  std::string baseDir;                // for external data
+  Graph* graph = nullptr;             // the graph being built: the model's, or a subgraph
+  Importer* parent = nullptr;         // the enclosing graph's importer, for a subgraph
   std::vector<std::string> captured;  // outer-scope names this subgraph reads, in order
   // Types for a subgraph's formal inputs taken from the node that owns it, for
   // exporters that declare body inputs without a type (empty when unknown).
@@ -104,9 +114,12 @@ Expected<std::optional<Attribute>> attributeOf(Importer& im, const onnx::Attribu
                               : A::INT;
   }
   switch (type) {
-    case A::INT: return std::optional<Attribute>(int64_t(a.i()));
-    case A::FLOAT: return std::optional<Attribute>(double(a.f()));
-    case A::STRING: return std::optional<Attribute>(a.s());
+    case A::INT:
+      return std::optional<Attribute>(int64_t(a.i()));
+    case A::FLOAT:
+      return std::optional<Attribute>(double(a.f()));
+    case A::STRING:
+      return std::optional<Attribute>(a.s());
     case A::INTS:
       return std::optional<Attribute>(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
     case A::FLOATS:
@@ -252,7 +265,8 @@ Status importNode(Importer& im, const onnx::NodeProto& n) {
   Attributes attrs;
   std::vector<std::string> implicit;  // outer names the node's subgraphs read
   for (const auto& a : n.attribute()) {
-    if (a.type() == onnx::AttributeProto::GRAPH || (a.type() == onnx::AttributeProto::UNDEFINED && a.has_g())) {
+    if (a.type() == onnx::AttributeProto::GRAPH ||
+        (a.type() == onnx::AttributeProto::UNDEFINED && a.has_g())) {
       std::vector<std::optional<TensorType>> fed;  // what the node feeds, for body inputs
       for (ValueId v : inputs)
         fed.push_back(v.valid() ? std::optional(im.g().value(v).type) : std::nullopt);
@@ -260,7 +274,8 @@ Status importNode(Importer& im, const onnx::NodeProto& n) {
                                 onnximport::bodyInputHints(n, fed, im.opsetOf("")));
       if (!sub) return sub.status();
       for (const auto& name : sub->second)
-        if (std::find(implicit.begin(), implicit.end(), name) == implicit.end()) implicit.push_back(name);
+        if (std::find(implicit.begin(), implicit.end(), name) == implicit.end())
+          implicit.push_back(name);
       attrs.set(a.name(), std::shared_ptr<const Graph>(std::move(sub->first)));
       continue;
     }
@@ -287,8 +302,12 @@ Status importNode(Importer& im, const onnx::NodeProto& n) {
   const std::string opsetPlace = "node '" + name + "' (" + n.op_type() + ", " +
                                  (domain.empty() ? "" : domain + " ") + "opset " +
                                  std::to_string(im.opsetOf(domain)) + ")";
+  // Before canonicalizing: its rewrites read the older forms' attributes too.
+  if (Status kinds = checkAttributeKinds(im.g().node(id)); !kinds)
+    return Status::error(kinds.diagnostic().message, im.where + ", " + opsetPlace);
   if (!OpRegistry::instance().find(domain, n.op_type())) {
-    im.warn(opsetPlace, "op " + n.op_type() + " is not supported; it imports as an opaque node and " +
+    im.warn(opsetPlace, "op " + n.op_type() +
+                            " is not supported; it imports as an opaque node and " +
                             "fails only when run");
   } else {
     auto canon = onnximport::canonicalizeNode(im.g(), id, im.opsetOf(domain), im.model.diagnostics);
@@ -308,8 +327,8 @@ Status importNode(Importer& im, const onnx::NodeProto& n) {
 // element type, what the owning node feeds it (keeping a declared shape).
 Expected<TensorType> inputType(Importer& im, const onnx::ValueInfoProto& in, size_t index) {
   const std::string what = "graph input '" + in.name() + "'";
-  bool untyped = !in.has_type() || (in.type().has_tensor_type() &&
-                                    in.type().tensor_type().elem_type() == 0);
+  bool untyped =
+      !in.has_type() || (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == 0);
   if (!untyped) return typeFromProto(in.type(), what);
   if (index >= im.inputHints.size() || !im.inputHints[index])
     return Status::error(what + " is declared without a type and its type cannot be taken from " +
@@ -357,7 +376,8 @@ Status importGraph(Importer& im, const onnx::GraphProto& gp) {
 
   for (const auto& o : gp.output()) {
     auto v = im.lookup(o.name());  // a subgraph may return an outer value as it is
-    if (!v) return Status::error("graph output '" + o.name() + "' is not produced by any node", im.where);
+    if (!v)
+      return Status::error("graph output '" + o.name() + "' is not produced by any node", im.where);
     im.g().addOutput(*v);
   }
   return Status::ok();
@@ -382,6 +402,30 @@ Expected<std::pair<std::shared_ptr<Graph>, std::vector<std::string>>> importSubg
   FL_RETURN_IF_ERROR(inferGraphTypes(*graph));
   graph->markAsOriginal();
   return std::pair{graph, im.captured};
+}
+
+// The IR version and default-domain opset must be ones FuseLens knows: an
+// op's meaning depends on its opset, so guessing one would run another model.
+Status checkVersions(const ImportedModel& m, const std::string& where) {
+  const std::string irs = "FuseLens reads IR versions 1 to " + std::to_string(kNewestIrVersion);
+  const std::string opsets = "FuseLens reads opsets 1 to " + std::to_string(kLatestOpset);
+  const std::string ir = std::to_string(m.irVersion);
+  if (m.irVersion == 0)
+    return Status::error("the model has no IR version (ir_version is 0 or unset); " + irs, where);
+  if (m.irVersion < 0 || m.irVersion > kNewestIrVersion)
+    return Status::error("IR version " + ir + " is not one FuseLens knows; " + irs, where);
+  auto opset = m.opsets.find("");
+  if (opset == m.opsets.end())
+    return Status::error("the model imports no opset for the default ONNX domain, so its ops " +
+                             std::string("have no defined meaning; ") + opsets,
+                         where);
+  const std::string v = std::to_string(opset->second);
+  if (opset->second < 1)
+    return Status::error("default-domain opset " + v + " is not valid; " + opsets, where);
+  if (opset->second > kLatestOpset)
+    return Status::error("default-domain opset " + v + " is newer than FuseLens knows; " + opsets,
+                         where);
+  return Status::ok();
 }
 
 }  // namespace
@@ -414,16 +458,9 @@ Expected<ImportedModel> importOnnxBytes(const std::string& bytes, const std::str
   if (!proto.producer_version().empty()) model.producer += " " + proto.producer_version();
   for (const auto& op : proto.opset_import())
     model.opsets[canonicalDomain(op.domain())] = op.version();
-  if (!model.opsets.count(""))
-    model.diagnostics.push_back({Severity::Warning, where,
-                                 "the model names no default-domain " +
-                                     std::string("opset; reading it as opset ") +
-                                     std::to_string(kLatestOpset)});
-  else if (model.opsets[""] > kLatestOpset)
-    model.diagnostics.push_back({Severity::Warning, where,
-                                 "opset " + std::to_string(model.opsets[""]) +
-                                     " is newer than FuseLens " + "knows; ops keep their opset-" +
-                                     std::to_string(kLatestOpset) + " meaning"});
+  // IR versions 1 and 2 predate opset_import: their ops are opset 1's.
+  if (model.irVersion > 0 && model.irVersion < 3) model.opsets.emplace("", 1);
+  FL_RETURN_IF_ERROR(checkVersions(model, where));
 
   Importer im{model, where, baseDir};
   im.graph = &model.graph;

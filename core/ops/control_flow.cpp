@@ -6,10 +6,10 @@
 // in the same order; each body declares those it reads as graph inputs of that
 // name, after its formal inputs. So passes see every dependency, and the
 // kernels here bind body inputs: formal ones by position, implicit ones by name.
-// Bodies run through the eager interpreter. All three are Opaque.
+// Bodies run through the context's body runner, which the eager interpreter
+// supplies; core/ops does not include core/eager. All three are Opaque.
 #include <cstring>
 
-#include "core/eager/interpreter.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -24,30 +24,25 @@ std::shared_ptr<const Graph> graphAttr(const Node& n, const char* name) {
 
 // Runs `body` on formal inputs (by position) plus the node's implicit inputs (by name).
 Expected<std::vector<TensorData>> runBody(const Node& n, const Graph& body,
-                                          const std::vector<TensorData>& formal,
-                                          const Inputs& in, const char* what) {
+                                          const std::vector<TensorData>& formal, const Inputs& in,
+                                          const KernelContext& ctx, const char* what) {
+  if (!ctx.runBody)
+    return nodeError(n, std::string("cannot run its ") + what + " here (no body runner)");
   auto names = implicitInputNames(n);
   size_t firstImplicit = in.size() - names.size();
   std::map<std::string, TensorData> inputs;
   if (formal.size() > body.inputs().size())
-    return nodeError(n, std::string("the ") + what + " takes " + std::to_string(body.inputs().size()) +
-                            " inputs, fewer than the " + std::to_string(formal.size()) + " it is given");
+    return nodeError(n, std::string("the ") + what + " takes " +
+                            std::to_string(body.inputs().size()) + " inputs, fewer than the " +
+                            std::to_string(formal.size()) + " it is given");
   for (size_t i = 0; i < formal.size(); ++i) inputs[body.value(body.inputs()[i]).name] = formal[i];
   for (size_t j = 0; j < names.size(); ++j) {
     const TensorData* t = in[firstImplicit + j];
     if (t) inputs.emplace(names[j], *t);
   }
-  EagerOptions opts;
-  opts.keepIntermediates = false;
-  auto r = runEager(body, inputs, opts);
+  auto r = ctx.runBody(body, inputs);
   if (!r) return nodeError(n, std::string("in the ") + what + ": " + r.diagnostic().str());
-  std::vector<TensorData> outs;
-  for (ValueId v : body.outputs()) {
-    const TensorData* t = r->find(v);
-    if (!t) return nodeError(n, std::string("the ") + what + " produced no value for an output");
-    outs.push_back(*t);
-  }
-  return outs;
+  return r;
 }
 
 // Formal (ONNX) inputs of the node, without the implicit ones.
@@ -58,13 +53,14 @@ size_t formalCount(const Node& n, size_t total) {
 
 // ---- If ----
 
-Outputs ifKernel(const Node& n, const Inputs& in) {
+Outputs ifKernel(const Node& n, const Inputs& in, const KernelContext& ctx) {
   if (in.empty() || !in[0]) return nodeError(n, "the condition input is missing");
-  if (in[0]->numel() != 1) return nodeError(n, "the condition must hold one element, got " + in[0]->type().str());
+  if (in[0]->numel() != 1)
+    return nodeError(n, "the condition must hold one element, got " + in[0]->type().str());
   bool cond = in[0]->at(0) != 0;
   auto body = graphAttr(n, cond ? "then_branch" : "else_branch");
   if (!body) return nodeError(n, cond ? "has no then_branch graph" : "has no else_branch graph");
-  auto outs = runBody(n, *body, {}, in, cond ? "then branch" : "else branch");
+  auto outs = runBody(n, *body, {}, in, ctx, cond ? "then branch" : "else branch");
   if (!outs) return outs;
   if (outs->size() != n.outputs.size())
     return nodeError(n, "the branch has " + std::to_string(outs->size()) + " outputs, the node " +
@@ -134,20 +130,23 @@ Expected<TensorData> stack(const Node& n, const std::vector<TensorData>& parts, 
 
 TensorData scalarLike(const Graph& body, size_t input, DType dt, int64_t v) {
   const TensorType& t = body.value(body.inputs()[input]).type;
-  std::vector<int64_t> shape = t.rankKnown && t.rank() == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{};
+  std::vector<int64_t> shape =
+      t.rankKnown && t.rank() == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{};
   TensorData d(dt, shape);
   storeI(d, 0, v);
   return d;
 }
 
-Outputs loopKernel(const Node& n, const Inputs& in) {
+Outputs loopKernel(const Node& n, const Inputs& in, const KernelContext& ctx) {
   auto body = graphAttr(n, "body");
   if (!body) return nodeError(n, "has no body graph");
   size_t formal = formalCount(n, in.size());
-  if (formal < 2) return nodeError(n, "expects the trip count and condition inputs (possibly empty)");
+  if (formal < 2)
+    return nodeError(n, "expects the trip count and condition inputs (possibly empty)");
   size_t N = formal - 2;
   if (body->inputs().size() < 2 + N || body->outputs().size() < 1 + N)
-    return nodeError(n, "the body does not take and return the " + std::to_string(N) + " loop-carried values");
+    return nodeError(
+        n, "the body does not take and return the " + std::to_string(N) + " loop-carried values");
   size_t K = body->outputs().size() - 1 - N;
   if (n.outputs.size() != N + K)
     return nodeError(n, "has " + std::to_string(n.outputs.size()) + " outputs, the body gives " +
@@ -168,7 +167,7 @@ Outputs loopKernel(const Node& n, const Inputs& in) {
     std::vector<TensorData> formalIn{scalarLike(*body, 0, DType::I64, it),
                                      scalarLike(*body, 1, DType::Bool, 1)};
     formalIn.insert(formalIn.end(), carried.begin(), carried.end());
-    auto outs = runBody(n, *body, formalIn, in, "loop body");
+    auto outs = runBody(n, *body, formalIn, in, ctx, "loop body");
     if (!outs) return outs.status();
     cond = (*outs)[0].numel() > 0 && (*outs)[0].at(0) != 0;
     for (size_t i = 0; i < N; ++i) carried[i] = std::move((*outs)[1 + i]);
@@ -200,7 +199,8 @@ Types inferLoop(const InferContext& c) {
   if (body->outputs().size() < 1 + N || c.node.outputs.size() != body->outputs().size() - 1)
     return nodeError(c.node, "the body's outputs do not match the node's");
   std::vector<TensorType> outs;
-  for (size_t i = 0; i < N; ++i) outs.push_back(joinTypes(c.inputTypes[2 + i], body->value(body->outputs()[1 + i]).type));
+  for (size_t i = 0; i < N; ++i)
+    outs.push_back(joinTypes(c.inputTypes[2 + i], body->value(body->outputs()[1 + i]).type));
   for (size_t k = 1 + N; k < body->outputs().size(); ++k) {
     TensorType t = body->value(body->outputs()[k]).type;
     if (t.rankKnown) t.shape.insert(t.shape.begin(), Dim::unknown());
@@ -240,7 +240,8 @@ bool batchedScan(const Node& n) { return n.attrs.getInt("scan8_batch_axis", 0) !
 
 // One Scan-9 run: states, then scan inputs (`scanIn`), through the body.
 Outputs scanOnce(const Node& n, const Graph& body, std::vector<TensorData> state,
-                 const std::vector<const TensorData*>& scanIn, const Inputs& in) {
+                 const std::vector<const TensorData*>& scanIn, const Inputs& in,
+                 const KernelContext& ctx) {
   size_t N = state.size(), M = scanIn.size(), K = body.outputs().size() - N;
   auto inAxes = intsAttr(n, "scan_input_axes", M);
   auto inDirs = intsAttr(n, "scan_input_directions", M);
@@ -252,7 +253,8 @@ Outputs scanOnce(const Node& n, const Graph& body, std::vector<TensorData> state
     const TensorData* x = scanIn[j];
     if (!x) return nodeError(n, "scan input " + std::to_string(j) + " is missing");
     auto a = normalizeAxis(inAxes[j], int64_t(x->rank()));
-    if (!a) return nodeError(n, "scan input axis " + std::to_string(inAxes[j]) + " is out of range");
+    if (!a)
+      return nodeError(n, "scan input axis " + std::to_string(inAxes[j]) + " is out of range");
     if (T >= 0 && x->shape[*a] != T) return nodeError(n, "scan inputs have different lengths");
     T = x->shape[*a];
     axes.push_back(*a);
@@ -262,7 +264,7 @@ Outputs scanOnce(const Node& n, const Graph& body, std::vector<TensorData> state
     std::vector<TensorData> formalIn = state;
     for (size_t j = 0; j < M; ++j)
       formalIn.push_back(sliceAt(*scanIn[j], axes[j], inDirs[j] ? T - 1 - t : t));
-    auto outs = runBody(n, body, formalIn, in, "scan body");
+    auto outs = runBody(n, body, formalIn, in, ctx, "scan body");
     if (!outs) return outs.status();
     for (size_t i = 0; i < N; ++i) state[i] = std::move((*outs)[i]);
     for (size_t k = 0; k < K; ++k) scans[k].push_back(std::move((*outs)[N + k]));
@@ -277,7 +279,8 @@ Outputs scanOnce(const Node& n, const Graph& body, std::vector<TensorData> state
 }
 
 // Scan-8: one Scan-9 run per batch entry, results stacked along axis 0.
-Outputs batchedScanKernel(const Node& n, const Graph& body, const Inputs& in, size_t N, size_t M) {
+Outputs batchedScanKernel(const Node& n, const Graph& body, const Inputs& in, size_t N, size_t M,
+                          const KernelContext& ctx) {
   const TensorData* lens = in[0];
   if (N + M == 0 || !in[1]) return nodeError(n, "needs at least one state or scan input");
   int64_t B = in[1]->rank() ? in[1]->shape[0] : 0;
@@ -287,8 +290,8 @@ Outputs batchedScanKernel(const Node& n, const Graph& body, const Inputs& in, si
     for (size_t i = 0; i < N + M; ++i) {
       const TensorData* x = in[1 + i];
       if (!x || x->rank() < (i < N ? 1u : 2u) || x->shape[0] != B)
-        return nodeError(n, "every state and scan input needs batch axis 0 of size " +
-                                std::to_string(B));
+        return nodeError(
+            n, "every state and scan input needs batch axis 0 of size " + std::to_string(B));
       (i < N ? state : slices).push_back(sliceAt(*x, 0, b));
     }
     int64_t T = slices.empty() ? 0 : slices[0].shape[0];
@@ -297,7 +300,7 @@ Outputs batchedScanKernel(const Node& n, const Graph& body, const Inputs& in, si
                               std::to_string(T) + " is not supported");
     std::vector<const TensorData*> ptrs;
     for (const TensorData& t : slices) ptrs.push_back(&t);
-    auto r = scanOnce(n, body, state, ptrs, in);
+    auto r = scanOnce(n, body, state, ptrs, in, ctx);
     if (!r) return r;
     perBatch.push_back(std::move(*r));
   }
@@ -312,7 +315,7 @@ Outputs batchedScanKernel(const Node& n, const Graph& body, const Inputs& in, si
   return result;
 }
 
-Outputs scanKernel(const Node& n, const Inputs& in) {
+Outputs scanKernel(const Node& n, const Inputs& in, const KernelContext& ctx) {
   auto body = graphAttr(n, "body");
   if (!body) return nodeError(n, "has no body graph");
   size_t first = batchedScan(n) ? 1 : 0;
@@ -323,14 +326,14 @@ Outputs scanKernel(const Node& n, const Inputs& in) {
   size_t N = formal - first - size_t(M);
   if (body->outputs().size() < N)
     return nodeError(n, "the body returns fewer values than the states");
-  if (first) return batchedScanKernel(n, *body, in, N, size_t(M));
+  if (first) return batchedScanKernel(n, *body, in, N, size_t(M), ctx);
   std::vector<TensorData> state;
   for (size_t i = 0; i < N; ++i) {
     if (!in[i]) return nodeError(n, "state input " + std::to_string(i) + " is missing");
     state.push_back(*in[i]);
   }
   std::vector<const TensorData*> scanIn(in.begin() + N, in.begin() + N + M);
-  return scanOnce(n, *body, std::move(state), scanIn, in);
+  return scanOnce(n, *body, std::move(state), scanIn, in, ctx);
 }
 
 Types inferScan(const InferContext& c) {

@@ -373,16 +373,16 @@ void registerArithmetic(OpRegistry& r) {
   auto nanMin = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); };
   auto nanMax = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); };
   auto add = [](double a, double b) { return a + b; };
-  addOp(r, "Min", E, broadcastInfer(1, 64, Out::First, A),
-        naryKernel(1, 64, Out::First, A, fold(nanMin),
+  addOp(r, "Min", E, broadcastInfer(1, kMaxVariadicInputs, Out::First, A),
+        naryKernel(1, kMaxVariadicInputs, Out::First, A, fold(nanMin),
                    foldI([](int64_t a, int64_t b) { return std::min(a, b); })));
-  addOp(r, "Max", E, broadcastInfer(1, 64, Out::First, A),
-        naryKernel(1, 64, Out::First, A, fold(nanMax),
+  addOp(r, "Max", E, broadcastInfer(1, kMaxVariadicInputs, Out::First, A),
+        naryKernel(1, kMaxVariadicInputs, Out::First, A, fold(nanMax),
                    foldI([](int64_t a, int64_t b) { return std::max(a, b); })));
-  addOp(r, "Sum", E, broadcastInfer(1, 64, Out::First, Accepts::Float),
-        naryKernel(1, 64, Out::First, Accepts::Float, fold(add), nullptr));
-  addOp(r, "Mean", E, broadcastInfer(1, 64, Out::First, Accepts::Float),
-        naryKernel(1, 64, Out::First, Accepts::Float,
+  addOp(r, "Sum", E, broadcastInfer(1, kMaxVariadicInputs, Out::First, Accepts::Float),
+        naryKernel(1, kMaxVariadicInputs, Out::First, Accepts::Float, fold(add), nullptr));
+  addOp(r, "Mean", E, broadcastInfer(1, kMaxVariadicInputs, Out::First, Accepts::Float),
+        naryKernel(1, kMaxVariadicInputs, Out::First, Accepts::Float,
                    [fold, add](const double* v, size_t k, const Node& n) {
                      return fold(add)(v, k, n) / double(k);
                    },

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace fuselens::ops {
@@ -257,6 +258,20 @@ std::optional<std::vector<int64_t>> constInts(const InferContext& c, size_t i) {
   std::vector<int64_t> v;
   for (int64_t k = 0; k < t->numel(); ++k) v.push_back(loadI(*t, k));
   return v;
+}
+
+void copyElem(TensorData& dst, int64_t di, const TensorData& src, int64_t si) {
+  size_t es = dtypeSize(src.dtype);
+  std::memcpy(dst.bytes.data() + di * es, src.bytes.data() + si * es, es);
+}
+
+Expected<int64_t> axisOf(const Node& n, int64_t rank, int64_t fallback, bool inclusive) {
+  int64_t a = n.attrs.getInt("axis", fallback);
+  auto na = normalizeAxis(a, rank + (inclusive ? 1 : 0));
+  if (!na && !(inclusive && a == rank))
+    return nodeError(n, "axis " + std::to_string(a) + " is out of range for rank " +
+                            std::to_string(rank));
+  return na ? *na : a;
 }
 
 EagerFn computeHalfInF32(EagerFn f) {

@@ -18,7 +18,11 @@ void registerElementwiseOps(OpRegistry& r);
 void registerMatMulOps(OpRegistry& r);
 void registerReduceOps(OpRegistry& r);
 void registerShapeOps(OpRegistry& r);
-void registerDataOps(OpRegistry& r);
+void registerSqueezeOps(OpRegistry& r);        // squeeze_ops.cpp: Flatten, Squeeze, Unsqueeze
+void registerConcatSplitOps(OpRegistry& r);    // concat_split.cpp
+void registerSlicePadOps(OpRegistry& r);       // slice_pad.cpp: Slice, Expand, Tile, Pad, ...
+void registerGatherScatterOps(OpRegistry& r);  // gather_scatter.cpp
+void registerShapeCastOps(OpRegistry& r);      // shape_cast.cpp: Shape, Range, Cast, ...
 void registerConvOps(OpRegistry& r);
 void registerNormOps(OpRegistry& r);
 void registerRnnOps(OpRegistry& r);
@@ -26,6 +30,8 @@ void registerControlFlowOps(OpRegistry& r);
 void registerQuantOps(OpRegistry& r);
 void registerResizeOps(OpRegistry& r);
 void registerLayoutOps(OpRegistry& r);  // layout.cpp: NCHWc blocked ops (domain fuselens)
+// attr_schema.cpp: every ONNX op's attribute kinds; called after the families.
+void addAttributeSchemas(OpRegistry& r);
 
 using Outputs = Expected<std::vector<TensorData>>;
 using Types = Expected<std::vector<TensorType>>;
@@ -35,6 +41,10 @@ using Inputs = std::vector<const TensorData*>;
 inline Status nodeError(const Node& n, std::string message) {
   return Status::error(std::move(message), describeNode(n));
 }
+
+// ONNX's variadic ops (Sum, Max, Min, Mean, Concat) take up to 2^31-1 inputs;
+// their inference and kernels are linear in the count.
+constexpr size_t kMaxVariadicInputs = 2147483647;
 
 // Checks that the node has between min and max present inputs at the front
 // (trailing omitted optional inputs are allowed).
@@ -62,6 +72,12 @@ bool nextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& shape);
 
 // Maps axis in [-rank, rank) to [0, rank); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+// The node's `axis` attribute (or `fallback`) normalized for `rank`; with
+// `inclusive`, axis == rank is allowed too (a new last axis).
+Expected<int64_t> axisOf(const Node& n, int64_t rank, int64_t fallback = 0,
+                         bool inclusive = false);
+// Copies element si of src to element di of dst (same dtype), as bytes.
+void copyElem(TensorData& dst, int64_t di, const TensorData& src, int64_t si);
 
 // ---- element access by dtype, for kernels that work on every dtype ----
 // Element i of any dtype as double (f16/bf16 widened exactly; i64 beyond 2^53 rounds).

@@ -35,12 +35,18 @@ TensorType mergeTypes(const TensorType& inferred, const TensorType& existing) {
 
 std::string_view patternKindName(PatternKind k) {
   switch (k) {
-    case PatternKind::ElemWise: return "ElemWise";
-    case PatternKind::Broadcast: return "Broadcast";
-    case PatternKind::Injective: return "Injective";
-    case PatternKind::CommReduce: return "CommReduce";
-    case PatternKind::OutEWiseFusable: return "OutEWiseFusable";
-    case PatternKind::Opaque: return "Opaque";
+    case PatternKind::ElemWise:
+      return "ElemWise";
+    case PatternKind::Broadcast:
+      return "Broadcast";
+    case PatternKind::Injective:
+      return "Injective";
+    case PatternKind::CommReduce:
+      return "CommReduce";
+    case PatternKind::OutEWiseFusable:
+      return "OutEWiseFusable";
+    case PatternKind::Opaque:
+      return "Opaque";
   }
   return "Opaque";
 }
@@ -53,7 +59,11 @@ const OpRegistry& OpRegistry::instance() {
     ops::registerMatMulOps(*r);
     ops::registerReduceOps(*r);
     ops::registerShapeOps(*r);
-    ops::registerDataOps(*r);
+    ops::registerSqueezeOps(*r);
+    ops::registerConcatSplitOps(*r);
+    ops::registerSlicePadOps(*r);
+    ops::registerGatherScatterOps(*r);
+    ops::registerShapeCastOps(*r);
     ops::registerConvOps(*r);
     ops::registerNormOps(*r);
     ops::registerRnnOps(*r);
@@ -61,6 +71,7 @@ const OpRegistry& OpRegistry::instance() {
     ops::registerQuantOps(*r);
     ops::registerResizeOps(*r);
     ops::registerLayoutOps(*r);
+    ops::addAttributeSchemas(*r);
     return r;
   }();
   return *registry;
@@ -83,6 +94,45 @@ void OpRegistry::add(OpInfo info) {
   info.domain = std::string(canonicalDomain(info.domain));
   assert(!find(info.domain, info.name) && "op registered twice");
   ops_.push_back(std::move(info));
+}
+
+void OpRegistry::setAttributes(std::string_view domain, std::string_view name,
+                               std::vector<AttrSpec> attrs) {
+  domain = canonicalDomain(domain);
+  for (OpInfo& op : ops_)
+    if (op.name == name && op.domain == domain) {
+      op.attrs = std::move(attrs);
+      return;
+    }
+  assert(false && "attribute schema for an op that is not registered");
+}
+
+std::string_view attrKindName(AttrKind k) {
+  static constexpr std::string_view names[] = {"INT",    "FLOAT",   "STRING", "INTS",
+                                               "FLOATS", "STRINGS", "TENSOR", "GRAPH"};
+  return names[size_t(k)];
+}
+
+AttrKind attrKindOf(const Attribute& a) {
+  static_assert(std::variant_size_v<Attribute> == 8, "AttrKind follows Attribute's alternatives");
+  return AttrKind(a.index());
+}
+
+Status checkAttributeKinds(const Node& n) {
+  const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
+  if (!info || !info->attrs) return Status::ok();
+  for (const AttrSpec& spec : *info->attrs) {
+    const Attribute* a = n.attrs.find(spec.name);
+    if (!a || attrKindOf(*a) == spec.kind) continue;
+    auto article = [](AttrKind k) {
+      return k == AttrKind::Int || k == AttrKind::Ints ? "an " : "a ";
+    };
+    return ops::nodeError(n, "attribute '" + spec.name + "' must be " + article(spec.kind) +
+                                 std::string(attrKindName(spec.kind)) + ", but the model gives " +
+                                 article(attrKindOf(*a)) +
+                                 std::string(attrKindName(attrKindOf(*a))));
+  }
+  return Status::ok();
 }
 
 PatternKind patternKindOf(const Graph& g, NodeId id) {

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/ir/graph.h"
@@ -35,9 +38,68 @@ struct InferContext {
 };
 using InferFn = std::function<Expected<std::vector<TensorType>>(const InferContext&)>;
 
-// Computes a node's outputs from its input tensors (omitted optional inputs are nullptr).
-using EagerFn = std::function<Expected<std::vector<TensorData>>(
-    const Node& node, const std::vector<const TensorData*>& inputs)>;
+using KernelOutputs = Expected<std::vector<TensorData>>;
+using KernelInputs = std::vector<const TensorData*>;
+
+// What a kernel may ask of whoever runs it. Control-flow kernels (If, Loop,
+// Scan) run their bodies through `runBody`, which the eager interpreter
+// supplies (eagerKernelContext in core/eager), so core/ops never depends on
+// core/eager. Empty when the caller cannot run graphs: those kernels then fail.
+struct KernelContext {
+  // The body's outputs, in order, from its inputs by name.
+  std::function<KernelOutputs(const Graph& body, const std::map<std::string, TensorData>& inputs)>
+      runBody;
+};
+
+class EagerFn;
+
+// A kernel written as (node, inputs), or as (node, inputs, context) when it
+// needs the context (control flow); EagerFn holds either.
+template <class F>
+concept PlainKernel =
+    !std::is_same_v<std::remove_cvref_t<F>, EagerFn> &&
+    std::is_invocable_r_v<KernelOutputs, const F&, const Node&, const KernelInputs&>;
+template <class F>
+concept ContextKernel = !std::is_invocable_v<const F&, const Node&, const KernelInputs&> &&
+                        std::is_invocable_r_v<KernelOutputs, const F&, const Node&,
+                                              const KernelInputs&, const KernelContext&>;
+
+// Computes a node's outputs from its input tensors (omitted optional inputs are
+// nullptr). Most kernels need no context and are written as (node, inputs);
+// one wrapper type holds both forms so every caller calls kernels one way.
+class EagerFn {
+ public:
+  EagerFn() = default;
+  EagerFn(std::nullptr_t) {}
+  template <PlainKernel F>
+  EagerFn(F f)
+      : fn_([f = std::move(f)](const Node& n, const KernelInputs& in, const KernelContext&) {
+          return f(n, in);
+        }) {}
+  template <ContextKernel F>
+  EagerFn(F f) : fn_(std::move(f)) {}
+
+  KernelOutputs operator()(const Node& n, const KernelInputs& in,
+                           const KernelContext& ctx = {}) const {
+    return fn_(n, in, ctx);
+  }
+  explicit operator bool() const { return bool(fn_); }
+
+ private:
+  std::function<KernelOutputs(const Node&, const KernelInputs&, const KernelContext&)> fn_;
+};
+
+// The kind an attribute holds, in the order of Attribute's alternatives and
+// named as ONNX's AttributeProto types are ("INT", "FLOATS", ...).
+enum class AttrKind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph };
+std::string_view attrKindName(AttrKind k);
+AttrKind attrKindOf(const Attribute& a);
+
+// One attribute an op reads, with the kind ONNX gives it in any opset.
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+};
 
 struct OpInfo {
   std::string name;
@@ -45,6 +107,9 @@ struct OpInfo {
   PatternKind kind = PatternKind::Opaque;
   InferFn infer;
   EagerFn eager;
+  // Its attributes, from the table in attr_schema.cpp (nullopt: no row there);
+  // names not listed are not checked.
+  std::optional<std::vector<AttrSpec>> attrs;
 };
 
 class OpRegistry {
@@ -53,6 +118,8 @@ class OpRegistry {
   const OpInfo* find(std::string_view domain, std::string_view name) const;
   std::vector<const OpInfo*> all() const;
   void add(OpInfo info);  // used by the op-family files while the registry is built
+  // Sets the attribute schema of a registered op (attr_schema.cpp's table).
+  void setAttributes(std::string_view domain, std::string_view name, std::vector<AttrSpec> attrs);
 
  private:
   std::vector<OpInfo> ops_;
@@ -66,6 +133,11 @@ PatternKind patternKindOf(const Graph& g, NodeId n);
 Status inferNodeTypes(Graph& g, NodeId n);
 // All nodes in topological order; unknown ops keep the types they have.
 Status inferGraphTypes(Graph& g);
+
+// Refuses the first attribute whose kind differs from the op's schema, e.g.
+// "attribute 'group' must be an INT, but the model gives a STRING" at the node.
+// Ops without a registry row pass: nothing is known about them.
+Status checkAttributeKinds(const Node& n);
 
 // "node 'fc1' (MatMul)" — the `where` of diagnostics about a node.
 std::string describeNode(const Node& n);
