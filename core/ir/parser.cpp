@@ -328,10 +328,15 @@ class Parser {
     Token at = tok_;
     auto values = numberList();
     if (!values) return values.status();
-    auto data = std::make_shared<TensorData>(type->dtype, *shape);
-    if (int64_t(values->size()) != data->numel())
+    // Counted before allocating: a few bytes of text may name f32[1000000000000].
+    int64_t need = 1;
+    bool huge = false;
+    for (int64_t d : *shape) huge = huge || __builtin_mul_overflow(need, d, &need);
+    if (huge || int64_t(values->size()) != need)
       return Lexer::err(at, "constant %" + name + " has " + std::to_string(values->size()) +
-                                " values but its type " + type->str() + " needs " + std::to_string(data->numel()));
+                                " values but its type " + type->str() + " needs " +
+                                (huge ? "more than 2^63" : std::to_string(need)));
+    auto data = std::make_shared<TensorData>(type->dtype, *shape);
     for (size_t i = 0; i < values->size(); ++i) setElement(*data, int64_t(i), (*values)[i]);
     FL_RETURN_IF_ERROR(expectPunct(">"));
     scope[name] = g.addConstant(name, data);
