@@ -146,27 +146,11 @@ std::string kernelSignature(const Graph& g, const Node& n) {
 }
 
 Expected<TuningLog> TuningLog::load(const std::string& path) {
-  TuningLog log;
   std::ifstream f(path);
-  if (!f) return log;
+  if (!f) return TuningLog();
   std::stringstream ss;
   ss << f.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("entries") || !j["entries"].is_array())
-    return Status::error("not a FuseLens tuning log (a JSON object with \"entries\")", path);
-  for (const auto& e : j["entries"]) {
-    if (!e.is_object() || !e.contains("schedule")) continue;
-    auto s = scheduleFromJson(e["schedule"].dump());
-    if (!s) return Status::error("bad schedule in the tuning log: " + s.message(), path);
-    TuningEntry t;
-    t.target = e.value("target", "");
-    t.signature = e.value("signature", "");
-    t.schedule = *s;
-    t.seconds = e.value("seconds", 0.0);
-    t.defaultSeconds = e.value("default_seconds", 0.0);
-    log.entries_.push_back(std::move(t));
-  }
-  return log;
+  return parse(ss.str(), path);
 }
 
 Status TuningLog::save(const std::string& path) const {

@@ -41,6 +41,8 @@ class TuningLog {
  public:
   static Expected<TuningLog> load(const std::string& path);  // a missing file is an empty log
   Status save(const std::string& path) const;                // atomically
+  // The log's JSON text; `where` names it in errors (tuning_log_json.cpp).
+  static Expected<TuningLog> parse(const std::string& json, const std::string& where);
   std::optional<Schedule> find(const std::string& target, const std::string& signature) const;
   void put(TuningEntry e);  // replaces an entry with the same target and signature
   const std::vector<TuningEntry>& entries() const { return entries_; }

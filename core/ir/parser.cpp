@@ -3,7 +3,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
+#include <type_traits>
 
 #include "core/ir/printer.h"
 
@@ -137,19 +139,31 @@ class Lexer {
   int line_ = 1, col_ = 1;
 };
 
-void setElement(TensorData& t, int64_t i, double v) {
+// False when v lies outside an integer element type, where the cast would be UB.
+template <class T>
+bool setAs(TensorData& t, int64_t i, double v) {
+  if constexpr (std::is_integral_v<T>)
+    if (!(v >= double(std::numeric_limits<T>::lowest()) &&
+          v < double(std::numeric_limits<T>::max()) + 1))
+      return false;
+  t.data<T>()[i] = static_cast<T>(v);
+  return true;
+}
+
+bool setElement(TensorData& t, int64_t i, double v) {
   switch (t.dtype) {
-    case DType::F32: t.data<float>()[i] = static_cast<float>(v); break;
-    case DType::F64: t.data<double>()[i] = v; break;
-    case DType::I8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-    case DType::U8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-    case DType::Bool: t.data<uint8_t>()[i] = v != 0; break;
-    case DType::I16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
-    case DType::I32: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
-    case DType::I64: t.data<int64_t>()[i] = static_cast<int64_t>(v); break;
+    case DType::F32: return setAs<float>(t, i, v);
+    case DType::F64: return setAs<double>(t, i, v);
+    case DType::I8: return setAs<int8_t>(t, i, v);
+    case DType::U8: return setAs<uint8_t>(t, i, v);
+    case DType::Bool: t.data<uint8_t>()[i] = v != 0; return true;
+    case DType::I16: return setAs<int16_t>(t, i, v);
+    case DType::I32: return setAs<int32_t>(t, i, v);
+    case DType::I64: return setAs<int64_t>(t, i, v);
     case DType::F16:
     case DType::BF16: break;  // rejected before this is reached
   }
+  return false;
 }
 
 class Parser {
@@ -328,11 +342,19 @@ class Parser {
     Token at = tok_;
     auto values = numberList();
     if (!values) return values.status();
-    auto data = std::make_shared<TensorData>(type->dtype, *shape);
-    if (int64_t(values->size()) != data->numel())
+    // Counted before allocating: a few bytes of text may name f32[1000000000000].
+    int64_t need = 1;
+    bool huge = false;
+    for (int64_t d : *shape) huge = huge || __builtin_mul_overflow(need, d, &need);
+    if (huge || int64_t(values->size()) != need)
       return Lexer::err(at, "constant %" + name + " has " + std::to_string(values->size()) +
-                                " values but its type " + type->str() + " needs " + std::to_string(data->numel()));
-    for (size_t i = 0; i < values->size(); ++i) setElement(*data, int64_t(i), (*values)[i]);
+                                " values but its type " + type->str() + " needs " +
+                                (huge ? "more than 2^63" : std::to_string(need)));
+    auto data = std::make_shared<TensorData>(type->dtype, *shape);
+    for (size_t i = 0; i < values->size(); ++i)
+      if (!setElement(*data, int64_t(i), (*values)[i]))
+        return Lexer::err(at, "constant %" + name + ": value #" + std::to_string(i) +
+                                  " is out of the range of " + type->str());
     FL_RETURN_IF_ERROR(expectPunct(">"));
     scope[name] = g.addConstant(name, data);
     return skipOrigin();

@@ -203,6 +203,10 @@ Status groupNormPre21(Rewrite& r) {
       x.shape[1].value % groups != 0)
     return r.error(opsetText(r.opset) + " GroupNormalization needs a static channel count divisible by num_groups");
   int64_t C = x.shape[1].value;
+  // C comes from a declared type, not from data: bound it before allocating C values.
+  if (C > (int64_t(1) << 24))
+    return r.error(opsetText(r.opset) + " GroupNormalization declares " + std::to_string(C) +
+                   " channels, too many (over 2^24) to repeat its scale and bias per channel");
   for (size_t slot : {size_t(1), size_t(2)}) {
     const Value& v = r.g.value(nd.inputs[slot]);
     if (!v.constant || v.constant->numel() != groups)

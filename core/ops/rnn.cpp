@@ -217,10 +217,11 @@ Types inferRecurrent(Cell cell, const InferContext& c) {
 }  // namespace
 
 void registerRnnOps(OpRegistry& r) {
+  // [cell = cell]: clang 14 (the fuzz build) cannot capture a structured binding itself.
   for (auto [name, cell] : {std::pair{"RNN", Cell::Rnn}, std::pair{"GRU", Cell::Gru}, std::pair{"LSTM", Cell::Lstm}})
     r.add(OpInfo{name, "", PatternKind::Opaque,
-                 [cell](const InferContext& c) { return inferRecurrent(cell, c); },
-                 [cell](const Node& n, const Inputs& in) { return recurrentKernel(cell, n, in); }});
+                 [cell = cell](const InferContext& c) { return inferRecurrent(cell, c); },
+                 [cell = cell](const Node& n, const Inputs& in) { return recurrentKernel(cell, n, in); }});
 }
 
 }  // namespace fuselens::ops
