@@ -250,9 +250,15 @@ Types inferPad(const InferContext& c) {
   auto pads = padsFor(c.node, o.rank(), ins);
   if (!pads) return pads.status();
   for (size_t i = 0; i < o.rank(); ++i) {
-    int64_t add = (*pads)[i] + (*pads)[i + o.rank()];
+    // Pads come from the model: overflow and negative sizes are its error, not UB here.
+    int64_t add = 0, size = 0;
+    if (__builtin_add_overflow((*pads)[i], (*pads)[i + o.rank()], &add) ||
+        (o.shape[i].isStatic() &&
+         (__builtin_add_overflow(o.shape[i].value, add, &size) || size < 0)))
+      return nodeError(c.node, "pads " + shapeStr(*pads) + " give axis " + std::to_string(i) +
+                                   " a negative or overflowing size");
     if (o.shape[i].isStatic())
-      o.shape[i] = Dim::fixed(o.shape[i].value + add);
+      o.shape[i] = Dim::fixed(size);
     else if (add != 0)
       o.shape[i] = Dim::unknown();
   }
