@@ -14,6 +14,7 @@
 #include "codegen/host_kernel.h"
 #include "codegen/kernel_plan.h"
 #include "codegen/llvm_backend.h"
+#include "codegen/memory_plan.h"
 #include "codegen/lower.h"
 #include "codegen/schedule.h"
 #include "codegen/target.h"
@@ -108,6 +109,7 @@ class LlvmCompiledModule : public CompiledModule {
     return exec_.runInto(inputs, outputs, cancel);
   }
   std::string memoryPlanText() const override { return exec_.memoryPlan().summary(); }
+  int64_t arenaBytes() const override { return exec_.arenaBytes(); }
   Expected<std::vector<double>> profileKernels(const std::map<std::string, TensorData>& inputs,
                                                int runs) const override {
     return exec_.profile(inputs, runs);
@@ -166,25 +168,17 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
   }
   const std::string target = codegenTarget().key();
   size_t kernelNodes = 0;
-  for (NodeId id : *order) kernelNodes += isAliasNode(g.node(id)) ? 0 : 1;
+  for (NodeId id : *order) kernelNodes += needsKernel(g, g.node(id)) ? 1 : 0;
   for (NodeId id : *order) {
     const Node& n = g.node(id);
     // With the fallback, a value whose shape is known only at run time (NonZero,
     // Loop outputs) flows through host kernels: lowering refuses every node that
     // touches it, so each becomes one.
     // Without it, only a driver kernel (tried below) may produce such a value.
-    bool dynamic = false;
     Status dynamicOutput = Status::ok();
-    for (ValueId v : n.outputs) {
-      Status st = checkStatic(g, v);
-      if (!st && dynamicOutput) dynamicOutput = st;
-      dynamic |= !st;
-    }
-    for (ValueId v : n.inputs) dynamic |= v.valid() && !checkStatic(g, v);
-    if (isAliasNode(n) && !dynamic) {
-      if (n.inputs.empty() || !n.inputs[0].valid() || n.outputs.size() != 1)
-        return Status::error(n.op + " needs a data input and one output",
-                             "node '" + n.name + "' (" + n.op + ")");
+    for (ValueId v : n.outputs)
+      if (Status st = checkStatic(g, v); !st && dynamicOutput) dynamicOutput = st;
+    if (!needsKernel(g, n)) {  // a view: shares its input's storage
       plan.aliases.emplace_back(n.outputs[0], n.inputs[0]);
       continue;
     }
@@ -277,7 +271,10 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
     if (plan->infos[i].fallback) exec.back().host = makeHostKernel(g, g.node(plan->infos[i].node));
     if (plan->infos[i].driver) exec.back().host = plan->drivers[i];
   }
-  CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases));
+  auto buffers = runPlan(g, opts.bufferPlan);
+  if (!buffers) return buffers.status();
+  CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases),
+                       std::move(*buffers));
   report(progress, 1.0, "compiled");
   return std::unique_ptr<CompiledModule>(
       std::make_unique<LlvmCompiledModule>(std::move(plan->infos), std::move(plan->loopIr),

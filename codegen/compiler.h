@@ -12,6 +12,7 @@
 
 #include "codegen/schedule.h"
 #include "core/ir/graph.h"
+#include "core/plan/buffer_plan.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
 
@@ -33,6 +34,9 @@ struct CompileOptions {
   // run-time shapes) run as driver kernels (codegen/driver_kernel.h) whose
   // arithmetic is compiled. Off (the CUDA emitter): such nodes are not lowered.
   bool drivers = true;
+  // The memory-plan pass's plan of this graph (PassRecord::bufferPlan). Unset,
+  // or made for another graph: the compiler calls the same planner itself.
+  std::shared_ptr<const BufferPlan> bufferPlan;
 };
 
 // One launch of the compiled run: a fused group or a single op.
@@ -90,6 +94,9 @@ class CompiledModule {
   }
   // "arena 1.50 MiB (tensors without reuse: 4.00 MiB)"; empty when not planned.
   virtual std::string memoryPlanText() const { return {}; }
+  // The bytes of the arena runInto allocates for intermediates: the buffer
+  // plan's peak (memory-plan's "peak bytes after"); -1 when not planned.
+  virtual int64_t arenaBytes() const { return -1; }
 };
 
 // The graph must have static shapes. Ops the lowering does not cover fail with

@@ -43,15 +43,13 @@ Status allocate(AlignedBlock& b, int64_t bytes, const std::string& what) {
 }  // namespace
 
 CpuExecutor::CpuExecutor(std::shared_ptr<const Graph> g, std::vector<ExecKernel> kernels,
-                         std::vector<std::pair<ValueId, ValueId>> aliases)
+                         std::vector<std::pair<ValueId, ValueId>> aliases,
+                         std::shared_ptr<const BufferPlan> buffers)
     : g_(std::move(g)), kernels_(std::move(kernels)), aliases_(std::move(aliases)) {
   for (auto& [v, src] : aliases_) aliasSource_[v.index] = src;
-  std::vector<PlannedKernelUse> uses;
-  for (const ExecKernel& k : kernels_) {
-    uses.push_back({k.inputs, k.outputs, k.scratchBytes});
-    maxScratch_ = std::max(maxScratch_, k.scratchBytes);
-  }
-  plan_ = planMemory(*g_, uses, aliases_);
+  int64_t maxScratch = 0;
+  for (const ExecKernel& k : kernels_) maxScratch = std::max(maxScratch, k.scratchBytes);
+  plan_ = arenaLayout(std::move(buffers), maxScratch);
   for (ValueId v : g_->inputs()) inputByName_[g_->value(v).name] = v;
 }
 
@@ -149,7 +147,7 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
   std::vector<std::optional<TensorData>> slots(g_->valueCapacity());
   for (ValueId v : g_->inputs()) slots[v.index] = inputs.at(g_->value(v).name);
   AlignedBlock scratch;
-  FL_RETURN_IF_ERROR(allocate(scratch, maxScratch_, "kernel scratch"));
+  FL_RETURN_IF_ERROR(allocate(scratch, plan_.scratchBytes, "kernel scratch"));
   // Kernels only read their inputs; the const_cast meets the C ABI of void** args.
   auto data = [&](ValueId v) -> void* {
     ValueId s = storageOf(v);
@@ -248,33 +246,39 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
   }
   // The arena is kept between runs; a concurrent run gets a fresh one.
   std::unique_lock<std::mutex> reuse(arenaCache_->mu, std::try_to_lock);
-  AlignedBlock fresh;
+  AlignedBlock freshArena, freshScratch;
   void* arenaBase = nullptr;
+  void* scratch = nullptr;
+  const std::string what = "arena (" + plan_.summary() + ")";
   if (reuse.owns_lock()) {
-    std::shared_ptr<AlignedBlock>& cached = arenaCache_->block;
-    if (!cached && plan_.arenaBytes > 0) {
-      auto block = std::make_shared<AlignedBlock>();
-      FL_RETURN_IF_ERROR(allocate(*block, plan_.arenaBytes, "arena (" + plan_.summary() + ")"));
-      cached = block;
-    }
-    arenaBase = cached ? cached->p : nullptr;
+    auto keep = [&](std::shared_ptr<AlignedBlock>& cached, int64_t bytes,
+                    const std::string& name) -> Expected<void*> {
+      if (!cached && bytes > 0) {
+        auto block = std::make_shared<AlignedBlock>();
+        FL_RETURN_IF_ERROR(allocate(*block, bytes, name));
+        cached = block;
+      }
+      return cached ? cached->p : nullptr;
+    };
+    auto a = keep(arenaCache_->arena, plan_.arenaBytes, what);
+    if (!a) return a.status();
+    auto s = keep(arenaCache_->scratch, plan_.scratchBytes, "kernel scratch");
+    if (!s) return s.status();
+    arenaBase = *a, scratch = *s;
   } else {
-    FL_RETURN_IF_ERROR(allocate(fresh, plan_.arenaBytes, "arena (" + plan_.summary() + ")"));
-    arenaBase = fresh.p;
+    FL_RETURN_IF_ERROR(allocate(freshArena, plan_.arenaBytes, what));
+    FL_RETURN_IF_ERROR(allocate(freshScratch, plan_.scratchBytes, "kernel scratch"));
+    arenaBase = freshArena.p, scratch = freshScratch.p;
   }
-  struct {
-    void* p;
-  } arena{arenaBase};
   auto data = [&](ValueId v) -> void* {
     ValueId s = storageOf(v);
     const Value& val = g_->value(s);
     if (val.constant) return const_cast<std::byte*>(val.constant->bytes.data());
     if (auto it = external.find(s.index); it != external.end()) return it->second;
     auto at = plan_.offsetOf.find(s.index);
-    return at == plan_.offsetOf.end() ? nullptr : static_cast<std::byte*>(arena.p) + at->second;
+    return at == plan_.offsetOf.end() ? nullptr : static_cast<std::byte*>(arenaBase) + at->second;
   };
   std::vector<void*> args;
-  void* scratch = arena.p ? static_cast<std::byte*>(arena.p) + plan_.scratchOffset : nullptr;
   if (kernelSeconds) kernelSeconds->assign(kernels_.size(), 0.0);
   for (size_t i = 0; i < kernels_.size(); ++i) {
     const ExecKernel& k = kernels_[i];

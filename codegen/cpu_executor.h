@@ -3,8 +3,9 @@
 //            tensor and returns every boundary tensor by ValueId.index (what
 //            compare-with-eager needs);
 //   runInto  writes the graph outputs into caller-owned tensors and keeps every
-//            intermediate in one arena laid out by the memory plan (liveness,
-//            reuse), with the kernels' scratch at its end (deployment speed).
+//            intermediate in one arena laid out by the buffer plan (the one
+//            planner, core/plan/buffer_plan.h: liveness, reuse, in place),
+//            and the kernels' scratch in a block of its own (deployment speed).
 // Both point kernels at constants in place, stop between kernels when
 // cancelled, and check every allocation (a failure is a Status, not an abort).
 // Reshape / Identity outside groups are aliases: they share their source's
@@ -50,8 +51,10 @@ CancelToken currentRunCancelToken();
 class CpuExecutor {
  public:
   // aliases: (value, the value whose storage it shares), in topological order.
+  // buffers: the plan of g's run (codegen/memory_plan.h runPlan).
   CpuExecutor(std::shared_ptr<const Graph> g, std::vector<ExecKernel> kernels,
-              std::vector<std::pair<ValueId, ValueId>> aliases);
+              std::vector<std::pair<ValueId, ValueId>> aliases,
+              std::shared_ptr<const BufferPlan> buffers);
 
   Expected<std::vector<std::optional<TensorData>>> run(
       const std::map<std::string, TensorData>& inputs, const CancelToken& cancel) const;
@@ -63,6 +66,9 @@ class CpuExecutor {
                  std::vector<double>* kernelSeconds = nullptr) const;
 
   const MemoryPlan& memoryPlan() const { return plan_; }
+  // The bytes of the arena runInto allocates for intermediates: the plan's
+  // arenaBytes, the peak memory-plan reports. Scratch is not in it.
+  int64_t arenaBytes() const { return plan_.arenaBytes; }
 
   // Median seconds of each kernel over `runs` runInto passes (after a warm-up).
   Expected<std::vector<double>> profile(const std::map<std::string, TensorData>& inputs,
@@ -82,12 +88,11 @@ class CpuExecutor {
   std::vector<std::pair<ValueId, ValueId>> aliases_;
   std::map<int32_t, ValueId> aliasSource_;
   MemoryPlan plan_;
-  int64_t maxScratch_ = 0;
   std::map<std::string, ValueId> inputByName_;
-  // The arena kept between runs (shared so the executor stays movable).
+  // The arena and scratch kept between runs (shared so the executor stays movable).
   struct ArenaCache {
     std::mutex mu;
-    std::shared_ptr<AlignedBlock> block;
+    std::shared_ptr<AlignedBlock> arena, scratch;
   };
   std::shared_ptr<ArenaCache> arenaCache_ = std::make_shared<ArenaCache>();
 };

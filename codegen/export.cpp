@@ -99,7 +99,7 @@ std::string runtimeC(
       }
     }
     for (ValueId v : info.outputs) args.push_back(st.pointer(v, mp, consts));
-    if (scratch > 0) args.push_back("(void*)(arena + " + std::to_string(mp.scratchOffset) + ")");
+    if (scratch > 0) args.push_back("(void*)(arena + " + std::to_string(mp.scratchOffset()) + ")");
     body << "  {\n    void* a[] = {";
     for (size_t i = 0; i < args.size(); ++i) body << (i ? ", " : "") << args[i];
     body << "};\n    " << f.name << "(a);\n  }\n";
@@ -160,10 +160,10 @@ std::string runtimeC(
        "fl_outputs[i].shape, fl_outputs[i].name, fl_outputs[i].type)) return 1;\n"
     << "  fl_start_pool();\n"
     << "  unsigned char* arena = NULL;\n";
-  if (mp.arenaBytes > 0)
-    c << "  arena = (unsigned char*)aligned_alloc(64, " << (mp.arenaBytes + 63) / 64 * 64 << ");\n"
+  if (mp.blockBytes() > 0)
+    c << "  arena = (unsigned char*)aligned_alloc(64, " << (mp.blockBytes() + 63) / 64 * 64 << ");\n"
       << "  if (!arena) {\n    snprintf(fl_error, sizeof fl_error, \"cannot allocate the "
-      << mp.arenaBytes << "-byte arena\");\n    return 2;\n  }\n";
+      << mp.blockBytes() << "-byte arena\");\n    return 2;\n  }\n";
   c << body.str() << "  free(arena);\n  return 0;\n}\n";
   return c.str();
 }
@@ -219,13 +219,15 @@ Expected<ExportResult> exportModel(const Graph& g, const ExportOptions& opts,
     return Status::error("cannot export: node(s) " + driverNodes +
                          " decide their control or shapes at run time (driver kernels), "
                          "which an exported library does not support yet");
-  std::vector<PlannedKernelUse> uses;
-  for (size_t i = 0; i < plan->infos.size(); ++i) {
-    PlannedKernelUse u{plan->infos[i].inputs, plan->infos[i].outputs, 0};
-    scratchLayout(plan->funcs[i], &u.scratchBytes);
-    uses.push_back(std::move(u));
+  int64_t maxScratch = 0;
+  for (const LoopFunc& f : plan->funcs) {
+    int64_t bytes = 0;
+    scratchLayout(f, &bytes);
+    maxScratch = std::max(maxScratch, bytes);
   }
-  MemoryPlan mp = planMemory(g, uses, plan->aliases);
+  auto buffers = runPlan(g, opts.compile.bufferPlan);
+  if (!buffers) return buffers.status();
+  MemoryPlan mp = arenaLayout(std::move(*buffers), maxScratch);
 
   fs::path dir(opts.outDir);
   auto path = [&](const std::string& suffix) { return (dir / (name + suffix)).string(); };
@@ -284,8 +286,8 @@ Expected<ExportResult> exportModel(const Graph& g, const ExportOptions& opts,
     m["kernels"].push_back({{"name", plan->infos[i].name},
                             {"schedule", nlohmann::json::parse(plan->schedules[i].toJson())}});
   m["memory"] = {{"arena_bytes", mp.arenaBytes},
-                 {"tensor_bytes_without_reuse", mp.unsharedBytes},
-                 {"scratch_bytes", mp.arenaBytes - mp.scratchOffset}};
+                 {"tensor_bytes_without_reuse", mp.buffers->unsharedBytes},
+                 {"scratch_bytes", mp.scratchBytes}};
   m["target"] = {{"name", t.name},
                  {"cpu", t.cpu},
                  {"features", t.features},

@@ -26,12 +26,6 @@
 
 namespace fuselens {
 
-bool isAliasNode(const Node& n) {
-  return (n.domain.empty() || n.domain == "ai.onnx") &&
-         (n.op == "Reshape" || n.op == "Identity" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
-          n.op == "Flatten");
-}
-
 namespace {
 
 Graph singleOpBody(const Graph& g, const Node& n) {

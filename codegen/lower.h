@@ -1,8 +1,7 @@
 // Lowering: one kernel of the optimized graph (a fused group, or one compute
 // op) becomes one LoopFunc whose params are the kernel's inputs then outputs,
-// in the node's order. Reshape-like ops (Reshape, Squeeze, Unsqueeze, Flatten)
-// and Identity outside groups need no kernel (the executor aliases their
-// buffers): `isAliasNode` says which nodes get none.
+// in the node's order. View ops outside groups need no kernel (the executor
+// aliases their buffers): `needsKernel` (core/ops/registry.h) says which.
 #pragma once
 
 #include <string>
@@ -13,8 +12,6 @@
 #include "core/support/status.h"
 
 namespace fuselens {
-
-bool isAliasNode(const Node& n);  // top-level Reshape, Identity, Squeeze, Unsqueeze, Flatten
 
 // Lowers node `n` of `g`. The LoopFunc's params skip omitted (invalid) inputs.
 // The schedule's templates (MatMul tiling) shape the nests lowering builds;

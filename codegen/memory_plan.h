@@ -1,40 +1,37 @@
-// Memory planning for a compiled run: every intermediate tensor (a kernel output
-// that is not a graph output) gets an offset in one arena, reusing the bytes of
-// tensors whose last reader has run (greedy best-fit over the kernel order, as
-// in tinygrad's planner). Kernel scratch (packed operands, materialized
-// reductions) is one region after them, sized for the largest kernel, since
-// kernels run one at a time. The CPU executor and the exported runtime both
-// lay out memory from this plan.
+// The memory of a compiled run, laid out from the one buffer plan
+// (core/plan/buffer_plan.h): the planned tensors in one arena at the plan's
+// offsets, exactly the plan's arenaBytes (the peak memory-plan reports), and
+// the kernels' scratch (packed operands, materialized reductions) in a block
+// of its own, sized for the largest kernel, since kernels run one at a time.
+// The CPU executor and the exported runtime both use it.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
-#include <utility>
-#include <vector>
 
-#include "core/ir/graph.h"
+#include "core/plan/buffer_plan.h"
 
 namespace fuselens {
 
-struct PlannedKernelUse {
-  std::vector<ValueId> inputs;   // graph values the kernel reads
-  std::vector<ValueId> outputs;  // graph values it writes
-  int64_t scratchBytes = 0;
-};
-
 struct MemoryPlan {
-  static constexpr int64_t kAlign = 64;
-  std::map<int32_t, int64_t> offsetOf;  // storage value index -> arena offset
-  int64_t scratchOffset = 0;            // the scratch region, after the tensors
-  int64_t arenaBytes = 0;               // tensors + scratch
-  int64_t unsharedBytes = 0;            // what the tensors would take without reuse
-  std::string summary() const;          // "arena 1.5 MiB (tensors without reuse: 4.0 MiB)"
+  std::shared_ptr<const BufferPlan> buffers;
+  std::map<int32_t, int64_t> offsetOf;  // planned value index -> arena offset
+  int64_t arenaBytes = 0;               // buffers->arenaBytes
+  int64_t scratchBytes = 0;             // the largest kernel's scratch, rounded to 64
+  // For a runtime that allocates one block (export): scratch after the tensors.
+  int64_t scratchOffset() const { return (arenaBytes + 63) / 64 * 64; }
+  int64_t blockBytes() const { return scratchOffset() + scratchBytes; }
+  std::string summary() const;  // "arena 1.50 MiB (tensors without reuse: 4.00 MiB), scratch 0.01 MiB"
 };
 
-// aliases: (value, the value whose storage it shares). Values whose storage is a
-// graph output, input or constant are not placed.
-MemoryPlan planMemory(const Graph& g, const std::vector<PlannedKernelUse>& kernels,
-                      const std::vector<std::pair<ValueId, ValueId>>& aliases);
+MemoryPlan arenaLayout(std::shared_ptr<const BufferPlan> buffers, int64_t maxScratchBytes);
+
+// The plan a compile of g runs with: `given` (memory-plan's, from the
+// pipeline) when it places every value g's run needs, else the planner's own
+// plan of g with the default options.
+Expected<std::shared_ptr<const BufferPlan>> runPlan(const Graph& g,
+                                                    std::shared_ptr<const BufferPlan> given);
 
 }  // namespace fuselens

@@ -13,6 +13,7 @@
 
 #include "codegen/lower.h"
 #include "codegen/target.h"
+#include "core/ops/registry.h"
 #include "core/support/atomic_file.h"
 
 namespace fuselens {
@@ -277,7 +278,7 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
   std::vector<Job> jobs;
   for (NodeId id : *order) {
     const Node& n = g.node(id);
-    if (isAliasNode(n)) continue;
+    if (!needsKernel(g, n)) continue;
     std::optional<std::array<int64_t, 3>> p;
     if (n.body) {
       p = productOf(*n.body);

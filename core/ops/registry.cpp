@@ -15,6 +15,15 @@ std::string_view canonicalDomain(std::string_view d) { return d == "ai.onnx" ? "
 
 bool isFused(const Node& n) { return n.op == kFusedOp && n.domain == kFuseLensDomain; }
 
+// Ops whose output is their data input's bytes under another shape. (Dropout is
+// not one: its optional mask output is computed, so it runs as a kernel.)
+constexpr std::string_view kViewOps[] = {"Reshape", "Identity", "Flatten", "Squeeze", "Unsqueeze"};
+
+bool hasStaticShape(const Graph& g, ValueId v) {
+  const TensorType& t = g.value(v).type;
+  return t.rankKnown && t.isStatic();
+}
+
 // Inference may know less than an earlier source (value_info, a pass): keep a
 // known dim where the inferred one is unknown, never the other way round.
 TensorType mergeTypes(const TensorType& inferred, const TensorType& existing) {
@@ -61,6 +70,9 @@ const OpRegistry& OpRegistry::instance() {
     ops::registerQuantOps(*r);
     ops::registerResizeOps(*r);
     ops::registerLayoutOps(*r);
+    for (OpInfo& op : r->ops_)
+      for (std::string_view v : kViewOps)
+        if (op.domain.empty() && op.name == v) op.launch = Launch::View;
     return r;
   }();
   return *registry;
@@ -83,6 +95,18 @@ void OpRegistry::add(OpInfo info) {
   info.domain = std::string(canonicalDomain(info.domain));
   assert(!find(info.domain, info.name) && "op registered twice");
   ops_.push_back(std::move(info));
+}
+
+bool isViewOp(const Node& n) {
+  const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
+  return info && info->launch == Launch::View;
+}
+
+bool needsKernel(const Graph& g, const Node& n) {
+  if (!isViewOp(n) || n.outputs.size() != 1 || n.inputs.empty() || !n.inputs[0].valid()) return true;
+  for (ValueId v : n.inputs)
+    if (v.valid() && !hasStaticShape(g, v)) return true;
+  return !hasStaticShape(g, n.outputs[0]);
 }
 
 PatternKind patternKindOf(const Graph& g, NodeId id) {

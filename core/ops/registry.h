@@ -39,12 +39,19 @@ using InferFn = std::function<Expected<std::vector<TensorType>>(const InferConte
 using EagerFn = std::function<Expected<std::vector<TensorData>>(
     const Node& node, const std::vector<const TensorData*>& inputs)>;
 
+// How a compiled run executes an op that stands alone (outside a fused group).
+enum class Launch {
+  Kernel,  // a kernel computes its outputs
+  View,    // its one output reinterprets the bytes of its data input: aliased, no launch
+};
+
 struct OpInfo {
   std::string name;
   std::string domain;  // "" for the ONNX default domain
   PatternKind kind = PatternKind::Opaque;
   InferFn infer;
   EagerFn eager;
+  Launch launch = Launch::Kernel;  // set from registry.cpp's view table
 };
 
 class OpRegistry {
@@ -61,6 +68,14 @@ class OpRegistry {
 // Pattern kind of a node in its graph: unknown ops and ops without a kernel are
 // Opaque; an ElemWise op whose inputs broadcast is Broadcast.
 PatternKind patternKindOf(const Graph& g, NodeId n);
+
+// The row says View (Reshape, Identity, Flatten, Squeeze, Unsqueeze).
+bool isViewOp(const Node& n);
+// Does a compiled run launch a kernel for this top-level node? Every node does
+// except a view whose data input and output have static shapes and that has
+// one output (then it aliases its input). Kernel counts, codegen and the
+// memory planner all ask this one question.
+bool needsKernel(const Graph& g, const Node& n);
 
 // Runs shape inference on one node and stores the output types.
 Status inferNodeTypes(Graph& g, NodeId n);

@@ -20,6 +20,7 @@
 #include "codegen/lower.h"
 #include "codegen/nvrtc.h"
 #include "core/io/npy.h"
+#include "core/ops/registry.h"
 #include "session/session.h"
 
 using namespace fuselens;
@@ -127,7 +128,7 @@ class CudaCTest : public QObject {
       const std::vector<NodeId> order = *g.topoOrder();
       for (NodeId id : order) {
         const Node& n = g.node(id);
-        if (isAliasNode(n)) continue;
+        if (isViewOp(n)) continue;
         KernelGraph kg = extractKernelGraph(g, n);
         CompileOptions opts;
         opts.schedule = cudaSchedule();
