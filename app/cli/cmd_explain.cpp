@@ -67,7 +67,7 @@ std::string removedBy(const Session& s, const std::string& name) {
 nlohmann::json decisionJson(const FusionDecision& d) {
   return {{"pass", d.passName}, {"producer", d.producerName}, {"producer_op", d.producerOp},
           {"consumer", d.consumerName}, {"consumer_op", d.consumerOp}, {"accepted", d.accepted},
-          {"rule", d.rule}, {"reason", d.reason}, {"hint", d.hint},
+          {"rule", d.ruleId()}, {"reason", d.reason}, {"hint", d.hint},
           {"group", d.group >= 0 ? nlohmann::json(d.group) : nlohmann::json()}};
 }
 
@@ -75,7 +75,7 @@ void printDecision(const FusionDecision& d) {
   std::cout << (d.accepted ? "FUSED   " : "SPLIT   ") << d.producerOp << " '" << d.producerName << "' -> "
             << d.consumerOp << " '" << d.consumerName << "'";
   if (d.group >= 0) std::cout << "  [group " << d.group << "]";
-  std::cout << "\n        " << d.rule << ": " << d.reason << "\n";
+  std::cout << "\n        " << d.ruleId() << ": " << d.reason << "\n";
   if (!d.hint.empty()) std::cout << "        hint: " << d.hint << "\n";
 }
 
@@ -106,12 +106,12 @@ int runExplain(const ExplainArgs& a) {
     if (a.json) {
       bounds.push_back({{"producer", e.producerName}, {"consumer", e.consumerName},
                         {"value", g.value(e.value).name}, {"explained", e.decision != nullptr},
-                        {"rule", e.decision ? e.decision->rule : ""}, {"reason", e.reason},
+                        {"rule", e.decision ? e.decision->ruleId() : ""}, {"reason", e.reason},
                         {"hint", e.decision ? e.decision->hint : ""}});
       continue;
     }
     std::cout << "  " << e.producerName << " -> " << e.consumerName << " (%" << g.value(e.value).name << "): "
-              << (e.decision ? e.decision->rule + ": " : "") << e.reason << "\n";
+              << (e.decision ? e.decision->ruleId() + ": " : "") << e.reason << "\n";
   }
   std::string removed = a.node.empty() ? "" : removedBy(session, a.node);
   if (a.json) {
