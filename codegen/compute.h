@@ -19,6 +19,7 @@
 #include "codegen/loop_ir.h"
 #include "codegen/schedule.h"
 #include "core/ir/graph.h"
+#include "core/ops/registry.h"
 #include "core/support/status.h"
 
 namespace fuselens {
@@ -37,14 +38,8 @@ struct Index {
   ExprRef flatExpr() const;               // linearizes when only dims are known
 };
 
-// What lowering can do with an op.
-enum class ComputeClass {
-  Elementwise,  // inlined as an expression (with ONNX multidirectional broadcast)
-  IndexMap,     // inlined as an index map (Transpose, Reshape, Slice, ...)
-  Injective,    // inlined as a select over several reads (Concat, Pad)
-  Reduction,    // owns a loop nest with reductions (MatMul, Gemm, Softmax, Conv, pools)
-  Unsupported,
-};
+// What lowering can do with a node: its op's row in the op registry
+// (OpInfo::compute), but Reduction for training-mode BatchNormalization.
 ComputeClass computeClassOf(const Node& n);
 
 class KernelBuilder;
@@ -187,7 +182,6 @@ std::vector<StmtRef> lowerPool(KernelBuilder& kb, const Node& n, const KernelBui
 // ---- NCHW<b>c layout ops, domain fuselens (compute_layout.cpp) ----
 // ToNCHWc / FromNCHWc: Injective (inlined); ConvNCHWc, MaxPoolNCHWc,
 // AveragePoolNCHWc: Reduction; anything else of the domain: Unsupported.
-ComputeClass layoutComputeClass(const Node& n);
 // ToNCHWc / FromNCHWc at output position `out`.
 ExprRef layoutTransformValue(KernelBuilder& kb, const Node& n, const Index& out);
 // ConvNCHWc and the blocked pools: a window nest vectorized over the channel block.

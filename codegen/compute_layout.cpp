@@ -330,13 +330,6 @@ class BlockedWindow {
 
 }  // namespace
 
-ComputeClass layoutComputeClass(const Node& n) {
-  if (isLayoutOp(n, "ToNCHWc") || isLayoutOp(n, "FromNCHWc")) return ComputeClass::Injective;
-  if (isLayoutOp(n, "ConvNCHWc") || isLayoutOp(n, "MaxPoolNCHWc") || isLayoutOp(n, "AveragePoolNCHWc"))
-    return ComputeClass::Reduction;
-  return ComputeClass::Unsupported;
-}
-
 ExprRef layoutTransformValue(KernelBuilder& kb, const Node& n, const Index& out) {
   std::vector<int64_t> in = kb.shapeOf(n.inputs[0]);
   std::vector<ExprRef> o = out.dimExprs();

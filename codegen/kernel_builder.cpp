@@ -58,41 +58,9 @@ ExprRef Index::flatExpr() const {
 }
 
 ComputeClass computeClassOf(const Node& n) {
-  if (n.domain == kFuseLensDomain) return layoutComputeClass(n);  // NCHWc ops (compute_layout.cpp)
-  if (!n.domain.empty() && n.domain != "ai.onnx") return ComputeClass::Unsupported;
-  static const char* const kElementwise[] = {
-      "Add",     "Sub",       "Mul", "Div",  "Max",  "Min",  "Pow",        "Relu",
-      "Sigmoid", "Tanh",      "Exp", "Neg",  "Abs",  "Sqrt", "Reciprocal", "Erf",
-      "Gelu",    "LeakyRelu", "Sum", "Mean", "Clip", "PRelu", "Equal", "Less", "LessOrEqual",
-      "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Where",
-      // compute_elementwise.cpp: math, activations, casts, quantization
-      "Log", "Sin", "Cos", "Tan", "Atan", "Floor", "Ceil", "Round", "Sign", "Softplus", "Softsign",
-      "Selu", "Elu", "Celu", "ThresholdedRelu", "HardSigmoid", "HardSwish", "Mish", "IsNaN",
-      "IsInf", "Mod", "BitShift", "Cast", "CastLike", "Dropout", "QuantizeLinear",
-      "DequantizeLinear"};
-  static const char* const kIndexMap[] = {"Transpose", "Reshape",  "Squeeze", "Unsqueeze",
-                                          "Flatten",   "Identity", "Slice"};
-  static const char* const kReduction[] = {"MatMul",    "Gemm",       "Softmax",
-                                           "ReduceSum", "ReduceMean", "ReduceMax",
-                                           "ReduceMin", "ReduceProd", "ReduceSumSquare",
-                                           "ReduceL1",  "ReduceL2",   "LayerNormalization",
-                                           "ReduceLogSum", "ReduceLogSumExp", "LogSoftmax"};
-  static const char* const kWindow[] = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
-                                        "GlobalMaxPool"};
-  for (const char* op : kElementwise)
-    if (n.op == op) return ComputeClass::Elementwise;
-  if (n.op == "Concat" || n.op == "Pad" || isDataMovementOp(n.op)) return ComputeClass::Injective;
-  for (const char* op : kIndexMap)
-    if (n.op == op) return ComputeClass::IndexMap;
-  for (const char* op : kReduction)
-    if (n.op == op) return ComputeClass::Reduction;
-  if (isScanOp(n.op) || isNormOp(n.op) || isBatchNormTraining(n) || n.op == "ConvTranspose" ||
-      n.op == "Einsum" || isScatterOp(n.op) || isRecurrentOp(n.op))
-    return ComputeClass::Reduction;
-  if (n.op == "BatchNormalization") return ComputeClass::Injective;
-  for (const char* op : kWindow)  // Conv and pools: reductions over a window
-    if (n.op == op) return ComputeClass::Reduction;
-  return ComputeClass::Unsupported;
+  if (isBatchNormTraining(n)) return ComputeClass::Reduction;  // it also reduces the batch statistics
+  const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
+  return info ? info->compute : ComputeClass::Unsupported;
 }
 
 bool takesNonFloat(const std::string& op) { return isCompareOrLogic(op) || op == "Where"; }

@@ -45,13 +45,24 @@ enum class Launch {
   View,    // its one output reinterprets the bytes of its data input: aliased, no launch
 };
 
+// How code generation computes an op's outputs (codegen's lowering families).
+enum class ComputeClass {
+  Elementwise,  // inlined as an expression (with ONNX multidirectional broadcast)
+  IndexMap,     // inlined as an index map (Transpose, Reshape, Slice, ...)
+  Injective,    // inlined as a select over several reads (Concat, Pad, Gather, ...)
+  Reduction,    // owns a loop nest with reductions (MatMul, Softmax, Conv, pools, scans)
+  Unsupported,  // no code generation (control flow runs as a driver, unknown ops)
+};
+
 struct OpInfo {
   std::string name;
   std::string domain;  // "" for the ONNX default domain
   PatternKind kind = PatternKind::Opaque;
   InferFn infer;
   EagerFn eager;
-  Launch launch = Launch::Kernel;  // set from registry.cpp's view table
+  // Set from registry.cpp's execution table, the one list of them:
+  Launch launch = Launch::Kernel;
+  ComputeClass compute = ComputeClass::Unsupported;
 };
 
 class OpRegistry {
@@ -68,6 +79,10 @@ class OpRegistry {
 // Pattern kind of a node in its graph: unknown ops and ops without a kernel are
 // Opaque; an ElemWise op whose inputs broadcast is Broadcast.
 PatternKind patternKindOf(const Graph& g, NodeId n);
+
+// Ops the execution table (registry.cpp) names that no op-family file
+// registers: a typo or a lost row there; a test keeps it empty.
+std::vector<std::string> unregisteredExecOps();
 
 // The row says View (Reshape, Identity, Flatten, Squeeze, Unsqueeze).
 bool isViewOp(const Node& n);
