@@ -28,6 +28,39 @@ namespace fuselens {
 
 namespace {
 
+// The ops that own a loop nest (ComputeClass::Reduction in the op registry),
+// each with its lowering; Reduce* ops not listed go to lowerReduce.
+using LowerFn = std::vector<StmtRef> (*)(KernelBuilder&, const Node&, const KernelBuilder::Sink&);
+struct ReductionRow {
+  std::string_view op;
+  LowerFn lower;
+};
+const ReductionRow kReductionTable[] = {
+    {"MatMul", lowerMatMul},                  // tiled by the schedule's MatMul template
+    {"Gemm", lowerGemm},                      // MatMul with transposes, alpha, beta and C
+    {"Softmax", lowerSoftmax},                // max, exp-sum, divide over one axis
+    {"LogSoftmax", lowerSoftmax},             // the same rows, log of the quotient
+    {"LayerNormalization", lowerLayerNorm},   // mean and variance over the last axes
+    {"Conv", lowerConv},                      // direct NCHW convolution
+    {"MaxPool", lowerPool},                   // window max
+    {"AveragePool", lowerPool},               // window mean
+    {"GlobalAveragePool", lowerGlobalPool},   // mean over H x W
+    {"GlobalMaxPool", lowerGlobalPool},       // max over H x W
+    {"ArgMax", lowerScan},                    // index of the greatest along an axis
+    {"ArgMin", lowerScan},                    // index of the least along an axis
+    {"CumSum", lowerScan},                    // running sum along an axis
+    {"TopK", lowerScan},                      // k greatest or least, values and indices
+    {"InstanceNormalization", lowerGroupNorm},  // per (n, c) statistics
+    {"GroupNormalization", lowerGroupNorm},   // per (n, group) statistics
+    {"ConvTranspose", lowerConvTranspose},    // transposed convolution
+    {"Einsum", lowerEinsum},                  // generic contraction
+    {"ScatterND", lowerScatter},              // data with updates at index tuples
+    {"ScatterElements", lowerScatter},        // data with updates at per-element indices
+    {"RNN", lowerRecurrent},                  // recurrences: the time loop in the kernel
+    {"GRU", lowerRecurrent},
+    {"LSTM", lowerRecurrent},
+};
+
 Graph singleOpBody(const Graph& g, const Node& n) {
   return graphOfNode(g, n, [&](Graph& body, size_t i) {
     return body.addInput(g.value(n.inputs[i]).name, g.value(n.inputs[i]).type);
@@ -174,21 +207,10 @@ class BodyLowering {
   std::vector<StmtRef> lowerReduction(const Node& n, const KernelBuilder::Sink& sink) {
     if (n.domain == kFuseLensDomain) return lowerLayoutOp(kb_, n, sink);  // ConvNCHWc, blocked pools
     if (isIntegerMatMul(body_, n)) return lowerMatMulAsEinsum(kb_, n, sink);
-    if (n.op == "MatMul") return lowerMatMul(kb_, n, sink);
-    if (n.op == "Gemm") return lowerGemm(kb_, n, sink);
-    if (n.op == "Softmax" || n.op == "LogSoftmax") return lowerSoftmax(kb_, n, sink);
-    if (n.op == "LayerNormalization") return lowerLayerNorm(kb_, n, sink);
-    if (n.op == "Conv") return lowerConv(kb_, n, sink);
-    if (n.op == "MaxPool" || n.op == "AveragePool") return lowerPool(kb_, n, sink);
-    if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool")
-      return lowerGlobalPool(kb_, n, sink);
-    if (isScanOp(n.op)) return lowerScan(kb_, n, sink);
-    if (isNormOp(n.op) || isBatchNormTraining(n)) return lowerGroupNorm(kb_, n, sink);
-    if (n.op == "ConvTranspose") return lowerConvTranspose(kb_, n, sink);
-    if (n.op == "Einsum") return lowerEinsum(kb_, n, sink);
-    if (isScatterOp(n.op)) return lowerScatter(kb_, n, sink);
-    if (isRecurrentOp(n.op)) return lowerRecurrent(kb_, n, sink);
-    return lowerReduce(kb_, n, sink);
+    if (isBatchNormTraining(n)) return lowerGroupNorm(kb_, n, sink);
+    for (const ReductionRow& row : kReductionTable)
+      if (n.op == row.op) return row.lower(kb_, n, sink);
+    return lowerReduce(kb_, n, sink);  // Reduce*: the op registry's other Reduction rows
   }
 
   // Output o computed in the loop nest of reduction result v: the accumulator
