@@ -138,15 +138,20 @@ std::vector<const LoopFunc*> KernelPlan::funcPtrs() const {
   return ptrs;
 }
 
-ExecKernel KernelPlan::execKernel(size_t i, void (*fn)(void**)) const {
-  ExecKernel k{infos[i].name, fn, infos[i].inputs, infos[i].outputs, {}, 0};
-  for (size_t pos = 0; pos < funcs[i].numInputs; ++pos)
-    if (auto it = funcs[i].prepacked.find(funcs[i].params[pos].index);
-        it != funcs[i].prepacked.end())
+namespace {
+
+// The executor's view of kernel i of a plan (prepacked params, scratch), given its code.
+ExecKernel execKernel(const KernelPlan& plan, size_t i, void (*fn)(void**)) {
+  const LoopFunc& f = plan.funcs[i];
+  ExecKernel k{plan.infos[i].name, fn, plan.infos[i].inputs, plan.infos[i].outputs, {}, 0};
+  for (size_t pos = 0; pos < f.numInputs; ++pos)
+    if (auto it = f.prepacked.find(f.params[pos].index); it != f.prepacked.end())
       k.prepacked[pos] = it->second;
-  scratchLayout(funcs[i], &k.scratchBytes);
+  scratchLayout(f, &k.scratchBytes);
   return k;
 }
+
+}  // namespace
 
 Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
                                  const Progress& progress, const CancelToken& cancel) {
@@ -267,7 +272,7 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
 
   std::vector<ExecKernel> exec;
   for (size_t i = 0; i < n; ++i) {
-    exec.push_back(plan->execKernel(i, (*jit)->kernel(i)));
+    exec.push_back(execKernel(*plan, i, (*jit)->kernel(i)));
     if (plan->infos[i].fallback) exec.back().host = makeHostKernel(g, g.node(plan->infos[i].node));
     if (plan->infos[i].driver) exec.back().host = plan->drivers[i];
   }
