@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "codegen/compiler.h"
-#include "codegen/runtime.h"
+#include "codegen/runtime/runtime.h"
 #include "codegen/target.h"
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/schedule.h"
+#include "codegen/schedule/schedule.h"
 #include "core/ir/graph.h"
 #include "core/plan/buffer_plan.h"
 #include "core/support/cancel.h"

@@ -1,6 +1,6 @@
 // Session::codeText and kernelNameOf: the generated code behind the code pane.
-#include "codegen/cuda_c.h"
-#include "codegen/nvrtc.h"
+#include "codegen/cuda/cuda_c.h"
+#include "codegen/cuda/nvrtc.h"
 #include "session/session.h"
 
 namespace fuselens {

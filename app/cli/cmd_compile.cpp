@@ -11,8 +11,8 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "codegen/cuda_c.h"
-#include "codegen/nvrtc.h"
+#include "codegen/cuda/cuda_c.h"
+#include "codegen/cuda/nvrtc.h"
 #include "core/ir/printer.h"
 #include "core/support/atomic_file.h"
 #include "passes/registry.h"

@@ -7,8 +7,8 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "codegen/cuda_export.h"
-#include "codegen/export.h"
+#include "codegen/cuda/cuda_export.h"
+#include "codegen/export/export.h"
 #include "codegen/target.h"
 #include "passes/pass_manager.h"
 

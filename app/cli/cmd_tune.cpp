@@ -9,7 +9,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "codegen/tuner.h"
+#include "codegen/schedule/tuner.h"
 #include "passes/pass_manager.h"
 
 namespace fuselens::cli {

@@ -5,7 +5,7 @@
 #include <QtTest>
 
 #include "codegen/compiler.h"
-#include "codegen/export.h"
+#include "codegen/export/export.h"
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
 #include "core/onnx/import.h"

@@ -4,7 +4,7 @@
 #include <QtTest>
 
 #include "codegen/compiler.h"
-#include "codegen/memory_plan.h"
+#include "codegen/runtime/memory_plan.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
 

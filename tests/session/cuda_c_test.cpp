@@ -15,10 +15,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/cuda_c.h"
+#include "codegen/cuda/cuda_c.h"
 #include "codegen/kernel_plan.h"
-#include "codegen/lower.h"
-#include "codegen/nvrtc.h"
+#include "codegen/lower/lower.h"
+#include "codegen/cuda/nvrtc.h"
 #include "core/io/npy.h"
 #include "core/ops/registry.h"
 #include "session/session.h"
