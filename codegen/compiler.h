@@ -22,7 +22,7 @@ struct CompileOptions {
   int optLevel = 3;  // LLVM optimization level, 0..3
   // The schedule for every kernel; unset: Schedule::defaults() for the host.
   std::optional<Schedule> schedule;
-  // A tuning log (codegen/tuner.h) whose schedules replace `schedule` for the
+  // A tuning log (codegen/schedule/tuner.h) whose schedules replace `schedule` for the
   // kernels it has measured on this host. Unset: $FUSELENS_TUNING_LOG when set;
   // "": none.
   std::optional<std::string> tuningLog;
@@ -31,7 +31,7 @@ struct CompileOptions {
   // compile. Off: such a node is a compile error (what coverage tests want).
   bool fallback = true;
   // Nodes whose control is decided at run time (If/Loop/Scan, NonZero, Range,
-  // run-time shapes) run as driver kernels (codegen/driver_kernel.h) whose
+  // run-time shapes) run as driver kernels (codegen/driver/driver_kernel.h) whose
   // arithmetic is compiled. Off (the CUDA emitter): such nodes are not lowered.
   bool drivers = true;
   // The memory-plan pass's plan of this graph (PassRecord::bufferPlan). Unset,

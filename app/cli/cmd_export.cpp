@@ -1,6 +1,6 @@
 // `fuselens-cli export model.onnx --out DIR`: optimize the model, compile every
 // kernel ahead of time and write the .ll, .s, .o, a .so with its C header
-// (model.h) and a manifest JSON (codegen/export.h), each file atomically.
+// (model.h) and a manifest JSON (codegen/export/export.h), each file atomically.
 // `--cpu x86-64-v2` (or x86-64, -v3, -v4) builds for every CPU of that level
 // instead of this host.
 #include <iostream>

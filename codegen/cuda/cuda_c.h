@@ -1,6 +1,6 @@
 // The CUDA C backend's source emitter: every kernel of a graph's kernel plan,
 // lowered with the GPU schedule, becomes CUDA C that NVRTC compiles to PTX
-// (codegen/nvrtc.h) and nvcc to a .so.
+// (codegen/cuda/nvrtc.h) and nvcc to a .so.
 //
 // Mapping. A kernel's top-level statements run one after another and may read
 // what the previous one wrote, so each becomes its own `__global__` stage,

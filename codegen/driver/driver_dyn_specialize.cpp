@@ -1,6 +1,6 @@
 // Nodes that touch a value of run-time shape (downstream of NonZero, Range or a
 // Loop output) as driver kernels: the node becomes a graph of its own (a fused
-// group: its body), which codegen/specialize.h compiles for the input types
+// group: its body), which codegen/driver/specialize.h compiles for the input types
 // each run meets and caches by them.
 //
 //   run(inputs) -> types -> shapes all inferable from the types?

@@ -92,7 +92,7 @@ std::string exportHeader(const Graph& g, const std::string& name) {
 }
 
 // The thread pool of the exported runtime, in C: the same protocol as
-// codegen/thread_pool.cpp (chunks under one mutex, the caller works too).
+// codegen/runtime/thread_pool.cpp (chunks under one mutex, the caller works too).
 const char* const kExportPoolC = R"(
 typedef void (*fl_body)(void**, int64_t, int64_t);
 static pthread_mutex_t fl_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -12,7 +12,7 @@ class Module;
 
 namespace fuselens {
 
-// The symbol kernels call for Parallel loops (codegen/runtime.h).
+// The symbol kernels call for Parallel loops (codegen/runtime/runtime.h).
 inline constexpr const char* kParallelForSymbol = "fuselens_parallel_for";
 
 // Adds `void <f.name>(ptr args)` to m: args[i] points at param i's data

@@ -51,7 +51,7 @@ CancelToken currentRunCancelToken();
 class CpuExecutor {
  public:
   // aliases: (value, the value whose storage it shares), in topological order.
-  // buffers: the plan of g's run (codegen/memory_plan.h runPlan).
+  // buffers: the plan of g's run (codegen/runtime/memory_plan.h runPlan).
   CpuExecutor(std::shared_ptr<const Graph> g, std::vector<ExecKernel> kernels,
               std::vector<std::pair<ValueId, ValueId>> aliases,
               std::shared_ptr<const BufferPlan> buffers);

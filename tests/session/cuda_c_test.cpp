@@ -1,6 +1,6 @@
 // The CUDA C backend without a GPU. For every fixture model whose kernels
 // lower, each kernel of the default pipeline is emitted as CUDA C
-// (codegen/cuda_c.h) on its own, fed the eager tensors of its inputs:
+// (codegen/cuda/cuda_c.h) on its own, fed the eager tensors of its inputs:
 //  - all of them are compiled together as host C++ with the emulation prelude
 //    (blockIdx/threadIdx as plain variables, each stage run for every block and
 //    thread of a 2 x 3 grid, so grid-stride loops really stride) and their
