@@ -9,15 +9,16 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "codegen/cpu_executor.h"
-#include "codegen/driver_kernel.h"
-#include "codegen/host_kernel.h"
+#include "codegen/runtime/cpu_executor.h"
+#include "codegen/driver/driver_kernel.h"
+#include "codegen/runtime/host_kernel.h"
 #include "codegen/kernel_plan.h"
-#include "codegen/llvm_backend.h"
-#include "codegen/lower.h"
-#include "codegen/schedule.h"
+#include "codegen/llvm/llvm_backend.h"
+#include "codegen/runtime/memory_plan.h"
+#include "codegen/lower/lower.h"
+#include "codegen/schedule/schedule.h"
 #include "codegen/target.h"
-#include "codegen/tuner.h"
+#include "codegen/schedule/tuner.h"
 #include "core/ops/registry.h"
 
 namespace fuselens {
@@ -108,6 +109,7 @@ class LlvmCompiledModule : public CompiledModule {
     return exec_.runInto(inputs, outputs, cancel);
   }
   std::string memoryPlanText() const override { return exec_.memoryPlan().summary(); }
+  int64_t arenaBytes() const override { return exec_.arenaBytes(); }
   Expected<std::vector<double>> profileKernels(const std::map<std::string, TensorData>& inputs,
                                                int runs) const override {
     return exec_.profile(inputs, runs);
@@ -136,15 +138,20 @@ std::vector<const LoopFunc*> KernelPlan::funcPtrs() const {
   return ptrs;
 }
 
-ExecKernel KernelPlan::execKernel(size_t i, void (*fn)(void**)) const {
-  ExecKernel k{infos[i].name, fn, infos[i].inputs, infos[i].outputs, {}, 0};
-  for (size_t pos = 0; pos < funcs[i].numInputs; ++pos)
-    if (auto it = funcs[i].prepacked.find(funcs[i].params[pos].index);
-        it != funcs[i].prepacked.end())
+namespace {
+
+// The executor's view of kernel i of a plan (prepacked params, scratch), given its code.
+ExecKernel execKernel(const KernelPlan& plan, size_t i, void (*fn)(void**)) {
+  const LoopFunc& f = plan.funcs[i];
+  ExecKernel k{plan.infos[i].name, fn, plan.infos[i].inputs, plan.infos[i].outputs, {}, 0};
+  for (size_t pos = 0; pos < f.numInputs; ++pos)
+    if (auto it = f.prepacked.find(f.params[pos].index); it != f.prepacked.end())
       k.prepacked[pos] = it->second;
-  scratchLayout(funcs[i], &k.scratchBytes);
+  scratchLayout(f, &k.scratchBytes);
   return k;
 }
+
+}  // namespace
 
 Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
                                  const Progress& progress, const CancelToken& cancel) {
@@ -166,25 +173,17 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
   }
   const std::string target = codegenTarget().key();
   size_t kernelNodes = 0;
-  for (NodeId id : *order) kernelNodes += isAliasNode(g.node(id)) ? 0 : 1;
+  for (NodeId id : *order) kernelNodes += needsKernel(g, g.node(id)) ? 1 : 0;
   for (NodeId id : *order) {
     const Node& n = g.node(id);
     // With the fallback, a value whose shape is known only at run time (NonZero,
     // Loop outputs) flows through host kernels: lowering refuses every node that
     // touches it, so each becomes one.
     // Without it, only a driver kernel (tried below) may produce such a value.
-    bool dynamic = false;
     Status dynamicOutput = Status::ok();
-    for (ValueId v : n.outputs) {
-      Status st = checkStatic(g, v);
-      if (!st && dynamicOutput) dynamicOutput = st;
-      dynamic |= !st;
-    }
-    for (ValueId v : n.inputs) dynamic |= v.valid() && !checkStatic(g, v);
-    if (isAliasNode(n) && !dynamic) {
-      if (n.inputs.empty() || !n.inputs[0].valid() || n.outputs.size() != 1)
-        return Status::error(n.op + " needs a data input and one output",
-                             "node '" + n.name + "' (" + n.op + ")");
+    for (ValueId v : n.outputs)
+      if (Status st = checkStatic(g, v); !st && dynamicOutput) dynamicOutput = st;
+    if (!needsKernel(g, n)) {  // a view: shares its input's storage
       plan.aliases.emplace_back(n.outputs[0], n.inputs[0]);
       continue;
     }
@@ -273,11 +272,14 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
 
   std::vector<ExecKernel> exec;
   for (size_t i = 0; i < n; ++i) {
-    exec.push_back(plan->execKernel(i, (*jit)->kernel(i)));
+    exec.push_back(execKernel(*plan, i, (*jit)->kernel(i)));
     if (plan->infos[i].fallback) exec.back().host = makeHostKernel(g, g.node(plan->infos[i].node));
     if (plan->infos[i].driver) exec.back().host = plan->drivers[i];
   }
-  CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases));
+  auto buffers = runPlan(g, opts.bufferPlan);
+  if (!buffers) return buffers.status();
+  CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases),
+                       std::move(*buffers));
   report(progress, 1.0, "compiled");
   return std::unique_ptr<CompiledModule>(
       std::make_unique<LlvmCompiledModule>(std::move(plan->infos), std::move(plan->loopIr),

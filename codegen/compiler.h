@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "codegen/schedule.h"
+#include "codegen/schedule/schedule.h"
 #include "core/ir/graph.h"
+#include "core/plan/buffer_plan.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
 
@@ -21,7 +22,7 @@ struct CompileOptions {
   int optLevel = 3;  // LLVM optimization level, 0..3
   // The schedule for every kernel; unset: Schedule::defaults() for the host.
   std::optional<Schedule> schedule;
-  // A tuning log (codegen/tuner.h) whose schedules replace `schedule` for the
+  // A tuning log (codegen/schedule/tuner.h) whose schedules replace `schedule` for the
   // kernels it has measured on this host. Unset: $FUSELENS_TUNING_LOG when set;
   // "": none.
   std::optional<std::string> tuningLog;
@@ -30,9 +31,12 @@ struct CompileOptions {
   // compile. Off: such a node is a compile error (what coverage tests want).
   bool fallback = true;
   // Nodes whose control is decided at run time (If/Loop/Scan, NonZero, Range,
-  // run-time shapes) run as driver kernels (codegen/driver_kernel.h) whose
+  // run-time shapes) run as driver kernels (codegen/driver/driver_kernel.h) whose
   // arithmetic is compiled. Off (the CUDA emitter): such nodes are not lowered.
   bool drivers = true;
+  // The memory-plan pass's plan of this graph (PassRecord::bufferPlan). Unset,
+  // or made for another graph: the compiler calls the same planner itself.
+  std::shared_ptr<const BufferPlan> bufferPlan;
 };
 
 // One launch of the compiled run: a fused group or a single op.
@@ -90,6 +94,9 @@ class CompiledModule {
   }
   // "arena 1.50 MiB (tensors without reuse: 4.00 MiB)"; empty when not planned.
   virtual std::string memoryPlanText() const { return {}; }
+  // The bytes of the arena runInto allocates for intermediates: the buffer
+  // plan's peak (memory-plan's "peak bytes after"); -1 when not planned.
+  virtual int64_t arenaBytes() const { return -1; }
 };
 
 // The graph must have static shapes. Ops the lowering does not cover fail with

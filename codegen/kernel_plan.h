@@ -1,5 +1,6 @@
 // Internal to codegen: the lowered kernels of one graph, before any backend —
-// what compileGraph hands to the JIT and exportModel to the object emitter.
+// what compileGraph hands to the JIT, exportModel to the object emitter and
+// the CUDA C emitter to NVRTC. Backend-neutral: no executor, no LLVM.
 #pragma once
 
 #include <string>
@@ -7,9 +8,8 @@
 #include <vector>
 
 #include "codegen/compiler.h"
-#include "codegen/cpu_executor.h"
-#include "codegen/host_kernel.h"
-#include "codegen/loop_ir.h"
+#include "codegen/runtime/host_kernel.h"
+#include "codegen/loop/loop_ir.h"
 
 namespace fuselens {
 
@@ -25,8 +25,6 @@ struct KernelPlan {
   double lowerSeconds = 0;
 
   std::vector<const LoopFunc*> funcPtrs() const;
-  // The executor's view of kernel i (prepacked params, scratch), given its code.
-  ExecKernel execKernel(size_t i, void (*fn)(void**)) const;
 };
 
 Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,

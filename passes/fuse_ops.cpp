@@ -196,7 +196,7 @@ class FusionPlanner {
 
   // What would let a rejected edge fuse, where the rule itself had no hint.
   void addHints(RuleVerdict& v, const Node& pn, const Node& cn, ValueId edge) {
-    if (v.hint.empty() && v.rule == "two-anchors")
+    if (v.hint.empty() && v.rule == FusionRule::TwoAnchors)
       v.hint = twoAnchorsHint(g_, memberAt(pn, edge, true), memberAt(cn, edge, false));
     if (!layoutBefore_ && (groupTouchesNchwConv(pn) || groupTouchesNchwConv(cn)))
       if (std::string h = layoutHint(v.rule); !h.empty()) v.hint = v.hint.empty() ? h : v.hint + "; or " + h;
@@ -211,9 +211,9 @@ class FusionPlanner {
     PatternKind pk = kinds_[pn.id.index], ck = kinds_[cn.id.index];
     if (pk == PatternKind::Opaque || ck == PatternKind::Opaque) return opaque(pk == PatternKind::Opaque ? pn : cn);
     if (sets_.find(pn.id.index) == sets_.find(cn.id.index))
-      return {true, "same-group", label(pn) + " is already in the group of " + label(cn), {}};
+      return {true, FusionRule::SameGroup, label(pn) + " is already in the group of " + label(cn), {}};
     if (auto others = otherUsers(pn, cn); !others.empty())
-      return {false, "producer-has-other-users",
+      return {false, FusionRule::ProducerHasOtherUsers,
               label(pn) + " has other users (" + others + ") that do not all end up in one group with " +
                   label(cn) + "; fusing it would compute it once per kernel",
               "it fuses when all its users join one group (their paths reconverge, e.g. in an Add)"};
@@ -238,7 +238,7 @@ class FusionPlanner {
       if (auto dyn = dynamicDim(g_, edge, cn, label(pn), label(cn))) return *dyn;
     int64_t total = sets_.size(pn.id.index) + sets_.size(cn.id.index);
     if (total > opts_.maxOps)
-      return {false, "fusion-window",
+      return {false, FusionRule::FusionWindow,
               "the group would hold " + std::to_string(total) + " ops; the fusion window is " +
                   std::to_string(opts_.maxOps),
               "raise the window: fuse-ops{max-ops=" + std::to_string(total) + "}"};
@@ -246,7 +246,7 @@ class FusionPlanner {
     const auto& b = sets_.members(cn.id.index);
     int64_t inputs = int64_t(externalInputs(g_, a, b).size());
     if (inputs > opts_.maxInputs)
-      return {false, "group-inputs",
+      return {false, FusionRule::GroupInputs,
               "the group would read " + std::to_string(inputs) + " tensors; the cap is " +
                   std::to_string(opts_.maxInputs) + " (kernel arguments)",
               "raise the cap: fuse-ops{max-inputs=" + std::to_string(inputs) + "}"};
@@ -254,7 +254,7 @@ class FusionPlanner {
     merged.insert(merged.end(), b.begin(), b.end());
     int64_t live = liveValues(g_, merged, topoIndex_);
     if (live > opts_.liveBudget)
-      return {false, "register-pressure",
+      return {false, FusionRule::RegisterPressure,
               "estimated " + std::to_string(live) + " live values per thread; the budget for target " +
                   opts_.target + " is " + std::to_string(opts_.liveBudget),
               "raise the budget: fuse-ops{live-budget=" + std::to_string(live) + "}"};
@@ -263,10 +263,10 @@ class FusionPlanner {
 
   RuleVerdict opaque(const Node& o) {
     if (o.op == kFusedOp && o.domain == kFuseLensDomain)
-      return {false, "already-fused", label(o) + " is a group an earlier pass formed; fuse-ops does not reopen it",
+      return {false, FusionRule::AlreadyFused, label(o) + " is a group an earlier pass formed; fuse-ops does not reopen it",
               "run fuse-ops once per pipeline (fuse-patterns' groups it does extend)"};
     bool known = OpRegistry::instance().find(o.domain, o.op) != nullptr;
-    return {false, "opaque-op",
+    return {false, FusionRule::OpaqueOp,
             label(o) + " is Opaque (" + (known ? "its op has no fusion rule" : "no op in the registry is " + o.op) +
                 "), so it runs as its own kernel",
             known ? "" : "add " + o.op + " to the op registry (core/ops) with a pattern kind and an eager kernel"};
@@ -277,7 +277,7 @@ class FusionPlanner {
     for (bool changed = true; changed;) {
       changed = false;
       for (auto& d : decisions_) {
-        if (d.accepted || d.rule != "producer-has-other-users") continue;
+        if (d.accepted || d.rule != FusionRule::ProducerHasOtherUsers) continue;
         const Node& pn = g_.node(d.producer);
         if (g_.isGraphOutput(d.edge)) continue;
         int target = -1;
@@ -303,7 +303,7 @@ class FusionPlanner {
         for (auto& other : decisions_)  // every edge out of pn is now inside the group
           if (other.producer == pn.id && !other.accepted) {
             other.accepted = true;
-            other.rule = "reconverge";
+            other.rule = FusionRule::Reconverge;
             other.reason = "accepted: every user of " + label(pn) + " is in the group of " +
                            label(g_.node(other.consumer)) +
                            ": all its paths reconverge inside the group (post-dominator), so it is computed once there";

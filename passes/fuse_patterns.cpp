@@ -15,9 +15,11 @@
 namespace fuselens {
 namespace {
 
+std::string idOf(FusionRule r) { return std::string(fusionRuleId(r)); }
+
 bool isAnchorKind(PatternKind k) { return k == PatternKind::CommReduce || k == PatternKind::OutEWiseFusable; }
 
-FusionDecision decision(const Graph& g, NodeId p, NodeId c, ValueId edge, bool accepted, const std::string& rule,
+FusionDecision decision(const Graph& g, NodeId p, NodeId c, ValueId edge, bool accepted, FusionRule rule,
                         const std::string& sentence, const std::string& hint = {}) {
   const Node& pn = g.node(p);
   const Node& cn = g.node(c);
@@ -48,7 +50,7 @@ std::vector<std::tuple<NodeId, NodeId, ValueId>> innerEdges(const Graph& g, cons
 }
 
 // A member other than the exit whose result is read outside the match.
-std::optional<FusionDecision> escape(const Graph& g, const PatternMatch& m, const std::string& rule) {
+std::optional<FusionDecision> escape(const Graph& g, const PatternMatch& m, FusionRule rule) {
   std::set<NodeId> in(m.members.begin(), m.members.end());
   for (NodeId id : m.members) {
     if (id == m.exit) continue;
@@ -57,13 +59,13 @@ std::optional<FusionDecision> escape(const Graph& g, const PatternMatch& m, cons
       for (NodeId u : g.value(o).users)
         if (!in.count(u))
           return decision(g, id, u, o, false, rule,
-                          what + " is inside a " + rule + " match (" + m.facts + ") but is also read by " +
+                          what + " is inside a " + idOf(rule) + " match (" + m.facts + ") but is also read by " +
                               nodeLabel(g.node(u)) + " outside it, so the pattern does not form: its group "
                               "would have to store " + what + " as well");
       if (g.isGraphOutput(o)) {
         NodeId next = g.value(o).users.empty() ? id : g.value(o).users[0];
         return decision(g, id, next, o, false, rule,
-                        what + " is inside a " + rule + " match (" + m.facts +
+                        what + " is inside a " + idOf(rule) + " match (" + m.facts +
                             ") but is also a graph output, so the pattern does not form");
       }
     }
@@ -71,7 +73,7 @@ std::optional<FusionDecision> escape(const Graph& g, const PatternMatch& m, cons
   return {};
 }
 
-void applyRewrite(Rewriter& rw, const PatternMatch& m, const std::string& rule) {
+void applyRewrite(Rewriter& rw, const PatternMatch& m, FusionRule rule) {
   const Graph& g = rw.graph();
   const Node exit = g.node(m.exit);
   std::vector<ValueId> ins;
@@ -79,7 +81,7 @@ void applyRewrite(Rewriter& rw, const PatternMatch& m, const std::string& rule) 
     ins.push_back(o.data ? rw.addConstant(freshName(g, o.name), o.data) : o.value);
   NodeId id = rw.addNodeFor(exit, m.rewriteOp, ins, m.rewriteAttrs, {g.value(exit.outputs[0]).type});
   for (NodeId member : m.members) rw.addOrigins(id, g.node(member).origins);
-  rw.log(rule, exit, m.facts + " -> " + m.rewriteOp);
+  rw.log(idOf(rule), exit, m.facts + " -> " + m.rewriteOp);
   rw.replaceValue(exit.outputs[0], g.node(id).outputs[0]);
   rw.eraseIfDead(exit.id);
 }
@@ -95,15 +97,15 @@ class PatternFuser {
       if (!g_.hasNode(id)) continue;  // erased by an earlier rewrite
       for (const PatternRow& row : patternTable()) {
         PatternOutcome o = row.match(g_, g_.node(id));
-        if (!o.match || o.match->rewriteOp.empty() || escape(g_, *o.match, row.id)) continue;
+        if (!o.match || o.match->rewriteOp.empty() || escape(g_, *o.match, row.rule)) continue;
         const PatternMatch& m = *o.match;
         for (auto [p, c, v] : innerEdges(g_, m))
-          decisions.push_back(decision(g_, p, c, v, true, row.id,
+          decisions.push_back(decision(g_, p, c, v, true, row.rule,
                                        nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " +
-                                           row.id + ", " + m.facts + "; the constants are exactly " + m.rewriteOp +
+                                           idOf(row.rule) + ", " + m.facts + "; the constants are exactly " + m.rewriteOp +
                                            "'s, so the match is rewritten to one " + m.rewriteOp +
                                            " op, which codegen lowers directly"));
-        applyRewrite(rw, m, row.id);
+        applyRewrite(rw, m, row.rule);
         break;
       }
     }
@@ -118,28 +120,28 @@ class PatternFuser {
         if (claimed.count(id)) break;
         PatternOutcome o = row.match(g_, g_.node(id));
         for (const NearMiss& miss : o.misses)
-          decisions.push_back(decision(g_, miss.producer, miss.consumer, miss.edge, false, row.id, miss.sentence,
+          decisions.push_back(decision(g_, miss.producer, miss.consumer, miss.edge, false, row.rule, miss.sentence,
                                        miss.hint));
         if (!o.match) continue;
         PatternMatch& m = *o.match;
         if (std::any_of(m.members.begin(), m.members.end(), [&](NodeId n) { return claimed.count(n) != 0; }))
           continue;  // part of it is in a pattern of a higher row
-        if (auto esc = escape(g_, m, row.id)) {
+        if (auto esc = escape(g_, m, row.rule)) {
           decisions.push_back(*esc);
           continue;
         }
         if (m.multiAnchor && !opts_.multiAnchor) {
-          rejectMultiAnchor(row.id, m);
+          rejectMultiAnchor(row.rule, m);
           continue;
         }
         for (NodeId n : m.members) claimed.insert(n);
         const size_t first = decisions.size();
         std::string extra = m.whyNoRewrite.empty() ? "" : "; it stays a group, not one op, because " + m.whyNoRewrite;
         for (auto [p, c, v] : innerEdges(g_, m))
-          decisions.push_back(decision(g_, p, c, v, true, row.id,
+          decisions.push_back(decision(g_, p, c, v, true, row.rule,
                                        nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " +
-                                           row.id + ", " + m.facts + extra));
-        planned.push_back({row.id, m.members, first, decisions.size()});
+                                           idOf(row.rule) + ", " + m.facts + extra));
+        planned.push_back({row.rule, m.members, first, decisions.size()});
       }
     }
   }
@@ -149,7 +151,7 @@ class PatternFuser {
     int next = firstFreeGroupId(g_);
     int64_t ops = 0;
     for (const Planned& p : planned) {
-      outlineGroup(g_, p.members, next, p.rule);
+      outlineGroup(g_, p.members, next, idOf(p.rule));
       for (size_t i = p.firstDecision; i < p.endDecision; ++i) decisions[i].group = next;
       ops += int64_t(p.members.size());
       ++next;
@@ -158,7 +160,7 @@ class PatternFuser {
   }
 
   struct Planned {
-    std::string rule;
+    FusionRule rule;
     std::vector<NodeId> members;
     size_t firstDecision, endDecision;
   };
@@ -168,7 +170,7 @@ class PatternFuser {
  private:
   // Rejected on each edge into an anchor after the first: where a single-anchor
   // kernel would have to end.
-  void rejectMultiAnchor(const std::string& rule, const PatternMatch& m) {
+  void rejectMultiAnchor(FusionRule rule, const PatternMatch& m) {
     std::vector<std::string> anchors;
     std::set<NodeId> firstAnchor;
     const std::vector<NodeId> order = g_.topoOrder().value();
@@ -184,7 +186,7 @@ class PatternFuser {
       if (!isAnchorKind(patternKindOf(g_, c)) || firstAnchor.count(c)) continue;
       decisions.push_back(decision(
           g_, p, c, v, false, rule,
-          nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " + rule + ", " + m.facts + ", but the group " +
+          nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " + idOf(rule) + ", " + m.facts + ", but the group " +
               "would hold " + std::to_string(anchors.size()) + " anchors (" + list +
               "); multi-anchor groups are off (multi-anchor=0)" +
               (m.whyNoRewrite.empty() ? "" : " (no one-op rewrite: " + m.whyNoRewrite + ")"),

@@ -55,15 +55,15 @@ RuleVerdict reduceChain(const Graph& g, const std::vector<NodeId>& producerGroup
   }
   const std::string both = "the group of " + producer + " and the group of " + consumer;
   if (!same || !first)
-    return {false, "two-anchors",
+    return {false, FusionRule::TwoAnchors,
             both + " are both CommReduce and reduce different rows (" + rowsText +
                 "); a group holds at most one reduction unless all its reductions reduce the same rows",
             {}};
   const std::string facts = both + " hold reductions over the same rows (" + joinOps(rs) + ": " + first->str() + ")";
   if (multiAnchor)
-    return {true, "reduce-chain",
+    return {true, FusionRule::ReduceChain,
             facts + "; one kernel runs them as consecutive stages over each row (multi-anchor)", {}};
-  return {false, "reduce-chain",
+  return {false, FusionRule::ReduceChain,
           facts + ", which one kernel could run as consecutive stages, but multi-anchor groups are off "
                   "(multi-anchor=0)",
           "form it with fuse-ops{multi-anchor=1} (the default)"};
@@ -84,7 +84,7 @@ std::optional<RuleVerdict> dynamicDim(const Graph& g, ValueId edge, const Node& 
     if ((xs && !ys && !y.isStatic()) || (ys && !xs && !x.isStatic())) continue;  // unknown: nothing to say
     const std::string dim = xs ? x.symbol : y.symbol;
     const std::string other = xs ? y.str() : x.str();
-    return RuleVerdict{false, "dynamic-dim",
+    return RuleVerdict{false, FusionRule::DynamicDim,
                        "dynamic dim `" + dim + "` differs between the two: " + producer + " gives " + a.str() + ", " +
                            consumer + " computes " + b.str() + " (`" + dim + "` against " + other +
                            "); one loop nest cannot be shaped for both before run time",
@@ -107,8 +107,8 @@ bool touchesNchwConv(const Graph& g, const Node& n) {
   return x.type.rankKnown && x.type.rank() == 4 && !x.layout.blocked();
 }
 
-std::string layoutHint(const std::string& rule) {
-  if (rule != "injective-after-anchor" && rule != "prologue-into-anchor") return {};
+std::string layoutHint(FusionRule rule) {
+  if (rule != FusionRule::InjectiveAfterAnchor && rule != FusionRule::PrologueIntoAnchor) return {};
   return "run layout first (layout{block=8} before fuse-ops): in NCHWc the Conv region's layout changes move to "
          "its boundaries, where transforms that cancel are removed";
 }
@@ -121,13 +121,13 @@ std::optional<RuleVerdict> layoutTransformFold(const Node& pn, const Node& cn, V
                              layoutOp(cn, "AveragePoolNCHWc");
   if (layoutOp(pn, "ToNCHWc") && producerAlone && blockedWindow && !cn.inputs.empty() && cn.inputs[0] == edge &&
       producerGroup <= PatternKind::Injective && consumerGroup == PatternKind::OutEWiseFusable)
-    return RuleVerdict{true, "layout-prologue",
+    return RuleVerdict{true, FusionRule::LayoutPrologue,
                        producer + " is a layout transform (an Injective index map) and " + consumer +
                            " reads its input through it, so the kernel blocks its input as it loads it",
                        {}};
   const bool anchorGroup = producerGroup == PatternKind::OutEWiseFusable || producerGroup == PatternKind::CommReduce;
   if (layoutOp(cn, "FromNCHWc") && anchorGroup)
-    return RuleVerdict{true, "layout-epilogue",
+    return RuleVerdict{true, FusionRule::LayoutEpilogue,
                        consumer + " is a layout transform (an Injective index map) of the blocked result of the " +
                            std::string(patternKindName(producerGroup)) + " group of " + producer +
                            "; the kernel unblocks it as a last stage",

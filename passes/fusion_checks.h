@@ -36,7 +36,7 @@ std::optional<RuleVerdict> dynamicDim(const Graph& g, ValueId edge, const Node& 
 bool touchesNchwConv(const Graph& g, const Node& n);
 // The hint for a rejected edge of an NCHW Conv region when no layout pass runs
 // before fuse-ops; empty when the rule is not one layout changes.
-std::string layoutHint(const std::string& rule);
+std::string layoutHint(FusionRule rule);
 
 // layout-prologue / layout-epilogue: the layout pass's transforms at a blocked
 // region's boundary join the anchor group beside them instead of costing a

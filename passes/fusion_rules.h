@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/ops/registry.h"
+#include "passes/fusion_decision.h"
 
 namespace fuselens {
 
@@ -22,7 +23,7 @@ struct EdgeFacts {
 
 struct RuleVerdict {
   bool accepted = false;
-  std::string rule;
+  FusionRule rule = FusionRule::Opaque;
   std::string sentence;  // without the "accepted: " / "rejected: " prefix
   std::string hint;
 };

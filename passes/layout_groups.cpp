@@ -110,7 +110,8 @@ PatternKind targetKind(const Graph& g, NodeId id) {
 
 struct Fold {
   NodeId transform, target;
-  std::string rule, reason;
+  FusionRule rule;
+  std::string reason;
   std::string memberName, memberOp;  // the op on the group's side of the edge
 };
 

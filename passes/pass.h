@@ -11,7 +11,7 @@
 #include "core/ir/graph.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
-#include "passes/buffer_plan.h"
+#include "core/plan/buffer_plan.h"
 #include "passes/fusion_decision.h"
 
 namespace fuselens {
@@ -26,7 +26,7 @@ struct PassContext {
   // pass can say "run layout first" only when layout does not run before it.
   std::vector<std::string> pipeline;
   size_t position = 0;
-  // Set by memory-plan: the buffer plan codegen can read (passes/buffer_plan.h).
+  // Set by memory-plan: the buffer plan codegen can read (core/plan/buffer_plan.h).
   std::shared_ptr<const BufferPlan> bufferPlan;
 };
 

@@ -242,21 +242,21 @@ const std::vector<PatternRow>& patternTable() {
   using namespace patterns;
   static const std::vector<PatternRow> rows = {
       // MatMul(Q, K^T) -> Div|Mul(c) -> [Add(mask)] -> Softmax(last axis) -> MatMul(V)
-      {"pattern-attention", "MatMul(Q, K^T) -> Div|Mul(scalar) -> [Add(mask)] -> Softmax(last) -> MatMul(V)",
+      {FusionRule::PatternAttention, "MatMul(Q, K^T) -> Div|Mul(scalar) -> [Add(mask)] -> Softmax(last) -> MatMul(V)",
        attention},
       // ReduceMax -> Sub -> Exp -> ReduceSum -> Div  ==  Softmax(axis)
-      {"pattern-softmax", "ReduceMax -> Sub -> Exp -> ReduceSum -> Div", softmax},
+      {FusionRule::PatternSoftmax, "ReduceMax -> Sub -> Exp -> ReduceSum -> Div", softmax},
       // mean, x-mean, var, (var+eps)^0.5, divide, [*gamma], [+beta]  ==  LayerNormalization
-      {"pattern-layernorm", "ReduceMean -> Sub -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul] -> [Add]",
+      {FusionRule::PatternLayerNorm, "ReduceMean -> Sub -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul] -> [Add]",
        layerNorm},
       // Conv -> [BatchNormalization] -> [activation]
-      {"pattern-conv-bn-act", "Conv -> [BatchNormalization] -> [activation]", convBnAct},
+      {FusionRule::PatternConvBnAct, "Conv -> [BatchNormalization] -> [activation]", convBnAct},
       // MatMul|Gemm -> Add(bias) -> [activation]
-      {"pattern-matmul-bias-act", "MatMul|Gemm -> Add(bias) -> [activation]", matmulBiasAct},
+      {FusionRule::PatternMatMulBiasAct, "MatMul|Gemm -> Add(bias) -> [activation]", matmulBiasAct},
       // 0.5 * x * (1 + erf(x / sqrt 2)), or its tanh form  ==  Gelu
-      {"pattern-gelu", "x * 0.5 * (1 + Erf(x / sqrt 2)) | tanh form", gelu},
+      {FusionRule::PatternGelu, "x * 0.5 * (1 + Erf(x / sqrt 2)) | tanh form", gelu},
       // x * Sigmoid(x)
-      {"pattern-silu", "x * Sigmoid(x)", silu},
+      {FusionRule::PatternSilu, "x * Sigmoid(x)", silu},
   };
   return rows;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "passes/fusion_decision.h"
 
 namespace fuselens {
 
@@ -45,7 +46,7 @@ struct PatternOutcome {
 };
 
 struct PatternRow {
-  const char* id;     // "pattern-attention": the rule id and the group's kind
+  FusionRule rule;    // PatternAttention: the decisions' rule; its id is the group's kind
   const char* shape;  // the pattern in one line, for docs and the decision text
   PatternOutcome (*match)(const Graph& g, const Node& root);
 };

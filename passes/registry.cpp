@@ -75,7 +75,7 @@ std::vector<PassInfo> buildRegistry() {
       {"memory-plan", "liveness, buffer reuse and in-place updates; reports peak bytes before and after",
        {"alignment", "in-place"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
-         auto align = intOption("memory-plan", o, "alignment", 1, 1, 4096);
+         auto align = intOption("memory-plan", o, "alignment", 64, 1, 4096);
          auto inPlace = intOption("memory-plan", o, "in-place", 1, 0, 1);
          for (const auto* e : {&align, &inPlace})
            if (!*e) return e->status();

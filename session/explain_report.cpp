@@ -65,7 +65,7 @@ std::string decisionText(const FusionDecision& d) {
   std::string out = std::string(d.accepted ? "FUSED   " : "SPLIT   ") + d.producerOp + " '" + d.producerName +
                     "' -> " + d.consumerOp + " '" + d.consumerName + "'";
   if (d.group >= 0) out += "  [group " + std::to_string(d.group) + "]";
-  out += "\n        " + std::string(ruleId(d)) + ": " + d.reason + "\n";
+  out += "\n        " + d.ruleId() + ": " + d.reason + "\n";
   if (!d.hint.empty()) out += "        hint: " + d.hint + "\n";
   return out;
 }
@@ -106,7 +106,7 @@ Expected<ExplainReport> Session::explain(const ExplainQuery& query) const {
     if (!sel.edge(e, g)) continue;
     ExplainBoundary b{e.producerName, e.consumerName, g.value(e.value).name, e.decision != nullptr};
     if (e.decision) {
-      b.rule = ruleId(*e.decision);
+      b.rule = e.decision->ruleId();
       b.hint = e.decision->hint;
     }
     b.reason = e.reason;

@@ -44,9 +44,6 @@ struct ExplainReport {
 // edge decided twice (fuse-patterns, then fuse-ops) keeps the later decision.
 std::vector<FusionDecision> decisionsUpTo(const std::vector<Snapshot>& snapshots, int row);
 
-// The decision's rule id as printed and written to JSON ("elemwise-chain").
-inline std::string ruleId(const FusionDecision& d) { return d.rule; }
-
 // "FUSED   MatMul 'fc1' -> Add 'add1'  [group 0]" with its rule, reason and hint lines.
 std::string decisionText(const FusionDecision& d);
 

@@ -65,7 +65,7 @@ std::string explainJson(const ExplainReport& rep, const Session& s) {
   for (const FusionDecision& d : rep.decisions)
     rows.push_back({{"pass", d.passName}, {"producer", d.producerName}, {"producer_op", d.producerOp},
                     {"consumer", d.consumerName}, {"consumer_op", d.consumerOp}, {"accepted", d.accepted},
-                    {"rule", ruleId(d)}, {"reason", d.reason}, {"hint", d.hint},
+                    {"rule", d.ruleId()}, {"reason", d.reason}, {"hint", d.hint},
                     {"group", d.group >= 0 ? nlohmann::json(d.group) : nlohmann::json()}});
   for (const ExplainBoundary& b : rep.boundaries)
     bounds.push_back({{"producer", b.producer}, {"consumer", b.consumer}, {"value", b.value},

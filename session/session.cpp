@@ -11,17 +11,6 @@
 #include "session/session_file.h"
 
 namespace fuselens {
-namespace {
-
-// Ops that only reinterpret a buffer: the executor aliases them, no launch.
-bool isViewOp(const Node& n) {
-  static const std::set<std::string> views = {"Reshape", "Identity", "Flatten", "Squeeze",
-                                              "Unsqueeze", "Dropout"};
-  return n.domain.empty() && views.count(n.op);
-}
-
-}  // namespace
-
 GraphStats graphStats(const Graph& g) {
   GraphStats s;
   for (NodeId id : g.nodeIds()) {
@@ -29,7 +18,7 @@ GraphStats graphStats(const Graph& g) {
     ++s.nodes;
     ++s.opHistogram[n.domain.empty() ? n.op : n.domain + "." + n.op];
     if (n.op == kFusedOp && n.domain == kFuseLensDomain) ++s.fusedGroups;
-    if (!isViewOp(n)) ++s.kernels;
+    if (needsKernel(g, n)) ++s.kernels;  // the launches codegen makes
   }
   return s;
 }
@@ -147,7 +136,10 @@ Status Session::optimize(const std::string& pipeline, const Progress& progress, 
 
 Status Session::compile(const CompileOptions& opts, const Progress& progress, const CancelToken& cancel) {
   if (!model_) return Status::error("no model is open");
-  auto module = compileGraph(finalGraph(), opts, progress, cancel);
+  CompileOptions withPlan = opts;  // the memory-plan pass's plan, when it ran last
+  if (!withPlan.bufferPlan && !snapshots_.empty())
+    withPlan.bufferPlan = snapshots_.back().record.bufferPlan;
+  auto module = compileGraph(finalGraph(), withPlan, progress, cancel);
   if (!module) return module.status();
   compiled_ = std::move(*module);
   compileOptions_ = opts;

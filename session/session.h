@@ -17,7 +17,7 @@
 #include "session/explain_report.h"
 #include "session/isolated_compare.h"
 #include "session/requests.h"
-#include "codegen/tuner.h"
+#include "codegen/schedule/tuner.h"
 #include "passes/pass_manager.h"
 
 namespace fuselens {
@@ -113,7 +113,7 @@ class Session {
 
   // The generated code of the final graph as text, for the code pane and
   // export: loop IR and LLVM IR of the compiled module (compiling if needed),
-  // CUDA C (codegen/cuda_c.h), PTX (through NVRTC; an error when it is absent).
+  // CUDA C (codegen/cuda/cuda_c.h), PTX (through NVRTC; an error when it is absent).
   enum class CodeKind { Ir, LoopIr, LlvmIr, Asm, CudaC, Ptx };
   Expected<std::string> codeText(CodeKind kind, const Progress& progress = {}, const CancelToken& cancel = {});
   // The compiled kernel that runs node `n` of the final graph ("k3_fused_matmul_add");

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/cuda_c.h"
-#include "codegen/cuda_export.h"
-#include "codegen/export.h"
-#include "codegen/nvrtc.h"
+#include "codegen/cuda/cuda_c.h"
+#include "codegen/cuda/cuda_export.h"
+#include "codegen/export/export.h"
+#include "codegen/cuda/nvrtc.h"
 #include "codegen/target.h"
 #include "core/ir/printer.h"
 #include "session/session.h"
@@ -97,6 +97,9 @@ Expected<ExportFiles> Session::exportCpu(const CpuExportRequest& request, const 
   o.outDir = request.outDir;
   o.name = request.name;
   o.compile = compileOptions_;
+  // The export's arena is the memory-plan pass's plan when that pass ran last,
+  // as in compile(): one plan, reported and run.
+  if (!o.compile.bufferPlan && !snapshots_.empty()) o.compile.bufferPlan = snapshots_.back().record.bufferPlan;
   o.compile.optLevel = request.optLevel;
   o.cpu = request.cpu;
   if (!request.tuningLog.empty()) o.compile.tuningLog = request.tuningLog;

@@ -90,7 +90,7 @@ QVariant FusionDecisionModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
-        case RuleColumn: return qs(d->rule);
+        case RuleColumn: return qs(d->ruleId());
         case ResultColumn: return d->accepted ? tr("fused") : tr("not fused");
         case EdgeColumn:
           return QStringLiteral("%1 \u2192 %2")

@@ -38,7 +38,7 @@ LayoutOptions optionsFor(const QFont& font, const QFont& labelFont, const Decisi
   opts.labelCharWidth = charWidth(labelFont) + 0.5;  // the chip's padding
   if (decisions)
     for (const FusionDecision& d : *decisions)
-      if (!d.accepted) opts.edgeLabels[{d.producerName, d.consumerName}] = d.rule;
+      if (!d.accepted) opts.edgeLabels[{d.producerName, d.consumerName}] = d.ruleId();
   return opts;
 }
 

@@ -14,7 +14,7 @@ namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 EdgeDecision toEdgeDecision(const FusionDecision& d) {
-  return {d.accepted, qs(d.rule), qs(d.reason), qs(d.hint), qs(d.passName), d.group};
+  return {d.accepted, qs(d.ruleId()), qs(d.reason), qs(d.hint), qs(d.passName), d.group};
 }
 
 QString heatNote(const std::string& value, const ValueHeat& h) {

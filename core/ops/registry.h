@@ -101,6 +101,21 @@ struct AttrSpec {
   AttrKind kind;
 };
 
+// How a compiled run executes an op that stands alone (outside a fused group).
+enum class Launch {
+  Kernel,  // a kernel computes its outputs
+  View,    // its one output reinterprets the bytes of its data input: aliased, no launch
+};
+
+// How code generation computes an op's outputs (codegen's lowering families).
+enum class ComputeClass {
+  Elementwise,  // inlined as an expression (with ONNX multidirectional broadcast)
+  IndexMap,     // inlined as an index map (Transpose, Reshape, Slice, ...)
+  Injective,    // inlined as a select over several reads (Concat, Pad, Gather, ...)
+  Reduction,    // owns a loop nest with reductions (MatMul, Softmax, Conv, pools, scans)
+  Unsupported,  // no code generation (control flow runs as a driver, unknown ops)
+};
+
 struct OpInfo {
   std::string name;
   std::string domain;  // "" for the ONNX default domain
@@ -110,6 +125,9 @@ struct OpInfo {
   // Its attributes, from the table in attr_schema.cpp (nullopt: no row there);
   // names not listed are not checked.
   std::optional<std::vector<AttrSpec>> attrs;
+  // Set from registry.cpp's execution table, the one list of them:
+  Launch launch = Launch::Kernel;
+  ComputeClass compute = ComputeClass::Unsupported;
 };
 
 class OpRegistry {
@@ -128,6 +146,18 @@ class OpRegistry {
 // Pattern kind of a node in its graph: unknown ops and ops without a kernel are
 // Opaque; an ElemWise op whose inputs broadcast is Broadcast.
 PatternKind patternKindOf(const Graph& g, NodeId n);
+
+// Ops the execution table (registry.cpp) names that no op-family file
+// registers: a typo or a lost row there; a test keeps it empty.
+std::vector<std::string> unregisteredExecOps();
+
+// The row says View (Reshape, Identity, Flatten, Squeeze, Unsqueeze).
+bool isViewOp(const Node& n);
+// Does a compiled run launch a kernel for this top-level node? Every node does
+// except a view whose data input and output have static shapes and that has
+// one output (then it aliases its input). Kernel counts, codegen and the
+// memory planner all ask this one question.
+bool needsKernel(const Graph& g, const Node& n);
 
 // Runs shape inference on one node and stores the output types.
 Status inferNodeTypes(Graph& g, NodeId n);

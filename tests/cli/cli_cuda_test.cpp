@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "codegen/nvrtc.h"
+#include "codegen/cuda/nvrtc.h"
 #include "tests/support/cli_runner.h"
 
 using fuselens::test::runCli;

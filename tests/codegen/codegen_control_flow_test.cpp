@@ -12,7 +12,7 @@
 #include "../core/fixture_compare.h"
 #include "../core/fixture_util.h"
 #include "codegen/compiler.h"
-#include "codegen/specialize.h"
+#include "codegen/driver/specialize.h"
 #include "core/eager/interpreter.h"
 #include "core/ir/printer.h"
 #include "core/onnx/import.h"

@@ -7,7 +7,7 @@
 
 #include "codegen/compiler.h"
 #include "codegen/target.h"
-#include "codegen/tuner.h"
+#include "codegen/schedule/tuner.h"
 #include "core/compare/compare.h"
 #include "core/eager/interpreter.h"
 #include "core/ops/registry.h"

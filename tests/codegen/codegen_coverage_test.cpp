@@ -5,10 +5,11 @@
 #include <QtTest>
 
 #include "codegen/compiler.h"
-#include "codegen/export.h"
+#include "codegen/export/export.h"
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
 #include "core/onnx/import.h"
+#include "core/ops/registry.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
 #include "eager_check.h"
@@ -36,6 +37,7 @@ class CodegenCoverageTest : public QObject {
   void mathAndActivations_data();
   void mathAndActivations();
   void fallbackIsLabelled();
+  void executionTableNamesRegisteredOps();
 };
 
 void CodegenCoverageTest::compareLogicWhere_data() {
@@ -191,4 +193,19 @@ void CodegenCoverageTest::fallbackIsLabelled() {
 }
 
 QTEST_APPLESS_MAIN(CodegenCoverageTest)
+// The op registry's execution table (views, compute classes) names only
+// registered ops, and a view is aliased while Dropout (its mask) is a kernel.
+void CodegenCoverageTest::executionTableNamesRegisteredOps() {
+  std::string missing;
+  for (const std::string& op : unregisteredExecOps()) missing += op + " ";
+  QVERIFY2(missing.empty(), ("not registered: " + missing).c_str());
+  Graph g;
+  ValueId x = g.addInput("x", TensorType::of(DType::F32, {2, 3}));
+  NodeId id = g.addNode("Identity", {x}, {{"i", TensorType::of(DType::F32, {2, 3})}});
+  NodeId drop = g.addNode("Dropout", {x}, {{"d", TensorType::of(DType::F32, {2, 3})}});
+  QVERIFY(!needsKernel(g, g.node(id)));
+  QVERIFY(needsKernel(g, g.node(drop)));
+  QCOMPARE(int(OpRegistry::instance().find("", "Dropout")->compute), int(ComputeClass::Elementwise));
+}
+
 #include "codegen_coverage_test.moc"

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "codegen/export.h"
+#include "codegen/export/export.h"
 #include "codegen/target.h"
 #include "core/eager/interpreter.h"
 #include "core/ops/op_util.h"

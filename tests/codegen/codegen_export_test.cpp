@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "codegen/export.h"
+#include "codegen/export/export.h"
 #include "shell_util.h"
 #include "test_util.h"
 

@@ -17,6 +17,7 @@
 
 #include "../core/fixture_compare.h"
 #include "../core/fixture_util.h"
+#include "fixture_dims.h"
 #include "codegen/compiler.h"
 #include "core/eager/interpreter.h"
 #include "core/onnx/import.h"
@@ -33,25 +34,6 @@ const std::set<std::string> kNeedsFallback = {
     // FALLBACK-LIST-BEGIN
     // FALLBACK-LIST-END
 };
-
-// Binds the symbolic dims of the graph inputs to the stored inputs' shapes, as
-// `--dim` would, so models with a dynamic batch compile too.
-Status bindInputDims(Graph& g, const std::map<std::string, TensorData>& inputs) {
-  std::map<std::string, int64_t> dims;
-  for (ValueId v : g.inputs()) {
-    auto it = inputs.find(g.value(v).name);
-    if (it == inputs.end() || it->second.rank() != g.value(v).type.shape.size()) continue;
-    for (size_t k = 0; k < it->second.rank(); ++k)
-      if (!g.value(v).type.shape[k].symbol.empty())
-        dims[g.value(v).type.shape[k].symbol] = it->second.shape[k];
-  }
-  if (dims.empty()) return Status::ok();
-  for (ValueId v : g.valueIds())
-    for (Dim& d : g.mutableValue(v).type.shape)
-      if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end())
-        d = Dim::fixed(it->second);
-  return inferGraphTypes(g);
-}
 
 }  // namespace
 

@@ -2,9 +2,9 @@
 // folding, stride analysis and the default schedule's choices.
 #include <QtTest>
 
-#include "codegen/loop_ir.h"
-#include "codegen/lower.h"
-#include "codegen/schedule.h"
+#include "codegen/loop/loop_ir.h"
+#include "codegen/lower/lower.h"
+#include "codegen/schedule/schedule.h"
 #include "test_util.h"
 
 using namespace fuselens;

@@ -6,7 +6,7 @@
 #include <QtTest>
 
 #include "codegen/compiler.h"
-#include "codegen/lower.h"
+#include "codegen/lower/lower.h"
 #include "test_util.h"
 
 using namespace fuselens;

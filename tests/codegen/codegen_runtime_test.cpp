@@ -1,9 +1,11 @@
 // The CPU runtime: the liveness memory plan (reuse, pinned graph outputs,
-// aliases, scratch), runInto through the arena against run, and its checks.
+// aliases, scratch), runInto through the arena against run, its checks, and
+// that a compile runs with the memory-plan pass's plan when it is given one.
 #include <QtTest>
 
 #include "codegen/compiler.h"
-#include "codegen/memory_plan.h"
+#include "codegen/runtime/memory_plan.h"
+#include "passes/pass_manager.h"
 #include "test_util.h"
 
 using namespace fuselens;
@@ -34,39 +36,41 @@ class CodegenRuntimeTest : public QObject {
   void planKeepsOutputsAndAliasesOut();
   void runIntoMatchesRun();
   void runIntoChecksOutputs();
+  void runsWithTheGivenPlan();
 };
 
 void CodegenRuntimeTest::planReusesDeadTensors() {
   Graph g = chain();
   std::vector<ValueId> vals;
   for (NodeId id : g.nodeIds()) vals.push_back(g.node(id).outputs[0]);
-  std::vector<PlannedKernelUse> ks = {{{g.inputs()[0]}, {vals[0]}, 0},
-                                      {{vals[0]}, {vals[1]}, 100},
-                                      {{vals[1]}, {vals[2]}, 0},
-                                      {{vals[2]}, {vals[3]}, 0}};
-  MemoryPlan p = planMemory(g, ks, {});
+  auto run = runStepsOf(g);
+  QVERIFY(run.isOk());
+  QCOMPARE(run->steps.size(), size_t(4));
+  MemoryPlan p = arenaLayout(std::make_shared<BufferPlan>(planBuffers(g, *run, {64, false})), 100);
   QCOMPARE(p.offsetOf.size(), size_t(3));  // t0..t2; t3 is the graph output
-  QCOMPARE(p.unsharedBytes, int64_t(3 * 64 * 64 * 4));
+  QCOMPARE(p.buffers->unsharedBytes, int64_t(3 * 64 * 64 * 4));
   // t0 dies after kernel 1, so t2 takes its place: two tensors' worth.
   QCOMPARE(p.offsetOf[vals[2].index], p.offsetOf[vals[0].index]);
   QVERIFY(p.offsetOf[vals[1].index] != p.offsetOf[vals[0].index]);
-  QCOMPARE(p.scratchOffset, int64_t(2 * 64 * 64 * 4));
-  QCOMPARE(p.arenaBytes, p.scratchOffset + 128);  // scratch 100 rounded to 64
+  QCOMPARE(p.arenaBytes, int64_t(2 * 64 * 64 * 4));
+  QCOMPARE(p.scratchBytes, int64_t(128));  // scratch 100 rounded to 64, a block of its own
+  // In place, each elementwise kernel overwrites the input it reads last: one tensor.
+  BufferPlan inPlace = planBuffers(g, *run);
+  QCOMPARE(inPlace.arenaBytes, int64_t(64 * 64 * 4));
+  QCOMPARE(int(inPlace.values[1].how), int(BufferPlan::Entry::How::InPlace));
 }
 
 void CodegenRuntimeTest::planKeepsOutputsAndAliasesOut() {
   ValueId mid;
   Graph g = chain(&mid);
   g.addOutput(mid);  // an intermediate that is also a graph output: caller memory
-  std::vector<ValueId> vals;
-  for (NodeId id : g.nodeIds()) vals.push_back(g.node(id).outputs[0]);
-  std::vector<PlannedKernelUse> ks = {{{g.inputs()[0]}, {vals[0]}, 0},
-                                      {{vals[0]}, {vals[1]}, 0},
-                                      {{vals[1]}, {vals[2]}, 0},
-                                      {{vals[2]}, {vals[3]}, 0}};
-  MemoryPlan p = planMemory(g, ks, {});
-  QVERIFY(!p.offsetOf.count(mid.index));
-  QCOMPARE(p.offsetOf.size(), size_t(2));
+  auto run = runStepsOf(g);
+  QVERIFY(run.isOk());
+  BufferPlan p = planBuffers(g, *run);
+  QVERIFY(!p.find(mid));
+  QCOMPARE(p.values.size(), size_t(2));
+  QVERIFY(planCovers(p, g, *run));
+  QVERIFY(!planCovers(BufferPlan{}, g, *run));  // a plan of nothing places nothing
 }
 
 void CodegenRuntimeTest::runIntoMatchesRun() {
@@ -78,6 +82,7 @@ void CodegenRuntimeTest::runIntoMatchesRun() {
   QVERIFY2(m.isOk(), m.message().c_str());
   QCOMPARE((*m)->kernels().size(), size_t(4));
   QVERIFY((*m)->memoryPlanText().find("arena") != std::string::npos);
+  QCOMPARE((*m)->arenaBytes(), int64_t(64 * 64 * 4));  // t0 and t2 in place: one tensor
   TensorData x = randomTensor({64, 64}, 5);
   auto full = (*m)->run({{"x", x}});
   QVERIFY(full.isOk());
@@ -107,4 +112,28 @@ void CodegenRuntimeTest::runIntoChecksOutputs() {
 }
 
 QTEST_APPLESS_MAIN(CodegenRuntimeTest)
+void CodegenRuntimeTest::runsWithTheGivenPlan() {
+  Graph g = chain();
+  auto specs = parsePipeline("memory-plan{in-place=0}");  // not the compiler's own default
+  QVERIFY(specs.isOk());
+  auto piped = runPipeline(g, *specs);
+  QVERIFY2(piped.isOk(), piped.message().c_str());
+  const auto& plan = piped->snapshots.back().record.bufferPlan;
+  QVERIFY(plan);
+  QCOMPARE(plan->arenaBytes, int64_t(2 * 64 * 64 * 4));
+  CompileOptions opts;
+  opts.bufferPlan = plan;
+  auto given = compileGraph(piped->snapshots.back().graph, opts);
+  QVERIFY2(given.isOk(), given.message().c_str());
+  QCOMPARE((*given)->arenaBytes(), plan->arenaBytes);
+  auto own = compileGraph(g, {});  // no plan given: the planner's default, in place
+  QVERIFY(own.isOk());
+  QCOMPARE((*own)->arenaBytes(), int64_t(64 * 64 * 4));
+  TensorData x = randomTensor({64, 64}, 7);
+  std::map<std::string, TensorData> a, b;
+  QVERIFY((*given)->runInto({{"x", x}}, a).isOk());
+  QVERIFY((*own)->runInto({{"x", x}}, b).isOk());
+  QCOMPARE(values(a["t3"]), values(b["t3"]));
+}
+
 #include "codegen_runtime_test.moc"

@@ -4,9 +4,9 @@
 #include <QtTest>
 
 #include "codegen/compiler.h"
-#include "codegen/llvm_backend.h"
-#include "codegen/lower.h"
-#include "codegen/schedule.h"
+#include "codegen/llvm/llvm_backend.h"
+#include "codegen/lower/lower.h"
+#include "codegen/schedule/schedule.h"
 #include "core/eager/interpreter.h"
 #include "test_util.h"
 

@@ -4,13 +4,13 @@
 // still computes the right values. No timing is asserted.
 #include <QtTest>
 
-#include "codegen/lower.h"
+#include "codegen/lower/lower.h"
 #include "core/compare/compare.h"
 #include "core/eager/interpreter.h"
 #include "core/ops/registry.h"
 #include "passes/pass_manager.h"
 #include "codegen/target.h"
-#include "codegen/tuner.h"
+#include "codegen/schedule/tuner.h"
 #include "test_util.h"
 
 using namespace fuselens;

@@ -1,5 +1,5 @@
 // Fuzz target: tuning-log JSON through TuningLog::parse (schedules included).
-#include "codegen/tuner.h"
+#include "codegen/schedule/tuner.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

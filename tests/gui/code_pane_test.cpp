@@ -5,7 +5,7 @@
 #include <QStandardPaths>
 #include <QtTest>
 
-#include "codegen/nvrtc.h"
+#include "codegen/cuda/nvrtc.h"
 #include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/graph_view.h"

@@ -32,13 +32,13 @@ Graph namedChain() {
 }
 
 FusionDecision decision(const std::string& from, const std::string& to, bool accepted,
-                        const std::string& rule) {
+                        FusionRule rule) {
   FusionDecision d;
   d.producerName = from;
   d.consumerName = to;
   d.accepted = accepted;
   d.rule = rule;
-  d.reason = (accepted ? "accepted: " : "rejected: ") + rule;
+  d.reason = (accepted ? "accepted: " : "rejected: ") + d.ruleId();
   d.passName = "fuse-ops";
   return d;
 }
@@ -79,7 +79,7 @@ class EdgeDecisionsTest : public QObject {
     QTest::addColumn<QString>("ruleOfFcToAdd");
     QTest::newRow("import: none yet") << 0 << 0 << "";
     QTest::newRow("after dce: none made") << 1 << 0 << "";
-    QTest::newRow("after fuse-patterns") << 2 << 2 << "pattern-gemm";
+    QTest::newRow("after fuse-patterns") << 2 << 2 << "pattern-matmul-bias-act";
     QTest::newRow("after fuse-ops: later wins") << 3 << 2 << "elemwise-chain";
     QTest::newRow("past the end clamps") << 99 << 2 << "elemwise-chain";
   }
@@ -91,15 +91,15 @@ class EdgeDecisionsTest : public QObject {
     std::vector<Snapshot> snaps;
     snaps.push_back(snapshot("import", {}));
     snaps.push_back(snapshot("dce", {}));
-    snaps.push_back(snapshot("fuse-patterns", {decision("fc", "bias_add", true, "pattern-gemm"),
-                                               decision("bias_add", "relu", false, "no-pattern")}));
-    snaps.push_back(snapshot("fuse-ops", {decision("fc", "bias_add", true, "elemwise-chain")}));
+    snaps.push_back(snapshot("fuse-patterns", {decision("fc", "bias_add", true, FusionRule::PatternMatMulBiasAct),
+                                               decision("bias_add", "relu", false, FusionRule::Opaque)}));
+    snaps.push_back(snapshot("fuse-ops", {decision("fc", "bias_add", true, FusionRule::ElemwiseChain)}));
     const auto got = viewer::decisionsUpTo(snaps, row);
     QCOMPARE(int(got.size()), count);
     QString rule;
     for (const FusionDecision& d : got)
       if (d.producerName == "fc" && d.consumerName == "bias_add")
-        rule = QString::fromStdString(d.rule);
+        rule = QString::fromStdString(d.ruleId());
     QCOMPARE(rule, ruleOfFcToAdd);
   }
 
@@ -126,7 +126,7 @@ class EdgeDecisionsTest : public QObject {
     auto layout = layoutGraph(namedChain());
     QVERIFY(layout.isOk());
     const std::vector<FusionDecision> ds = {
-        decision(from.toStdString(), to.toStdString(), false, "some-rule")};
+        decision(from.toStdString(), to.toStdString(), false, FusionRule::FusionWindow)};
     const std::vector<int> match = matchEdgeDecisions(*layout, ds);
     QCOMPARE(match.size(), layout->edges.size());
     const int hits = int(std::count(match.begin(), match.end(), 0));

@@ -54,7 +54,7 @@ class FusionInspectorTest : public QObject {
     for (int row = 0; row < model.rowCount(); ++row) {
       const FusionDecision& d = session_.decisions()[size_t(row)];
       QCOMPARE(model.index(row, FusionDecisionModel::RuleColumn).data().toString(),
-               QString::fromStdString(d.rule));
+               QString::fromStdString(d.ruleId()));
       QCOMPARE(model.index(row, FusionDecisionModel::ResultColumn).data().toString(),
                d.accepted ? QString("fused") : QString("not fused"));
       const QString edge = model.index(row, FusionDecisionModel::EdgeColumn).data().toString();

@@ -35,7 +35,7 @@ FusionDecision decision(bool accepted) {
   d.producerName = "fc";
   d.consumerName = "bias_add";
   d.accepted = accepted;
-  d.rule = accepted ? "anchor-epilogue" : "fusion-window";
+  d.rule = accepted ? FusionRule::AnchorEpilogue : FusionRule::FusionWindow;
   d.reason = accepted ? "accepted: Add runs as the epilogue of MatMul"
                       : "rejected: the group would hold 9 ops; the fusion window is 8";
   d.hint = accepted ? "" : "raise the window: fuse-ops{max-ops=9}";
@@ -87,7 +87,7 @@ class GraphOverlaysTest : public QObject {
     QCOMPARE(e->pen().style(), kind == 1 ? Qt::DashLine : Qt::SolidLine);
     QVERIFY(e->toolTip().contains(QString::fromStdString(ds[0].reason)));
     QCOMPARE(e->toolTip().contains("hint: raise the window"), kind == 1);
-    QCOMPARE(e->toolTip().contains(QString::fromStdString(ds[0].rule)), true);
+    QCOMPARE(e->toolTip().contains(QString::fromStdString(ds[0].ruleId())), true);
   }
 
   void heatColorsProducersAndShowsLegend() {

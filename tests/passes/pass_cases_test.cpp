@@ -72,7 +72,7 @@ QString decisionLines(const std::vector<FusionDecision>& ds) {
   QStringList lines;
   for (const auto& d : ds)
     lines << QString("%1 %2 %3 -> %4")
-                 .arg(d.accepted ? "accepted" : "rejected", QString::fromStdString(d.rule),
+                 .arg(d.accepted ? "accepted" : "rejected", QString::fromStdString(d.ruleId()),
                       QString::fromStdString(d.producerOp), QString::fromStdString(d.consumerOp));
   return lines.join('\n');
 }

@@ -224,7 +224,14 @@ graph @main(%x: f32[20]) -> (f32[20]) {
   void issuePipelineRunsAndLeavesABufferPlan() {
     auto specs = parsePipeline("const-fold,dce,cse,simplify,fuse-patterns,fuse-ops{max-ops=8},layout{block=8},memory-plan");
     QVERIFY2(specs.isOk(), specs.message().c_str());
-    auto r = runPipeline(parse(kChain), *specs);
+    // Two MatMuls and a Softmax: three kernels, two intermediates in the arena.
+    auto r = runPipeline(parse(R"(
+graph @main(%x: f32[2,3], %w: f32[3,3]) -> (f32[2,3]) {
+  %m = MatMul(%x, %w) : f32[2,3]
+  %s = Softmax(%m) : f32[2,3]
+  %y = MatMul(%s, %w) : f32[2,3]
+  return %y
+})"), *specs);
     QVERIFY2(r.isOk(), r.message().c_str());
     const PassRecord& rec = r->snapshots.back().record;
     QVERIFY(rec.bufferPlan);

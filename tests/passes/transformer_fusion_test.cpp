@@ -206,7 +206,7 @@ std::string boundaryRule(const Compiled& c, const std::vector<SplitEdge>& edges,
     if (holds(g, id, from) && holds(g, id, to)) return "<fused>";
   for (const SplitEdge& e : edges)
     if (holds(g, e.producer, from) && holds(g, e.consumer, to))
-      return e.decision ? e.decision->rule : "<no decision>";
+      return e.decision ? e.decision->ruleId() : "<no decision>";
   return "<no edge>";
 }
 
@@ -318,7 +318,7 @@ class TransformerFusionTest : public QObject {
     // ln1 and GELU were rewritten to one op each, attention matched: decisions say so.
     std::map<std::string, int> accepted, rejected;
     for (const FusionDecision& d : c.result.decisions)
-      ++(d.accepted ? accepted : rejected)[d.rule];
+      ++(d.accepted ? accepted : rejected)[d.ruleId()];
     QCOMPARE(accepted["pattern-layernorm"], 9 * kLayers);  // 9 edges inside each decomposed ln1
     QCOMPARE(accepted["pattern-gelu"], 4 * kLayers);  // Div -> Erf -> Add -> Mul -> Mul
     if (level != kSingleAnchorLevel) {
@@ -327,7 +327,7 @@ class TransformerFusionTest : public QObject {
     }
     QCOMPARE(rejected["pattern-attention"], 2 * kLayers);  // into the Softmax and into the ctx MatMul
     for (const FusionDecision& d : c.result.decisions)
-      if (d.rule == "pattern-attention")
+      if (d.rule == FusionRule::PatternAttention)
         QCOMPARE(QString::fromStdString(d.hint),
                  QString("form it with fuse-patterns{multi-anchor=1} (the default): codegen runs the anchors as "
                          "stages of one kernel"));
@@ -358,7 +358,7 @@ class TransformerFusionTest : public QObject {
     for (const SplitEdge& e : edges) {
       QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " + e.consumerName + ": " + e.reason)));
       QVERIFY(!e.decision->accepted);
-      QVERIFY2(!e.decision->rule.empty() && e.reason.rfind("rejected: ", 0) == 0, e.reason.c_str());
+      QVERIFY2(!e.decision->ruleId().empty() && e.reason.rfind("rejected: ", 0) == 0, e.reason.c_str());
     }
   }
 

@@ -1,6 +1,6 @@
 // The CUDA C backend without a GPU. For every fixture model whose kernels
 // lower, each kernel of the default pipeline is emitted as CUDA C
-// (codegen/cuda_c.h) on its own, fed the eager tensors of its inputs:
+// (codegen/cuda/cuda_c.h) on its own, fed the eager tensors of its inputs:
 //  - all of them are compiled together as host C++ with the emulation prelude
 //    (blockIdx/threadIdx as plain variables, each stage run for every block and
 //    thread of a 2 x 3 grid, so grid-stride loops really stride) and their
@@ -15,11 +15,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/cuda_c.h"
+#include "codegen/cuda/cuda_c.h"
 #include "codegen/kernel_plan.h"
-#include "codegen/lower.h"
-#include "codegen/nvrtc.h"
+#include "codegen/lower/lower.h"
+#include "codegen/cuda/nvrtc.h"
 #include "core/io/npy.h"
+#include "core/ops/registry.h"
 #include "session/session.h"
 
 using namespace fuselens;
@@ -127,7 +128,7 @@ class CudaCTest : public QObject {
       const std::vector<NodeId> order = *g.topoOrder();
       for (NodeId id : order) {
         const Node& n = g.node(id);
-        if (isAliasNode(n)) continue;
+        if (isViewOp(n)) continue;
         KernelGraph kg = extractKernelGraph(g, n);
         CompileOptions opts;
         opts.schedule = cudaSchedule();

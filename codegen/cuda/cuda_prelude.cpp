@@ -1,0 +1,93 @@
+// The text every emitted .cu file starts with (types and the loop IR's
+// arithmetic helpers), and the host emulation the tests compile it with.
+#include "codegen/cuda/cuda_c.h"
+
+namespace fuselens {
+
+std::string cudaPrelude() {
+  return R"(
+typedef float fl_f32_t;
+typedef unsigned short fl_f16;
+typedef unsigned short fl_bf16;
+typedef unsigned char fl_bool;
+typedef signed char fl_i8;
+typedef unsigned char fl_u8;
+typedef short fl_i16;
+typedef int fl_i32;
+typedef long long fl_i64;
+
+__device__ __forceinline__ float fl_bits_f(unsigned u) { union { unsigned u; float f; } x; x.u = u; return x.f; }
+__device__ __forceinline__ unsigned fl_f_bits(float f) { union { unsigned u; float f; } x; x.f = f; return x.u; }
+__device__ __forceinline__ float fl_inff() { return fl_bits_f(0x7f800000u); }
+__device__ __forceinline__ float fl_nanf() { return fl_bits_f(0x7fc00000u); }
+
+// f16 <-> f32, round to nearest even (what ONNX Runtime's MLFloat16 does).
+__device__ __forceinline__ float fl_h2f(fl_f16 h) {
+  unsigned s = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) {
+    float r = (float)m * 5.9604644775390625e-08f;
+    return s ? -r : r;
+  }
+  if (e == 31) return fl_bits_f(s | 0x7f800000u | (m << 13));
+  return fl_bits_f(s | ((e + 112u) << 23) | (m << 13));
+}
+__device__ __forceinline__ fl_f16 fl_f2h(float f) {
+  unsigned u = fl_f_bits(f), s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (fl_f16)(s | 0x7e00u);
+  if (a >= 0x477ff000u) return (fl_f16)(s | 0x7c00u);
+  if (a < 0x38800000u) return (fl_f16)(s | (unsigned)rintf(fl_bits_f(a) * 16777216.0f));
+  unsigned r = a - 0x38000000u;
+  return (fl_f16)(s | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+}
+__device__ __forceinline__ float fl_b2f(fl_bf16 b) { return fl_bits_f((unsigned)b << 16); }
+__device__ __forceinline__ fl_bf16 fl_f2b(float f) {
+  unsigned u = fl_f_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (fl_bf16)((u >> 16) | 0x40u);
+  return (fl_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// float -> integer as ONNX Cast: truncate toward zero through i64, NaN -> 0, saturating.
+__device__ __forceinline__ fl_i64 fl_f2i(double v) {
+  if (v >= 9223372036854775808.0) return 9223372036854775807LL;
+  if (v <= -9223372036854775808.0) return -9223372036854775807LL - 1;
+  if (!(v == v)) return 0;
+  return (fl_i64)v;
+}
+
+// The loop IR's definitions: max(a, b) = a > b ? a : b; integer x / 0 = x and
+// x % 0 = 0, x / -1 = -x; shifts by the width or more give 0.
+template <class T> __device__ __forceinline__ T fl_max(T a, T b) { return a > b ? a : b; }
+template <class T> __device__ __forceinline__ T fl_min(T a, T b) { return a < b ? a : b; }
+template <class T> __device__ __forceinline__ T fl_idiv(T a, T b) {
+  if (b == 0) return a;
+  if ((T)-1 < 0 && b == (T)-1) return (T)(-a);
+  return (T)(a / b);
+}
+template <class T> __device__ __forceinline__ T fl_imod(T a, T b) {
+  if (b == 0 || ((T)-1 < 0 && b == (T)-1)) return 0;
+  return (T)(a % b);
+}
+template <class T> __device__ __forceinline__ T fl_iabs(T a) { return a < 0 ? (T)(-a) : a; }
+template <class T> __device__ __forceinline__ T fl_shl(T a, T b) {
+  return (unsigned long long)b >= 8 * sizeof(T) ? (T)0 : (T)(a << b);
+}
+template <class T> __device__ __forceinline__ T fl_shr(T a, T b) {
+  return (unsigned long long)b >= 8 * sizeof(T) ? (T)0 : (T)(a >> b);
+}
+
+)";
+}
+
+std::string cudaHostEmulationPrelude() {
+  return R"(// Host emulation of the CUDA built-ins the emitted code uses: a stage is run
+// by calling it for every (block, thread) pair in turn.
+#include <math.h>
+struct fl_dim3 { unsigned x = 0, y = 0, z = 0; };
+static fl_dim3 blockIdx, threadIdx, blockDim, gridDim;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+)";
+}
+
+}  // namespace fuselens

@@ -1,0 +1,265 @@
+// See llvm_math.h. Every function works lane-wise on vectors as on scalars:
+// constants are splats, selects replace branches.
+#include "codegen/llvm/llvm_math.h"
+
+#include "codegen/loop/loop_ir.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace fuselens {
+namespace {
+
+llvm::Value* fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
+
+// ---- casts (see cast() in loop_ir.h for the semantics) ----
+// The integer type of `bits` with the lane count of v.
+llvm::Type* intLike(llvm::IRBuilder<>& b, llvm::Value* v, unsigned bits) {
+  llvm::Type* s = b.getIntNTy(bits);
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+    return llvm::FixedVectorType::get(s, vt->getNumElements());
+  return s;
+}
+llvm::Type* floatLike(llvm::IRBuilder<>& b, llvm::Value* v, bool f64) {
+  llvm::Type* s = f64 ? b.getDoubleTy() : b.getFloatTy();
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+    return llvm::FixedVectorType::get(s, vt->getNumElements());
+  return s;
+}
+
+// f16 bits -> f32, exactly (subnormals, inf and NaN included).
+llvm::Value* halfToFloat(llvm::IRBuilder<>& b, llvm::Value* h16) {
+  llvm::Type* it = intLike(b, h16, 32);
+  auto ic = [&](uint64_t v) { return llvm::ConstantInt::get(it, v); };
+  llvm::Value* h = b.CreateZExt(h16, it);
+  llvm::Value* sign = b.CreateShl(b.CreateAnd(h, ic(0x8000)), ic(16));
+  llvm::Value* e = b.CreateAnd(b.CreateLShr(h, ic(10)), ic(0x1f));
+  llvm::Value* m = b.CreateAnd(h, ic(0x3ff));
+  llvm::Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(e, ic(112)), ic(23)),
+                                    b.CreateShl(m, ic(13)));
+  llvm::Value* special = b.CreateOr(ic(0x7f800000), b.CreateShl(m, ic(13)));
+  llvm::Type* ft = floatLike(b, h16, false);
+  llvm::Value* subF = b.CreateFMul(b.CreateUIToFP(m, ft), fconst(ft, 5.9604644775390625e-8));
+  llvm::Value* bits = b.CreateSelect(b.CreateICmpEQ(e, ic(31)), special, normal);
+  bits = b.CreateSelect(b.CreateICmpEQ(e, ic(0)), b.CreateBitCast(subF, it), bits);
+  return b.CreateBitCast(b.CreateOr(bits, sign), ft);
+}
+
+// f32 -> f16 bits, round to nearest even (the eager reference's floatToHalf).
+llvm::Value* floatToHalf(llvm::IRBuilder<>& b, llvm::Value* f) {
+  llvm::Type* it = intLike(b, f, 32);
+  auto ic = [&](uint64_t v) { return llvm::ConstantInt::get(it, v); };
+  llvm::Value* x = b.CreateBitCast(f, it);
+  llvm::Value* sign = b.CreateAnd(b.CreateLShr(x, ic(16)), ic(0x8000));
+  llvm::Value* ax = b.CreateAnd(x, ic(0x7fffffff));
+  // Subnormal or zero: scale so one f16 subnormal ulp is 1, round to even.
+  llvm::Type* ft = f->getType();
+  llvm::Value* scaled = b.CreateFMul(b.CreateBitCast(ax, ft), fconst(ft, 16777216.0));
+  scaled = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, scaled, fconst(ft, 1024.0));
+  llvm::Value* sub =
+      b.CreateFPToUI(b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, scaled), it);
+  llvm::Value* mant = b.CreateAnd(ax, ic(0x7fffff));
+  llvm::Value* e = b.CreateSub(b.CreateLShr(ax, ic(23)), ic(112));
+  llvm::Value* h = b.CreateOr(b.CreateShl(e, ic(10)), b.CreateLShr(mant, ic(13)));
+  llvm::Value* rest = b.CreateAnd(mant, ic(0x1fff));
+  llvm::Value* up = b.CreateOr(
+      b.CreateICmpUGT(rest, ic(0x1000)),
+      b.CreateAnd(b.CreateICmpEQ(rest, ic(0x1000)),
+                   b.CreateICmpNE(b.CreateAnd(h, ic(1)), ic(0))));
+  h = b.CreateAdd(h, b.CreateZExt(up, it));  // may carry into the exponent: right
+  llvm::Value* r = b.CreateSelect(b.CreateICmpULT(ax, ic(0x38800000)), sub, h);
+  r = b.CreateSelect(b.CreateICmpUGE(ax, ic(0x477ff000)), ic(0x7c00), r);
+  r = b.CreateSelect(b.CreateICmpUGT(ax, ic(0x7f800000)), ic(0x7e00), r);
+  return b.CreateTrunc(b.CreateOr(r, sign), intLike(b, f, 16));
+}
+
+llvm::Value* bf16ToFloat(llvm::IRBuilder<>& b, llvm::Value* h16) {
+  llvm::Type* it = intLike(b, h16, 32);
+  return b.CreateBitCast(b.CreateShl(b.CreateZExt(h16, it), llvm::ConstantInt::get(it, 16)),
+                          floatLike(b, h16, false));
+}
+
+llvm::Value* floatToBf16(llvm::IRBuilder<>& b, llvm::Value* f) {
+  llvm::Type* it = intLike(b, f, 32);
+  auto ic = [&](uint64_t v) { return llvm::ConstantInt::get(it, v); };
+  llvm::Value* x = b.CreateBitCast(f, it);
+  llvm::Value* hi = b.CreateLShr(x, ic(16));
+  llvm::Value* rounded =
+      b.CreateLShr(b.CreateAdd(x, b.CreateAdd(ic(0x7fff), b.CreateAnd(hi, ic(1)))), ic(16));
+  llvm::Value* nan = b.CreateICmpUGT(b.CreateAnd(x, ic(0x7fffffff)), ic(0x7f800000));
+  llvm::Value* r = b.CreateSelect(nan, b.CreateOr(hi, ic(0x40)), rounded);
+  return b.CreateTrunc(r, intLike(b, f, 16));
+}
+
+int castIntBits(DType t) { return intBits(t) ? intBits(t) : 64; }
+
+}  // namespace
+
+// Cephes expf: exp(x) = 2^n * e^r, |r| <= ln2/2, e^r by a degree-7 polynomial;
+// about 1 ulp. Overflow yields +inf and deep underflow 0, as libm does; NaN
+// stays NaN.
+llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  llvm::Type* it = llvm::Type::getInt32Ty(b.getContext());
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t))
+    it = llvm::FixedVectorType::get(llvm::Type::getInt32Ty(b.getContext()), vt->getNumElements());
+  if (!t->getScalarType()->isFloatTy()) return b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
+  llvm::Value* hi = fconst(t, 88.3762626647949);
+  llvm::Value* lo = fconst(t, -88.3762626647949);
+  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, hi), hi, x);
+  xc = b.CreateSelect(b.CreateFCmpOLT(xc, lo), lo, xc);
+  llvm::Value* fx =
+      b.CreateFAdd(b.CreateFMul(xc, fconst(t, 1.44269504088896341)), fconst(t, 0.5));
+  fx = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, fx);
+  llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(fx, fconst(t, 0.693359375)));
+  r = b.CreateFSub(r, b.CreateFMul(fx, fconst(t, -2.12194440e-4)));
+  static const double p[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
+                             4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1};
+  llvm::Value* y = fconst(t, p[0]);
+  for (int k = 1; k < 6; ++k)
+    y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r, fconst(t, p[k])});
+  llvm::Value* r2 = b.CreateFMul(r, r);
+  y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r2, r});
+  y = b.CreateFAdd(y, fconst(t, 1.0));
+  // fx is in [-128, 128] for every number; NaN becomes 0 so the conversion is
+  // defined (y is NaN already). fptosi.sat would scalarize on x86.
+  llvm::Value* fxi = b.CreateSelect(b.CreateFCmpUNO(fx, fx), fconst(t, 0.0), fx);
+  llvm::Value* n = b.CreateFPToSI(fxi, it);
+  n = b.CreateShl(b.CreateAdd(n, llvm::ConstantInt::get(it, 127)),
+                   llvm::ConstantInt::get(it, 23));
+  y = b.CreateFMul(y, b.CreateBitCast(n, t));
+  y = b.CreateSelect(b.CreateFCmpOGT(x, fconst(t, 88.72283935546875)), fconst(t, INFINITY), y);
+  return b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, -103.972076416015625)), fconst(t, 0.0), y);
+}
+
+// erf: an odd Taylor polynomial below |x| = 0.5 (error < 1e-8), Abramowitz &
+// Stegun 7.1.26 above (absolute error < 1.5e-7), sign restored by copysign.
+llvm::Value* emitErf(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* tt = b.CreateFDiv(fconst(t, 1.0),
+                                  b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t},
+                                                     {ax, fconst(t, 0.3275911), fconst(t, 1.0)}));
+  static const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+  llvm::Value* p = fconst(t, a[0]);
+  for (int k = 1; k < 5; ++k)
+    p = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {p, tt, fconst(t, a[k])});
+  p = b.CreateFMul(p, tt);
+  llvm::Value* e = emitExp(b, b.CreateFNeg(b.CreateFMul(ax, ax)));
+  llvm::Value* big = b.CreateFSub(fconst(t, 1.0), b.CreateFMul(p, e));
+  big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+  // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
+  static const double q[] = {-1.0 / 1320, 1.0 / 216, -1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0};
+  llvm::Value* z = b.CreateFMul(x, x);
+  llvm::Value* y = fconst(t, q[0]);
+  for (int k = 1; k < 6; ++k)
+    y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, z, fconst(t, q[k])});
+  llvm::Value* small = b.CreateFMul(b.CreateFMul(y, x), fconst(t, 1.1283791670955126));
+  return b.CreateSelect(b.CreateFCmpOLT(ax, fconst(t, 0.5)), small, big);
+}
+
+// Cephes tanhf: an odd polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1) above.
+llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* e = emitExp(b, b.CreateFMul(ax, fconst(t, 2.0)));
+  llvm::Value* big = b.CreateFSub(
+      fconst(t, 1.0), b.CreateFDiv(fconst(t, 2.0), b.CreateFAdd(e, fconst(t, 1.0))));
+  big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+  static const double q[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                             1.33314422036E-1, -3.33332819422E-1};
+  llvm::Value* z = b.CreateFMul(x, x);
+  llvm::Value* y = fconst(t, q[0]);
+  for (int k = 1; k < 5; ++k)
+    y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, z, fconst(t, q[k])});
+  llvm::Value* small =
+      b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {b.CreateFMul(y, z), x, x});
+  return b.CreateSelect(b.CreateFCmpOGE(ax, fconst(t, 0.625)), big, small);
+}
+
+// Cephes logf: x = m * 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a
+// degree-9 polynomial in m - 1; about 1 ulp. log(0) = -inf, log(x < 0) and
+// log(NaN) = NaN, log(inf) = inf; subnormals are scaled up first.
+llvm::Value* emitLog(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  llvm::Type* it = b.getInt32Ty();
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t))
+    it = llvm::FixedVectorType::get(b.getInt32Ty(), vt->getNumElements());
+  auto ic = [&](int64_t v) { return llvm::ConstantInt::get(it, uint64_t(v), true); };
+  llvm::Value* sub = b.CreateFCmpOLT(x, fconst(t, 1.17549435e-38));
+  llvm::Value* xs = b.CreateSelect(sub, b.CreateFMul(x, fconst(t, 16777216.0)), x);
+  llvm::Value* bits = b.CreateBitCast(xs, it);
+  llvm::Value* e = b.CreateSub(b.CreateLShr(bits, ic(23)), ic(126));
+  e = b.CreateSub(e, b.CreateSelect(sub, ic(24), ic(0)));
+  llvm::Value* m = b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, ic(0x807fffff)), ic(0x3f000000)), t);
+  // m in [0.5, 1): below sqrt(1/2) use 2m and e - 1.
+  llvm::Value* lowM = b.CreateFCmpOLT(m, fconst(t, 0.707106781186547524));
+  llvm::Value* ef = b.CreateSIToFP(b.CreateSub(e, b.CreateZExt(lowM, it)), t);
+  llvm::Value* r = b.CreateFSub(b.CreateSelect(lowM, b.CreateFAdd(m, m), m), fconst(t, 1.0));
+  static const double p[] = {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1,
+                             -1.2420140846E-1, 1.4249322787E-1, -1.6668057665E-1,
+                             2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1};
+  llvm::Value* y = fconst(t, p[0]);
+  for (int k = 1; k < 9; ++k)
+    y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r, fconst(t, p[k])});
+  llvm::Value* r2 = b.CreateFMul(r, r);
+  y = b.CreateFMul(b.CreateFMul(y, r), r2);
+  y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {ef, fconst(t, -2.12194440e-4), y});
+  y = b.CreateFSub(y, b.CreateFMul(r2, fconst(t, 0.5)));
+  y = b.CreateFAdd(r, y);
+  y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {ef, fconst(t, 0.693359375), y});
+  y = b.CreateSelect(b.CreateFCmpOEQ(x, fconst(t, INFINITY)), x, y);
+  y = b.CreateSelect(b.CreateFCmpOEQ(x, fconst(t, 0.0)), fconst(t, -INFINITY), y);
+  // x < 0 or NaN: NaN.
+  return b.CreateSelect(b.CreateFCmpULT(x, fconst(t, 0.0)), fconst(t, NAN), y);
+}
+
+llvm::Value* emitCast(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to) {
+  if (from == to) return v;
+  bool uns = from == DType::U8 || from == DType::Bool;
+  if (from == DType::F16 || from == DType::BF16) {
+    v = from == DType::F16 ? halfToFloat(b, v) : bf16ToFloat(b, v);
+    from = DType::F32;
+    if (to == DType::F32) return v;
+  }
+  if (to == DType::Bool)
+    return isFloat(from) ? b.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()))
+                         : b.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  if (to == DType::F16 || to == DType::BF16) {
+    v = emitCast(b, v, from, DType::F32);
+    return to == DType::F16 ? floatToHalf(b, v) : floatToBf16(b, v);
+  }
+  if (isFloat(to)) {  // f32 or f64
+    bool f64 = to == DType::F64;
+    if (isFloat(from)) return f64 ? b.CreateFPExt(v, floatLike(b, v, true))
+                                  : b.CreateFPTrunc(v, floatLike(b, v, false));
+    // Integers of up to 32 bits convert exactly to f64, so one rounding to
+    // f32 equals eager's i -> f64 -> f32; i64 goes through f64 like eager.
+    if (castIntBits(from) == 64 && !f64)
+      return b.CreateFPTrunc(b.CreateSIToFP(v, floatLike(b, v, true)), floatLike(b, v, false));
+    return uns ? b.CreateUIToFP(v, floatLike(b, v, f64)) : b.CreateSIToFP(v, floatLike(b, v, f64));
+  }
+  unsigned tb = unsigned(castIntBits(to));
+  if (isFloat(from)) {  // saturating truncation to i64, then the low bits
+    llvm::Type* ft = v->getType();
+    llvm::Type* i64 = intLike(b, v, 64);
+    llvm::Value* hiC = fconst(ft, 9223372036854775808.0);
+    llvm::Value* inRange =
+        b.CreateAnd(b.CreateFCmpOLT(v, hiC), b.CreateFCmpOGT(v, fconst(ft, -9223372036854775808.0)));
+    llvm::Value* safe = b.CreateSelect(inRange, v, fconst(ft, 0.0));
+    llvm::Value* r = b.CreateFPToSI(safe, i64);
+    r = b.CreateSelect(b.CreateFCmpOGE(v, hiC),
+                        llvm::ConstantInt::get(i64, uint64_t(INT64_MAX)), r);
+    r = b.CreateSelect(b.CreateFCmpOLE(v, fconst(ft, -9223372036854775808.0)),
+                        llvm::ConstantInt::get(i64, uint64_t(INT64_MIN)), r);
+    return tb == 64 ? r : b.CreateTrunc(r, intLike(b, v, tb));
+  }
+  unsigned fb = unsigned(castIntBits(from));
+  if (tb == fb) return v;
+  if (tb < fb) return b.CreateTrunc(v, intLike(b, v, tb));
+  return uns ? b.CreateZExt(v, intLike(b, v, tb)) : b.CreateSExt(v, intLike(b, v, tb));
+}
+
+}  // namespace fuselens

@@ -1,0 +1,354 @@
+// Compute definitions of the NCHW<b>c layout ops (core/ops/layout.cpp says
+// what they mean): ToNCHWc / FromNCHWc as index maps, so they fuse into their
+// neighbours, and ConvNCHWc / MaxPoolNCHWc / AveragePoolNCHWc as a blocked
+// direct window nest vectorized over the b lanes of one channel block:
+//
+//   for r < N * OB * OH:                                // parallel: (n, ob, oh)
+//     for each W tile [ow0, ow0 + T):
+//       float acc[T][b] = 0;                            // registers: T vectors
+//       for ic < Cg, kh < KH, kw < KW:
+//         for t < T:                                    // unrolled
+//           for l < b:                                  // vectorized: one vector
+//             acc[t][l] = fma(x[n, ic/b, ih, iw(t), ic%b],   // one broadcast
+//                             w[ob, ic, kh, kw, l], acc[t][l]);
+//       for t < T: for l < b:
+//         y[n, ob, oh, ow0+t, l] = epilogue(acc[t][l] + bias[ob, l]);
+//
+// Depthwise convs and the pools read x[n, ob, ih, iw, l] (one vector) instead
+// of a broadcast. A window position in the padding reads 0 (conv), -inf (max)
+// or is not counted (average); its index is clamped and a select drops it.
+// Those checks cost more than the FMA they guard, so only the border is
+// checked: the rows whose window stays inside H run as one parallel loop and
+// the border rows as another, and within a row only the W tiles that reach
+// the padding check W.
+#include <cmath>
+#include <functional>
+
+#include "codegen/lower/compute.h"
+#include "codegen/target.h"
+
+namespace fuselens {
+namespace {
+
+StmtRef pinned(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> body) {
+  StmtRef s = forLoop(v, extent, std::move(body));
+  s->forKind = k;
+  s->pinned = true;
+  return s;
+}
+
+ExprRef andCond(ExprRef a, ExprRef b) {
+  if (!a) return b;
+  if (!b) return a;
+  return select(a, b, a);
+}
+
+ExprRef divI(ExprRef a, int64_t b) { return b == 1 ? a : binary(BinOp::Div, std::move(a), intConst(b)); }
+ExprRef modI(ExprRef a, int64_t b) { return b == 1 ? intConst(0) : binary(BinOp::Mod, std::move(a), intConst(b)); }
+
+bool isLayoutOp(const Node& n, const char* op) { return n.domain == kFuseLensDomain && n.op == op; }
+
+enum class Kind { Conv, Max, Avg };
+
+// One spatial axis: input size, kernel, stride, dilation, leading pad, output size.
+struct Axis {
+  int64_t in, k, s, d, p, out;
+  bool guardLo() const { return p > 0; }
+  bool guardHi() const { return (out - 1) * s - p + (k - 1) * d >= in; }
+};
+
+class BlockedWindow {
+ public:
+  BlockedWindow(KernelBuilder& kb, const Node& n, Kind kind) : kb_(kb), n_(n), kind_(kind) {}
+
+  std::vector<StmtRef> build(const KernelBuilder::Sink& sink) {
+    if (!resolve()) return {};
+    sink_ = &sink;
+    const int64_t N = y_[0], OB = y_[1], OH = y_[2], OW = y_[3];
+    // T pixels x obPer output blocks of accumulators stay in registers, leaving
+    // room for x and w. An FMA takes ~4 cycles on 2 ports, so at least 8
+    // independent accumulators keep it busy. AVX2 (16 ymm): 8 for b=8, 6
+    // zmm-sized (12 ymm) for b=16, two blocks at once when the rows are too
+    // short for that. AVX-512 (32 registers): 7 pixels x 2 blocks when the
+    // block count is even: each broadcast x then feeds two FMAs, 9 loads per 14
+    // FMAs instead of 15 per 14 with one block; measured on the bench CNN
+    // (1 thread) 7x2 ran its 3x3 convs 10-20% faster than 14x1, and tiles of 28
+    // accumulators (14x2, 7x4) slower than both (spills). A short reduction
+    // (the 3-channel stem: 27 taps) keeps 14x1, which ran it 25% faster.
+    // A schedule's ConvTiling (the tuner's candidates) overrides this rule.
+    const bool wide = codegenTarget().vectorBits >= 512;
+    const int64_t budget = wide ? 14 : b_ == 8 ? 8 : 6;
+    int64_t tile = std::min<int64_t>(OW, budget);
+    const bool pairable = kind_ == Kind::Conv && !depthwise_ && OB % 2 == 0;
+    obPer_ = pairable && 2 * tile <= budget ? 2 : 1;
+    if (wide && pairable && cg_ * h_.k * w_.k >= 32) {
+      // Equal tiles of at most 7 pixels (a 10-wide row: 5 + 5, not 7 + 3).
+      const int64_t tiles = (OW + 6) / 7;
+      tile = (OW + tiles - 1) / tiles;
+      obPer_ = 2;
+    }
+    if (kind_ == Kind::Conv) scheduledTile(kb_.schedule().conv, OB, OW, wide, tile);
+    const int64_t OBl = OB / obPer_;
+    const int64_t full = OW / tile, tail = OW % tile;
+    // Only tiles whose window reaches the left or right padding check the W
+    // bounds per tap (clamp, compare, select); the interior tiles, usually all
+    // but the first and last, read x unguarded.
+    auto needsW = [&](int64_t ow0, int64_t width) {
+      return ow0 * w_.s - w_.p < 0 || (ow0 + width - 1) * w_.s - w_.p + (w_.k - 1) * w_.d >= w_.in;
+    };
+    int64_t lo = 0, hi = full;
+    while (lo < full && needsW(lo * tile, tile)) ++lo;
+    while (hi > lo && needsW((hi - 1) * tile, tile)) --hi;
+    // Likewise rows: output rows [hLo, hHi) never reach the H padding. They run
+    // as one parallel loop without H checks, the border rows as another.
+    const int64_t top = h_.p > 0 ? (h_.p + h_.s - 1) / h_.s : 0;
+    const int64_t last = h_.in - 1 + h_.p - (h_.k - 1) * h_.d;  // largest oh*s reaching no pad
+    const int64_t hLo = std::min(OH, top);
+    const int64_t hHi = std::max(hLo, last < 0 ? 0 : std::min(OH, last / h_.s + 1));
+    const Schedule& s = kb_.schedule();
+    const int64_t work = N * OB * OH * OW * b_ * cg_ * h_.k * w_.k;
+    // One loop over (n, ob, row j < rows), output row ohOf(j).
+    auto rowLoop = [&](int64_t rows, bool guardH, const std::function<ExprRef(ExprRef)>& ohOf) {
+      Var rv = kb_.newLoopVar();
+      ExprRef r = varRef(rv);
+      n0_ = divI(r, OBl * rows), oh_ = ohOf(modI(r, rows));
+      ob_ = modI(divI(r, rows), OBl);
+      if (obPer_ > 1) ob_ = mul(ob_, intConst(obPer_));
+      guardH_ = guardH;
+      std::vector<StmtRef> body;
+      for (int64_t j = 0; j < lo; ++j) body.push_back(tileNest(intConst(j * tile), tile, true));
+      if (hi - lo == 1) {
+        body.push_back(tileNest(intConst(lo * tile), tile, false));
+      } else if (hi - lo > 1) {
+        Var t = kb_.newLoopVar();
+        ExprRef ow0 = add(mul(varRef(t), intConst(tile)), intConst(lo * tile));
+        body.push_back(pinned(t, hi - lo, ForKind::Serial, {tileNest(ow0, tile, false)}));
+      }
+      for (int64_t j = hi; j < full; ++j) body.push_back(tileNest(intConst(j * tile), tile, true));
+      if (tail > 0)
+        body.push_back(tileNest(intConst(full * tile), tail, needsW(full * tile, tail)));
+      bool parallel = s.parallelOuter && work >= s.parallelMinWork && N * OBl * rows > 1;
+      return pinned(rv, N * OBl * rows, parallel ? ForKind::Parallel : ForKind::Serial, body);
+    };
+    std::vector<StmtRef> out;
+    const int64_t inner = hHi - hLo, border = OH - inner;
+    if (inner > 0)
+      out.push_back(rowLoop(inner, false, [&](ExprRef j) { return add(j, intConst(hLo)); }));
+    if (border > 0)
+      out.push_back(rowLoop(border, true, [&](ExprRef j) {
+        if (inner == 0) return j;
+        return select(compare(CmpOp::LT, j, intConst(hLo)), j, add(j, intConst(inner)));
+      }));
+    return out;
+  }
+
+ private:
+  bool fail(const std::string& msg) {
+    kb_.fail(Status::error(msg, nodePlace(n_)));
+    return false;
+  }
+
+  // The tile a schedule sets (the tuner's ConvTiling candidates) replaces the
+  // rule's, made valid rather than refused, since one schedule serves every conv
+  // of a model: ocBlocks drops to a divisor of the block count (1 for depthwise,
+  // whose x is per block), then the tile shrinks until its accumulators plus the
+  // weight vectors and one broadcast fit the register file; a wider tile would
+  // spill, which compiles but defeats the point of the tile.
+  void scheduledTile(const ConvTiling& c, int64_t OB, int64_t OW, bool wide, int64_t& tile) {
+    if (!c.pixels && !c.ocBlocks) return;
+    if (c.ocBlocks) obPer_ = depthwise_ ? 1 : std::min(c.ocBlocks, OB);
+    while (OB % obPer_) --obPer_;
+    if (c.pixels) tile = std::min(c.pixels, OW);
+    const int64_t lanes = std::max(1, codegenTarget().vectorLanes());
+    const int64_t perBlock = (b_ + lanes - 1) / lanes, registers = wide ? 32 : 16;
+    auto fits = [&] { return (tile * obPer_ + obPer_) * perBlock + 1 <= registers; };
+    while (!fits() && tile > 1) --tile;
+    while (!fits() && obPer_ > 1)
+      do --obPer_;
+      while (OB % obPer_);
+  }
+
+  // Shapes and window geometry from the attributes, checked against y's shape.
+  bool resolve() {
+    x_ = kb_.shapeOf(n_.inputs[0]);
+    y_ = kb_.shapeOf(n_.outputs[0]);
+    if (x_.size() != 5 || y_.size() != 5 || x_[4] != y_[4] || x_[0] != y_[0])
+      return fail("expects blocked [N,C/b,H,W,b] input and output, got " + formatShape(x_) + " and " +
+                  formatShape(y_));
+    b_ = x_[4];
+    std::vector<int64_t> kernel;
+    if (kind_ == Kind::Conv) {
+      w_shape_ = kb_.shapeOf(n_.inputs[1]);
+      int64_t group = n_.attrs.getInt("group", 1);
+      depthwise_ = group > 1;
+      if (w_shape_.size() != 5 || w_shape_[4] != b_ || w_shape_[0] != y_[1] ||
+          (depthwise_ ? w_shape_[1] != 1 || y_[1] != x_[1] : w_shape_[1] > x_[1] * b_))
+        return fail("weights " + formatShape(w_shape_) + " do not fit input " + formatShape(x_));
+      cg_ = w_shape_[1];
+      kernel = {w_shape_[2], w_shape_[3]};
+      hasBias_ = n_.inputs.size() > 2 && n_.inputs[2].valid();
+      if (hasBias_ && kb_.shapeOf(n_.inputs[2]) != std::vector<int64_t>{y_[1], b_})
+        return fail("bias must have shape [" + std::to_string(y_[1]) + "," + std::to_string(b_) + "]");
+    } else {
+      auto ks = n_.attrs.getInts("kernel_shape");
+      if (!ks || ks->size() != 2) return fail("kernel_shape must name 2 spatial sizes");
+      kernel = *ks;
+      if (y_[1] != x_[1]) return fail("the channel blocks of input and output differ");
+      includePad_ = n_.attrs.getInt("count_include_pad", 0) != 0;
+    }
+    auto ints = [&](const char* name, size_t count, int64_t fill) {
+      auto v = n_.attrs.getInts(name);
+      return v ? *v : std::vector<int64_t>(count, fill);
+    };
+    auto s = ints("strides", 2, 1), d = ints("dilations", 2, 1), p = ints("pads", 4, 0);
+    if (s.size() != 2 || d.size() != 2 || p.size() != 4)
+      return fail("strides, dilations and pads must name 2 spatial dims");
+    h_ = {x_[2], kernel[0], s[0], d[0], p[0], y_[2]};
+    w_ = {x_[3], kernel[1], s[1], d[1], p[1], y_[3]};
+    for (int i = 0; i < 2; ++i) {
+      const Axis& a = i ? w_ : h_;
+      int64_t span = a.in + p[i] + p[i + 2] - ((a.k - 1) * a.d + 1);
+      if (a.s <= 0 || a.d <= 0 || a.k <= 0 || p[i] < 0 || span < 0 || span / a.s + 1 != a.out)
+        return fail("output shape " + formatShape(y_) + " disagrees with the window geometry");
+    }
+    return true;
+  }
+
+  // One tile of `width` output pixels of row (n, ob, oh) starting at ow0;
+  // `guardW`: some of its taps fall in the W padding.
+  StmtRef tileNest(ExprRef ow0, int64_t width, bool guardW) {
+    LoopFunc& fn = kb_.func();
+    BufferId accId = fn.addBuffer("acc" + std::to_string(fn.buffers.size()), BufferKind::Local,
+                                  DType::F32, {obPer_, width, b_});
+    const double fill = kind_ == Kind::Max ? -INFINITY : 0.0;
+    bool counted = kind_ == Kind::Avg && !includePad_ &&
+                   ((guardH_ && (h_.guardLo() || h_.guardHi())) ||
+                    (guardW && (w_.guardLo() || w_.guardHi())));
+    std::optional<BufferId> cntId;
+    if (counted)
+      cntId = fn.addBuffer("cnt" + std::to_string(fn.buffers.size()), BufferKind::Local, DType::F32, {width});
+    const Buffer& acc = fn.buffer(accId);
+    // acc[o][t][l]: o < obPer_ output blocks (o_ is the current block's counter).
+    auto accAt = [&](ExprRef t, ExprRef l) {
+      if (obPer_ > 1) t = add(mul(o_, intConst(width)), t);
+      return add(mul(t, intConst(b_)), l);
+    };
+    // for o < obPer_ (unrolled): for t < width (unrolled): for l < b (vectorized): body(t, l)
+    auto lanes = [&](const std::function<std::vector<StmtRef>(ExprRef, ExprRef)>& body) {
+      Var o = kb_.newLoopVar(), t = kb_.newLoopVar(), l = kb_.newLoopVar();
+      o_ = obPer_ > 1 ? varRef(o) : intConst(0);
+      StmtRef nest = pinned(t, width, ForKind::Unrolled,
+                            {pinned(l, b_, ForKind::Vectorized, body(varRef(t), varRef(l)))});
+      return obPer_ > 1 ? pinned(o, obPer_, ForKind::Unrolled, {nest}) : nest;
+    };
+    std::vector<StmtRef> out;
+    out.push_back(lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
+      return {store(acc, accAt(t, l), floatConst(fill))};
+    }));
+    if (cntId) {
+      Var t = kb_.newLoopVar();
+      out.push_back(pinned(t, width, ForKind::Unrolled, {store(fn.buffer(*cntId), varRef(t), floatConst(0))}));
+    }
+    // The reduction loops: input channel (conv), then the window.
+    std::vector<std::pair<Var, int64_t>> loops;
+    auto loopVar = [&](int64_t extent) -> ExprRef {
+      if (extent == 1) return intConst(0);
+      Var v = kb_.newLoopVar();
+      loops.emplace_back(v, extent);
+      return varRef(v);
+    };
+    ExprRef ic = kind_ == Kind::Conv ? loopVar(cg_) : intConst(0);
+    ExprRef kh = loopVar(h_.k), kw = loopVar(w_.k);
+    ExprRef ih = add(sub(mul(oh_, intConst(h_.s)), intConst(h_.p)), mul(kh, intConst(h_.d)));
+    auto position = [&](const Axis& a, ExprRef pos, ExprRef& ok) {
+      if (a.guardLo()) ok = andCond(ok, compare(CmpOp::GE, pos, intConst(0)));
+      if (a.guardHi()) ok = andCond(ok, compare(CmpOp::LT, pos, intConst(a.in)));
+      return a.guardLo() || a.guardHi()
+                 ? binary(BinOp::Max, intConst(0), binary(BinOp::Min, pos, intConst(a.in - 1)))
+                 : pos;
+    };
+    auto windowAt = [&](ExprRef t, ExprRef& inside) {
+      ExprRef iw = add(sub(mul(add(ow0, t), intConst(w_.s)), intConst(w_.p)), mul(kw, intConst(w_.d)));
+      ExprRef hIdx = guardH_ ? position(h_, ih, inside) : ih;
+      ExprRef wIdx = guardW ? position(w_, iw, inside) : iw;
+      return std::make_pair(hIdx, wIdx);
+    };
+    std::vector<StmtRef> step = {lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
+      ExprRef inside;
+      auto [hIdx, wIdx] = windowAt(t, inside);
+      std::vector<ExprRef> xi = {n0_, ob_, hIdx, wIdx, l};
+      if (kind_ == Kind::Conv && !depthwise_) xi = {n0_, divI(ic, b_), hIdx, wIdx, modI(ic, b_)};
+      ExprRef xv = kb_.valueAt(n_.inputs[0], Index::ofDims(x_, xi));
+      if (inside) xv = select(inside, xv, floatConst(fill));
+      ExprRef cur = load(acc, accAt(t, l)), next;
+      if (kind_ == Kind::Conv) {
+        ExprRef wv = kb_.valueAt(n_.inputs[1], Index::ofDims(w_shape_, {obAt(), ic, kh, kw, l}));
+        next = fma(xv, wv, cur);
+      } else {
+        next = kind_ == Kind::Max ? binary(BinOp::Max, cur, xv) : add(cur, xv);
+      }
+      return {store(acc, accAt(t, l), next)};
+    })};
+    if (cntId) {
+      Var t = kb_.newLoopVar();
+      ExprRef inside;
+      windowAt(varRef(t), inside);
+      const Buffer& cnt = fn.buffer(*cntId);
+      ExprRef one = inside ? select(inside, floatConst(1), floatConst(0)) : floatConst(1);
+      step.push_back(pinned(t, width, ForKind::Unrolled, {store(cnt, varRef(t), add(load(cnt, varRef(t)), one))}));
+    }
+    for (size_t i = loops.size(); i-- > 0;) step = {pinned(loops[i].first, loops[i].second, ForKind::Serial, step)};
+    for (StmtRef& s : step) out.push_back(std::move(s));
+    // The results, through the sink (a fused epilogue applies there).
+    out.push_back(lanes([&](ExprRef t, ExprRef l) {
+      ExprRef v = load(acc, accAt(t, l));
+      if (hasBias_) v = add(v, kb_.valueAt(n_.inputs[2], Index::ofDims({y_[1], b_}, {obAt(), l})));
+      if (kind_ == Kind::Avg)
+        v = cntId ? div(v, binary(BinOp::Max, load(fn.buffer(*cntId), t), floatConst(1)))
+                  : mul(v, floatConst(1.0 / double(h_.k * w_.k)));
+      return (*sink_)(Index::ofDims(y_, {n0_, obAt(), oh_, add(ow0, t), l}), v);
+    }));
+    StmtRef all = seq(std::move(out));
+    if (cntId) all = allocate(fn.buffer(*cntId), {all});
+    return allocate(fn.buffer(accId), {all});
+  }
+
+  KernelBuilder& kb_;
+  const Node& n_;
+  Kind kind_;
+  std::vector<int64_t> x_, y_, w_shape_;
+  int64_t b_ = 8, cg_ = 1;
+  Axis h_{}, w_{};
+  bool depthwise_ = false, hasBias_ = false, includePad_ = false;
+  bool guardH_ = true;  // the rows being built may reach the H padding
+  int64_t obPer_ = 1;   // output blocks per register tile
+  ExprRef o_;           // the block within the tile, inside lanes()
+  ExprRef obAt() const { return obPer_ > 1 ? add(ob_, o_) : ob_; }
+  ExprRef n0_, ob_, oh_;
+  const KernelBuilder::Sink* sink_ = nullptr;
+};
+
+}  // namespace
+
+ExprRef layoutTransformValue(KernelBuilder& kb, const Node& n, const Index& out) {
+  std::vector<int64_t> in = kb.shapeOf(n.inputs[0]);
+  std::vector<ExprRef> o = out.dimExprs();
+  if (n.op == "FromNCHWc") {  // y[n,c,h,w] = x[n, c/b, h, w, c%b]
+    int64_t b = in[4];
+    return kb.valueAt(n.inputs[0], Index::ofDims(in, {o[0], divI(o[1], b), o[2], o[3], modI(o[1], b)}));
+  }
+  // ToNCHWc: y[n,cb,h,w,l] = c < C ? x[n, c, h, w] : 0 with c = cb*b + l.
+  int64_t b = out.shape[4], C = in[1];
+  ExprRef c = add(mul(o[1], intConst(b)), o[4]);
+  if (C % b == 0) return kb.valueAt(n.inputs[0], Index::ofDims(in, {o[0], c, o[2], o[3]}));
+  ExprRef clamped = binary(BinOp::Min, c, intConst(C - 1));
+  ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(in, {o[0], clamped, o[2], o[3]}));
+  return select(compare(CmpOp::LT, c, intConst(C)), v, floatConst(0));
+}
+
+std::vector<StmtRef> lowerLayoutOp(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink) {
+  Kind k = n.op == "ConvNCHWc" ? Kind::Conv : n.op == "MaxPoolNCHWc" ? Kind::Max : Kind::Avg;
+  return BlockedWindow(kb, n, k).build(sink);
+}
+
+}  // namespace fuselens

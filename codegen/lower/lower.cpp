@@ -1,0 +1,340 @@
+// Lowers one kernel to a LoopFunc, in three steps:
+//   1. check the body (lower_check.cpp) and plan where reduction results live
+//      (fusion_plan.cpp);
+//   2. make buffers: params for the body's inputs and outputs, embedded
+//      constants, temps for materialized reductions;
+//   3. emit one loop nest per root in topological order: each materialized
+//      reduction, and each kernel output (with its reduction accumulator, when
+//      the plan fused one in). Same-shape elementwise outputs share one nest;
+//      subexpressions read twice become locals (hoist_shared.cpp).
+// A single compute op is lowered as a one-node body, so both paths are one.
+#include "codegen/lower/lower.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "codegen/lower/compute_conv_transpose.h"
+#include "codegen/lower/compute_data.h"
+#include "codegen/lower/compute_einsum.h"
+#include "codegen/lower/compute_norm.h"
+#include "codegen/lower/compute_rnn.h"
+#include "codegen/lower/compute_scan.h"
+#include "codegen/lower/compute_scatter.h"
+#include "codegen/lower/hoist_shared.h"
+#include "codegen/lower/lower_internal.h"
+
+namespace fuselens {
+
+namespace {
+
+// The ops that own a loop nest (ComputeClass::Reduction in the op registry),
+// each with its lowering; Reduce* ops not listed go to lowerReduce.
+using LowerFn = std::vector<StmtRef> (*)(KernelBuilder&, const Node&, const KernelBuilder::Sink&);
+struct ReductionRow {
+  std::string_view op;
+  LowerFn lower;
+};
+const ReductionRow kReductionTable[] = {
+    {"MatMul", lowerMatMul},                  // tiled by the schedule's MatMul template
+    {"Gemm", lowerGemm},                      // MatMul with transposes, alpha, beta and C
+    {"Softmax", lowerSoftmax},                // max, exp-sum, divide over one axis
+    {"LogSoftmax", lowerSoftmax},             // the same rows, log of the quotient
+    {"LayerNormalization", lowerLayerNorm},   // mean and variance over the last axes
+    {"Conv", lowerConv},                      // direct NCHW convolution
+    {"MaxPool", lowerPool},                   // window max
+    {"AveragePool", lowerPool},               // window mean
+    {"GlobalAveragePool", lowerGlobalPool},   // mean over H x W
+    {"GlobalMaxPool", lowerGlobalPool},       // max over H x W
+    {"ArgMax", lowerScan},                    // index of the greatest along an axis
+    {"ArgMin", lowerScan},                    // index of the least along an axis
+    {"CumSum", lowerScan},                    // running sum along an axis
+    {"TopK", lowerScan},                      // k greatest or least, values and indices
+    {"InstanceNormalization", lowerGroupNorm},  // per (n, c) statistics
+    {"GroupNormalization", lowerGroupNorm},   // per (n, group) statistics
+    {"ConvTranspose", lowerConvTranspose},    // transposed convolution
+    {"Einsum", lowerEinsum},                  // generic contraction
+    {"ScatterND", lowerScatter},              // data with updates at index tuples
+    {"ScatterElements", lowerScatter},        // data with updates at per-element indices
+    {"RNN", lowerRecurrent},                  // recurrences: the time loop in the kernel
+    {"GRU", lowerRecurrent},
+    {"LSTM", lowerRecurrent},
+};
+
+Graph singleOpBody(const Graph& g, const Node& n) {
+  return graphOfNode(g, n, [&](Graph& body, size_t i) {
+    return body.addInput(g.value(n.inputs[i]).name, g.value(n.inputs[i]).type);
+  });
+}
+
+// C identifiers for buffer names, unique within the function, never shaped like
+// the loop IR's own variables (i0, acc0, ...).
+class BufferNames {
+ public:
+  std::string make(const std::string& raw, const std::string& fallback) {
+    std::string s;
+    for (char c : raw) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (s.empty()) s = fallback;
+    if (std::isdigit(static_cast<unsigned char>(s[0]))) s = "v" + s;
+    size_t digits = s.find_first_of("0123456789");
+    if (digits != std::string::npos &&
+        s.find_first_not_of("0123456789", digits) == std::string::npos) {
+      std::string prefix = s.substr(0, digits);
+      if (prefix == "i" || prefix == "acc" || prefix == "max" || prefix == "sum" || prefix == "v" ||
+          prefix == "e")
+        s += "_";
+    }
+    std::string name = s;
+    for (int k = 1; !used_.insert(name).second; ++k) name = s + "_" + std::to_string(k);
+    return name;
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
+class BodyLowering {
+ public:
+  BodyLowering(const Graph& body, LoopFunc& fn, const Schedule& sched)
+      : body_(body), fn_(fn), kb_(body, fn, sched) {}
+
+  // Kernel inputs whose values are constants of the outer graph, by input position.
+  void setOuterConstants(const Graph& g, const Node& n) {
+    for (size_t i = 0, j = 0; i < n.inputs.size(); ++i) {
+      if (!n.inputs[i].valid()) continue;
+      if (j >= body_.inputs().size()) break;
+      if (auto c = g.value(n.inputs[i]).constant) kb_.setOuterConstant(body_.inputs()[j], c);
+      ++j;
+    }
+  }
+
+  Status run() {
+    auto order = body_.topoOrder();
+    if (!order) return Status::error("the kernel body has a cycle", "graph '" + body_.name + "'");
+    FL_RETURN_IF_ERROR(checkKernelBody(body_, *order));
+    order_ = *order;
+    for (size_t i = 0; i < order_.size(); ++i) position_[order_[i].index] = int(i);
+    plan_ = planFusion(body_, order_);
+    makeParams();
+    std::vector<BufferId> temps = makeInternalBuffers();
+    std::vector<StmtRef> stmts = emitRoots();
+    FL_RETURN_IF_ERROR(kb_.error());
+    StmtRef root = seq(std::move(stmts));
+    for (size_t k = temps.size(); k-- > 0;) root = allocate(fn_.buffer(temps[k]), {root});
+    fn_.body = root;
+    hoistSharedExprs(fn_);
+    return Status::ok();
+  }
+
+ private:
+  std::vector<int64_t> shapeOf(ValueId v) const { return kb_.shapeOf(v); }
+
+  void makeParams() {
+    for (ValueId v : body_.inputs()) {
+      const Value& val = body_.value(v);
+      BufferId b = fn_.addBuffer(names_.make(val.name, "in"), BufferKind::Input, val.type.dtype,
+                                 *val.type.staticShape());
+      fn_.params.push_back(b);
+      kb_.bindBuffer(v, b);
+    }
+    fn_.numInputs = fn_.params.size();
+    for (ValueId v : body_.outputs()) {
+      const Value& val = body_.value(v);
+      BufferId b = fn_.addBuffer(names_.make(val.name, "out"), BufferKind::Output, val.type.dtype,
+                                 *val.type.staticShape());
+      fn_.params.push_back(b);
+      outBufs_[v.index].push_back(b);
+    }
+  }
+
+  // Constants the body holds itself, and the buffers of materialized reductions.
+  std::vector<BufferId> makeInternalBuffers() {
+    for (ValueId v : body_.constants()) {
+      const Value& val = body_.value(v);
+      if (val.constant->numel() == 1) continue;  // a literal (valueAt)
+      BufferId b = fn_.addBuffer(names_.make(val.name, "c"), BufferKind::Constant,
+                                 val.constant->dtype, val.constant->shape);
+      fn_.buffers[b.index].data = val.constant;
+      kb_.bindBuffer(v, b);
+    }
+    std::vector<BufferId> temps;
+    // Further outputs of multi-output reductions: their output buffer, or a temp when
+    // only the group reads them; stored through the builder's output sink.
+    for (ValueId v : plan_.materialized) {
+      const Node& p = body_.node(body_.value(v).producer);
+      for (size_t k = 1; k < p.outputs.size(); ++k) {
+        ValueId o = p.outputs[k];
+        if (outBufs_.count(o.index)) {
+          kb_.bindBuffer(o, outBufs_[o.index][0]);
+        } else if (!body_.value(o).users.empty()) {
+          BufferId b = fn_.addBuffer(names_.make(body_.value(o).name, "t"), BufferKind::Temp,
+                                     body_.value(o).type.dtype, shapeOf(o));
+          temps.push_back(b);
+          outBufs_[o.index] = {b};
+          kb_.bindBuffer(o, b);
+        }
+      }
+    }
+    kb_.setOutputSink([this](ValueId o, const Index& at, ExprRef value) {
+      return outBufs_.count(o.index) ? stores(o, at, std::move(value)) : std::vector<StmtRef>{};
+    });
+    for (ValueId v : plan_.materialized) {
+      if (auto it = outBufs_.find(v.index); it != outBufs_.end()) {
+        kb_.bindBuffer(v, it->second[0]);
+        continue;
+      }
+      BufferId b = fn_.addBuffer(names_.make(body_.value(v).name, "t"), BufferKind::Temp,
+                                 body_.value(v).type.dtype, shapeOf(v));
+      temps.push_back(b);
+      outBufs_[v.index] = {b};
+      kb_.bindBuffer(v, b);
+    }
+    return temps;
+  }
+
+  std::vector<StmtRef> stores(ValueId v, const Index& at, ExprRef value) {
+    std::vector<StmtRef> out;
+    const std::vector<BufferId>& targets = outBufs_[v.index];
+    if (targets.size() > 1 && value->kind != ExprKind::VarRef) {
+      Var t = kb_.newLocal("v", value->type);
+      out.push_back(let(t, value));
+      value = varRef(t);
+    }
+    for (BufferId b : targets) out.push_back(store(fn_.buffer(b), at.flatExpr(), value));
+    return out;
+  }
+
+  std::vector<StmtRef> lowerReduction(const Node& n, const KernelBuilder::Sink& sink) {
+    if (n.domain == kFuseLensDomain) return lowerLayoutOp(kb_, n, sink);  // ConvNCHWc, blocked pools
+    if (isIntegerMatMul(body_, n)) return lowerMatMulAsEinsum(kb_, n, sink);
+    if (isBatchNormTraining(n)) return lowerGroupNorm(kb_, n, sink);
+    for (const ReductionRow& row : kReductionTable)
+      if (n.op == row.op) return row.lower(kb_, n, sink);
+    return lowerReduce(kb_, n, sink);  // Reduce*: the op registry's other Reduction rows
+  }
+
+  // Output o computed in the loop nest of reduction result v: the accumulator
+  // stands for v while o's expression is inlined.
+  KernelBuilder::Sink epilogueSink(ValueId o, ValueId v) {
+    return [this, o, v](const Index& at, ExprRef value) {
+      std::vector<StmtRef> out;
+      if (value->kind != ExprKind::VarRef) {
+        Var t = kb_.newLocal("v", value->type);
+        out.push_back(let(t, value));
+        value = varRef(t);
+      }
+      kb_.substitute(v, value);
+      std::vector<int64_t> oShape = shapeOf(o);
+      Index oAt = oShape == at.shape ? at : Index::ofFlat(oShape, at.flatExpr());
+      ExprRef e = kb_.valueAt(o, oAt);
+      kb_.clearSubstitution();
+      for (StmtRef& s : stores(o, oAt, e)) out.push_back(std::move(s));
+      return out;
+    };
+  }
+
+  struct Root {
+    int position;
+    ValueId value;
+    bool reduction;
+  };
+
+  std::vector<Root> roots() const {
+    std::vector<Root> rs;
+    for (ValueId v : plan_.materialized)
+      rs.push_back({position_.at(body_.value(v).producer.index), v, true});
+    std::set<int32_t> seen;
+    for (ValueId o : body_.outputs()) {
+      if (!seen.insert(o.index).second) continue;
+      NodeId p = body_.value(o).producer;
+      if (p.valid() && computeClassOf(body_.node(p)) == ComputeClass::Reduction) continue;
+      rs.push_back({p.valid() ? position_.at(p.index) : -1, o, false});
+    }
+    std::stable_sort(rs.begin(), rs.end(),
+                     [](const Root& a, const Root& b) { return a.position < b.position; });
+    return rs;
+  }
+
+  std::vector<StmtRef> emitRoots() {
+    std::vector<StmtRef> stmts;
+    std::vector<Root> rs = roots();
+    for (size_t i = 0; i < rs.size();) {
+      const Root& r = rs[i];
+      auto fusedIt = plan_.epilogueOf.find(r.value.index);
+      std::vector<StmtRef> nest;
+      if (r.reduction) {
+        nest = lowerReduction(
+            body_.node(body_.value(r.value).producer),
+            [this, v = r.value](const Index& at, ExprRef value) { return stores(v, at, value); });
+        ++i;
+      } else if (fusedIt != plan_.epilogueOf.end()) {
+        ValueId v = fusedIt->second;
+        nest = lowerReduction(body_.node(body_.value(v).producer), epilogueSink(r.value, v));
+        ++i;
+      } else {
+        nest = elementwiseNest(rs, i);
+      }
+      for (StmtRef& s : nest) stmts.push_back(std::move(s));
+    }
+    return stmts;
+  }
+
+  // One nest for the plain outputs rs[i..] that share a shape; advances i past them.
+  std::vector<StmtRef> elementwiseNest(const std::vector<Root>& rs, size_t& i) {
+    std::vector<int64_t> shape = shapeOf(rs[i].value);
+    std::vector<ValueId> group;
+    for (; i < rs.size() && !rs[i].reduction && !plan_.epilogueOf.count(rs[i].value.index) &&
+           shapeOf(rs[i].value) == shape;
+         ++i)
+      group.push_back(rs[i].value);
+    return kb_.loopNest(shape, [&](const Index& at) {
+      std::vector<StmtRef> out;
+      for (ValueId o : group)
+        for (StmtRef& s : stores(o, at, kb_.valueAt(o, at))) out.push_back(std::move(s));
+      return out;
+    });
+  }
+
+  const Graph& body_;
+  LoopFunc& fn_;
+  KernelBuilder kb_;
+  BufferNames names_;
+  std::vector<NodeId> order_;
+  std::map<int32_t, int> position_;
+  FusionPlan plan_;
+  std::map<int32_t, std::vector<BufferId>> outBufs_;
+};
+
+}  // namespace
+
+Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string& name,
+                               const Schedule& sched) {
+  LoopFunc fn;
+  fn.name = name;
+  bool fusedGroup = n.op == kFusedOp && n.domain == kFuseLensDomain;
+  if (fusedGroup && !n.body) return Status::error("the fused group has no body", nodePlace(n));
+  if (fusedGroup) {
+    const Graph& body = *n.body;
+    if (body.inputs().size() != n.inputs.size() || body.outputs().size() != n.outputs.size())
+      return Status::error("the group body has " + std::to_string(body.inputs().size()) +
+                               " inputs and " + std::to_string(body.outputs().size()) +
+                               " outputs, the node " + std::to_string(n.inputs.size()) + " and " +
+                               std::to_string(n.outputs.size()),
+                           nodePlace(n));
+    for (ValueId v : n.inputs)
+      if (!v.valid()) return Status::error("a fused group cannot omit an input", nodePlace(n));
+    BodyLowering bl(body, fn, sched);
+    bl.setOuterConstants(g, n);
+    FL_RETURN_IF_ERROR(bl.run());
+    return fn;
+  }
+  if (computeClassOf(n) == ComputeClass::Unsupported)
+    return Status::error("no code generation for op " + n.op, nodePlace(n));
+  Graph body = singleOpBody(g, n);
+  BodyLowering bl(body, fn, sched);
+  bl.setOuterConstants(g, n);
+  FL_RETURN_IF_ERROR(bl.run());
+  return fn;
+}
+
+}  // namespace fuselens
