@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -18,12 +19,16 @@ inline std::string asString(const uint8_t* data, size_t size) {
 }
 
 // One file per process, rewritten for every input (libFuzzer runs inputs one
-// at a time; -fork / -jobs workers are separate processes).
+// at a time; -fork / -jobs workers are separate processes), removed at exit.
 inline std::string writeScratch(const uint8_t* data, size_t size, const char* suffix) {
-  std::string path = "/tmp/fuselens-fuzz-" + std::to_string(getpid()) + suffix;
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
+  struct Scratch {
+    std::string path;
+    ~Scratch() { std::remove(path.c_str()); }
+  };
+  static Scratch scratch{"/tmp/fuselens-fuzz-" + std::to_string(getpid()) + suffix};
+  std::ofstream(scratch.path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), std::streamsize(size));
-  return path;
+  return scratch.path;
 }
 
 }  // namespace fuselens::fuzz
