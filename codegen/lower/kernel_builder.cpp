@@ -2,6 +2,7 @@
 // that says how each op is lowered, and KernelBuilder::valueAt, which is where
 // producers get inlined into their consumers.
 #include <cassert>
+#include <string_view>
 
 #include "codegen/lower/compute.h"
 #include "codegen/lower/compute_data.h"
@@ -136,6 +137,22 @@ ExprRef KernelBuilder::valueAt(ValueId v, const Index& idx) {
   return e;
 }
 
+namespace {
+
+// Injective ops with a value function of their own, one row each; the rest of
+// the class (Slice, Gather, Tile, ...) reads through dataMovementValue.
+struct InjectiveRow {
+  std::string_view op;
+  ExprRef (*value)(KernelBuilder&, const Node&, const Index&);
+};
+const InjectiveRow kInjectiveRows[] = {
+    {"Concat", concatValue},                  // the input whose slab holds the index
+    {"Pad", padValue},                        // the input, or the pad value outside it
+    {"BatchNormalization", batchNormValue},   // inference form: a per-channel affine map
+};
+
+}  // namespace
+
 ExprRef KernelBuilder::inlineProducer(const Node& p, ValueId v, const Index& idx) {
   switch (computeClassOf(p)) {
     case ComputeClass::Elementwise: {
@@ -152,9 +169,8 @@ ExprRef KernelBuilder::inlineProducer(const Node& p, ValueId v, const Index& idx
       return valueAt(p.inputs[0], indexMapSource(*this, p, idx));
     case ComputeClass::Injective:
       if (p.domain == kFuseLensDomain) return layoutTransformValue(*this, p, idx);
-      if (p.op == "Concat") return concatValue(*this, p, idx);
-      if (p.op == "Pad") return padValue(*this, p, idx);
-      if (p.op == "BatchNormalization") return batchNormValue(*this, p, idx);
+      for (const InjectiveRow& row : kInjectiveRows)
+        if (row.op == p.op) return row.value(*this, p, idx);
       for (size_t k = 0; k < p.outputs.size(); ++k)
         if (p.outputs[k] == v) return dataMovementValue(*this, p, k, idx);
       return floatConst(0);

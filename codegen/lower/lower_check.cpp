@@ -4,6 +4,8 @@
 // which op of which group to look at. (Reductions check their own operand
 // shapes while they are lowered.)
 #include <algorithm>
+#include <cstdint>
+#include <string_view>
 
 #include "codegen/lower/compute_data.h"
 #include "codegen/lower/lower_internal.h"
@@ -72,24 +74,53 @@ Status checkShapes(const Graph& g, const Node& n, const std::string& where) {
   return Status::ok();
 }
 
-size_t expectedInputs(const Node& n) {
-  if (n.op == "Gemm" || n.op == "LayerNormalization" || n.op == "Conv" || n.op == "ConvNCHWc")
-    return n.inputs.size() >= 3 ? 3 : 2;
-  if (n.op == "Max" || n.op == "Min" || n.op == "Sum" || n.op == "Mean")
-    return std::max<size_t>(1, n.inputs.size());                         // variadic
-  if (n.op == "Where") return 3;
-  if (n.op == "CastLike") return 2;  // the second input only gives the type
-  if (n.op == "Dropout") return std::clamp<size_t>(n.inputs.size(), 1, 3);  // ratio, training_mode
-  if (n.op == "QuantizeLinear" || n.op == "DequantizeLinear")
-    return std::clamp<size_t>(n.inputs.size(), 2, 3);  // zero point optional
-  if (n.op == "Clip") return std::clamp<size_t>(n.inputs.size(), 1, 3);  // min, max optional
-  if (n.op == "Squeeze" || n.op == "Unsqueeze") return n.inputs.size() >= 2 ? 2 : 1;  // axes
-  if (n.op == "Concat") return std::max<size_t>(1, n.inputs.size());
-  if (n.op == "Slice") return std::clamp<size_t>(n.inputs.size(), 3, 5);
-  if (n.op == "Pad") return std::clamp<size_t>(n.inputs.size(), 1, 4);
-  if (n.op.rfind("Reduce", 0) == 0) return n.inputs.size() >= 2 ? 2 : 1;  // axes optional
-  bool binaryOp = isBinaryElementwise(n.op) || n.op == "MatMul" || n.op == "Reshape";
-  return binaryOp ? 2 : 1;
+// What a kernel body's node may have as operands, one row per op whose counts
+// differ from the default (one input, or two for binary elementwise ops):
+// input count range, output count, how many inputs are data (the rest are
+// shapes, axes or the like), and which inputs may be omitted.
+constexpr size_t kVariadic = size_t(-1), kAllInputs = size_t(-1);
+constexpr uint32_t kAnyOptional = ~0u;
+
+struct OperandRow {
+  std::string_view op;
+  size_t minIn, maxIn;  // maxIn kVariadic: any count from minIn
+  size_t maxOut = 1;
+  size_t dataIn = kAllInputs;
+  uint32_t optional = 0;  // bit i: input i may be omitted
+};
+constexpr OperandRow kOperandRows[] = {
+    {"Gemm", 2, 3, 1, kAllInputs, 1u << 2},                 // C optional
+    {"LayerNormalization", 2, 3, 3, kAllInputs, 1u << 2},   // bias optional; Mean, InvStdDev
+    {"Conv", 2, 3, 1, kAllInputs, 1u << 2},                 // bias optional
+    {"ConvNCHWc", 2, 3},                                    // blocked conv, bias given
+    {"Max", 1, kVariadic}, {"Min", 1, kVariadic},           // variadic
+    {"Sum", 1, kVariadic}, {"Mean", 1, kVariadic},
+    {"Concat", 1, kVariadic},
+    {"Where", 3, 3},
+    {"CastLike", 2, 2},                                     // the second input only gives the type
+    {"Dropout", 1, 3, 2, kAllInputs, kAnyOptional},         // ratio, training_mode; mask output
+    {"QuantizeLinear", 2, 3, 1, kAllInputs, 1u << 2},       // zero point optional
+    {"DequantizeLinear", 2, 3, 1, kAllInputs, 1u << 2},
+    {"Clip", 1, 3, 1, kAllInputs, kAnyOptional},            // min, max optional
+    {"Squeeze", 1, 2, 1, 1}, {"Unsqueeze", 1, 2, 1, 1},     // axes
+    {"Slice", 3, 5, 1, 1},                                  // starts, ends, axes, steps
+    {"Pad", 1, 4, 1, 1},                                    // pads, constant value, axes
+    {"Reshape", 2, 2, 1, 1},                                // the target shape
+    {"MatMul", 2, 2},
+    {"MaxPool", 1, 1, 2},                                   // Indices
+};
+// Every Reduce* op: data, then optional axes.
+constexpr OperandRow kReduceRow = {"Reduce*", 1, 2, 1, 1};
+
+OperandRow operandRow(const Node& n) {
+  for (const OperandRow& r : kOperandRows)
+    if (r.op == n.op) return r;
+  if (n.op.rfind("Reduce", 0) == 0) return kReduceRow;
+  return isBinaryElementwise(n.op) ? OperandRow{n.op, 2, 2} : OperandRow{n.op, 1, 1};
+}
+
+size_t expectedInputs(const OperandRow& r, const Node& n) {
+  return std::clamp(n.inputs.size(), r.minIn, r.maxIn == kVariadic ? std::max(r.minIn, n.inputs.size()) : r.maxIn);
 }
 
 }  // namespace
@@ -108,25 +139,18 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
       FL_RETURN_IF_ERROR(checkOwnOperands(body, n));
       continue;
     }
-    // LayerNormalization's Mean and InvStdDev, MaxPool's Indices: written by their nests.
-    size_t maxOuts = n.op == "LayerNormalization" ? 3 : n.op == "MaxPool" || n.op == "Dropout" ? 2 : 1;
-    if (n.inputs.size() != expectedInputs(n) || n.outputs.empty() || n.outputs.size() > maxOuts)
+    const OperandRow row = operandRow(n);
+    const size_t expected = expectedInputs(row, n), maxOuts = row.maxOut;
+    if (n.inputs.size() != expected || n.outputs.empty() || n.outputs.size() > maxOuts)
       return Status::error(n.op + " has " + std::to_string(n.inputs.size()) + " inputs and " +
                                std::to_string(n.outputs.size()) + " outputs; expected " +
-                               std::to_string(expectedInputs(n)) + " and " +
+                               std::to_string(expected) + " and " +
                                (maxOuts > 1 ? "at most " : "") + std::to_string(maxOuts),
                            where);
-    // Reshape's second input is its target shape (i64), a Reduce's its axes: not data.
-    size_t dataInputs = n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" ||
-                                n.op == "Slice" || n.op == "Pad" || n.op.rfind("Reduce", 0) == 0
-                            ? 1
-                            : n.inputs.size();
+    const size_t dataInputs = std::min(row.dataIn, n.inputs.size());
     for (size_t i = 0; i < dataInputs; ++i) {
       if (!n.inputs[i].valid()) {
-        if ((n.op == "Gemm" || n.op == "LayerNormalization" || n.op == "Conv") && i == 2)
-          continue;                    // optional
-        if (n.op == "Clip" || n.op == "Dropout") continue;  // optional inputs
-        if ((n.op == "QuantizeLinear" || n.op == "DequantizeLinear") && i == 2) continue;
+        if (i < 32 && (row.optional >> i) & 1u) continue;
         return Status::error("input " + std::to_string(i) + " is missing", where);
       }
       FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where, takesNonFloat(n.op), &n));
