@@ -85,9 +85,26 @@ std::string Schedule::toJson() const {
   return j.dump();
 }
 
+namespace {
+
+// Every schedule field is an integer, a bool or a string. A float read as an
+// integer is an out-of-range cast inside the JSON library when large (UB, found
+// by fuzz_tuning_log), so a log holding one is refused before anything is read.
+bool holdsFloat(const nlohmann::json& j) {
+  if (j.is_number_float()) return true;
+  if (j.is_structured())
+    for (const auto& item : j)
+      if (holdsFloat(item)) return true;
+  return false;
+}
+
+}  // namespace
+
 Expected<Schedule> scheduleFromJson(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Status::error("a schedule must be a JSON object");
+  if (holdsFloat(j))
+    return Status::error("bad schedule field: a number with a fraction or an exponent; schedule fields are integers");
   Schedule s;
   try {
     s.name = j.value("name", s.name);

@@ -49,6 +49,10 @@ Expected<std::vector<SliceAxis>> sliceAxes(const Node& n, const std::vector<int6
     seen[*ax] = true;
     int64_t dim = shape[*ax], step = steps[i];
     if (step == 0) return nodeError(n, "a slice step is 0");
+    // A step longer than the axis takes at most one element either way; clamped,
+    // no arithmetic on it can overflow (INT64_MIN came from a fuzzed model).
+    const int64_t reach = std::max<int64_t>(dim, 1);
+    step = std::clamp(step, -reach, reach);
     auto clampIdx = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0) v = v < -dim ? lo : v + dim;  // guard against overflow with huge negatives
       return std::clamp(v, lo, hi);
