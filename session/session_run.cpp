@@ -7,16 +7,24 @@
 #include "session/session.h"
 
 namespace fuselens {
+namespace {
+
+// Whether `g` has a graph input named `name` (--shape and --input name inputs only).
+bool hasInput(const Graph& g, const std::string& name) {
+  for (ValueId v : g.inputs())
+    if (g.value(v).name == name) return true;
+  return false;
+}
+
+}  // namespace
 
 Status Session::open(const OpenRequest& request, const Progress& progress, const CancelToken& cancel) {
   FL_RETURN_IF_ERROR(open(request.model, progress, cancel));
   if (!request.dims.empty()) FL_RETURN_IF_ERROR(bindDims(request.dims));
   if (!request.shapes.empty()) {
-    for (const auto& [name, dims] : request.shapes) {
-      bool isInput = false;
-      for (ValueId v : original().inputs()) isInput = isInput || original().value(v).name == name;
-      if (!isInput) return Status::error("the model has no input named '" + name + "'", "--shape " + name);
-    }
+    for (const auto& [name, dims] : request.shapes)
+      if (!hasInput(original(), name))
+        return Status::error("the model has no input named '" + name + "'", "--shape " + name);
     auto bound = bindInputShapes(request.shapes);
     if (!bound) return bound.status();
   }
@@ -48,9 +56,8 @@ Expected<std::map<std::string, TensorData>> Session::inputs(const InputRequest& 
   if (!model_) return Result::error("no model is open");
   std::map<std::string, TensorData> out;
   for (const auto& [name, path] : request.files) {
-    bool isInput = false;
-    for (ValueId v : original().inputs()) isInput = isInput || original().value(v).name == name;
-    if (!isInput) return Result::error("the model has no input named '" + name + "'", "--input " + name + "=" + path);
+    if (!hasInput(original(), name))
+      return Result::error("the model has no input named '" + name + "'", "--input " + name + "=" + path);
     auto t = readNpy(path);
     if (!t) return t.status();
     out[name] = std::move(*t);
