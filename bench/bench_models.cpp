@@ -11,7 +11,7 @@
 
 #include "benchmarks.h"
 #include "codegen/runtime/runtime.h"  // fuselens_set_max_threads: Session has no thread setting
-#include "codegen/target.h"   // hostTarget: Session offers no host facts
+#include "codegen/target.h"           // hostTarget: Session offers no host facts
 #include "core/io/npy.h"
 #include "session/pipeline_choice.h"
 

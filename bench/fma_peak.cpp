@@ -12,7 +12,8 @@ namespace {
 // Independent chains: enough to cover FMA latency x ports (deep pipelines
 // need more than 8), within the register file (32 zmm, 16 ymm).
 constexpr int kAcc512 = 24, kAcc256 = 12;
-constexpr long kIters = 1L << 23;  // ~200 M vector FMAs per thread per trial: long enough for the clock to settle
+constexpr long kIters =
+    1L << 23;  // ~200 M vector FMAs per thread per trial: long enough for the clock to settle
 
 // Returns a value that depends on every accumulator so the loop is not removed.
 __attribute__((target("avx512f"))) float run512(float seed) {
@@ -61,7 +62,8 @@ double measureFmaPeakGflops(int threads) {
         volatile float keep = lanes == 16 ? run512(float(t)) : run256(float(t));
         (void)keep;
         double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        rate[size_t(t)] = 2.0 * lanes * (lanes == 16 ? kAcc512 : kAcc256) * double(kIters) / s / 1e9;
+        rate[size_t(t)] =
+            2.0 * lanes * (lanes == 16 ? kAcc512 : kAcc256) * double(kIters) / s / 1e9;
       });
     for (auto& t : ts) t.join();
     double sum = 0;

@@ -9,16 +9,16 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "codegen/runtime/cpu_executor.h"
 #include "codegen/driver/driver_kernel.h"
-#include "codegen/runtime/host_kernel.h"
 #include "codegen/kernel_plan.h"
 #include "codegen/llvm/llvm_backend.h"
-#include "codegen/runtime/memory_plan.h"
 #include "codegen/lower/lower.h"
+#include "codegen/runtime/cpu_executor.h"
+#include "codegen/runtime/host_kernel.h"
+#include "codegen/runtime/memory_plan.h"
 #include "codegen/schedule/schedule.h"
-#include "codegen/target.h"
 #include "codegen/schedule/tuner.h"
+#include "codegen/target.h"
 #include "core/ops/registry.h"
 
 namespace fuselens {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "codegen/compiler.h"
-#include "codegen/runtime/host_kernel.h"
 #include "codegen/loop/loop_ir.h"
+#include "codegen/runtime/host_kernel.h"
 
 namespace fuselens {
 

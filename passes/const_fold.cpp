@@ -19,8 +19,9 @@ namespace fuselens {
 namespace {
 
 bool isNondeterministic(const Node& n) {
-  static const std::set<std::string> ops = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                            "RandomUniformLike", "Multinomial", "Bernoulli"};
+  static const std::set<std::string> ops = {"RandomNormal",     "RandomUniform",
+                                            "RandomNormalLike", "RandomUniformLike",
+                                            "Multinomial",      "Bernoulli"};
   return n.domain.empty() && ops.count(n.op);
 }
 
@@ -40,7 +41,9 @@ std::optional<TensorData> shapeFromType(const Graph& g, const Node& n) {
   auto dims = g.value(n.inputs[0]).type.staticShape();
   if (!dims) return {};
   int64_t rank = int64_t(dims->size());
-  auto clamp = [&](int64_t a) { return std::min(std::max(a < 0 ? a + rank : a, int64_t(0)), rank); };
+  auto clamp = [&](int64_t a) {
+    return std::min(std::max(a < 0 ? a + rank : a, int64_t(0)), rank);
+  };
   int64_t start = clamp(n.attrs.getInt("start", 0)), end = clamp(n.attrs.getInt("end", rank));
   std::vector<int64_t> out;
   for (int64_t i = start; i < end; ++i) out.push_back((*dims)[size_t(i)]);
@@ -87,7 +90,8 @@ class Folder {
   std::optional<Plan> planFold(const Node& n, PassResult& r) {
     if (n.body || isNondeterministic(n)) return {};
     if (auto shape = shapeFromType(g_, n))
-      return Plan{{*shape}, "fold-shape",
+      return Plan{{*shape},
+                  "fold-shape",
                   "Shape of " + g_.value(n.inputs[0]).type.str() + " is known at compile time"};
     if (!allInputsConstant(g_, n)) return {};
     const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
@@ -100,8 +104,9 @@ class Folder {
     int64_t created = 0, freed = 0;
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (!compatible(g_.value(n.outputs[i]).type, (*outs)[i]))
-        return skip(r, n, "its kernel gave " + (*outs)[i].type().str() + " where the graph says " +
-                              g_.value(n.outputs[i]).type.str());
+        return skip(r, n,
+                    "its kernel gave " + (*outs)[i].type().str() + " where the graph says " +
+                        g_.value(n.outputs[i]).type.str());
       created += (*outs)[i].numel();
     }
     for (ValueId in : n.inputs)
@@ -109,13 +114,15 @@ class Folder {
         freed += g_.value(in).constant->numel();
     if (created > maxElements_ && created > freed) {
       ++r.stats["folds skipped (size cap)"];
-      return skip(r, n, "it would add a " + std::to_string(created) +
-                            "-element constant while its inputs stay alive; the cap is max-elements=" +
-                            std::to_string(maxElements_));
+      return skip(r, n,
+                  "it would add a " + std::to_string(created) +
+                      "-element constant while its inputs stay alive; the cap is max-elements=" +
+                      std::to_string(maxElements_));
     }
     outs->resize(n.outputs.size());
-    return Plan{std::move(*outs), "fold",
-                "evaluated at compile time into " + std::to_string(created) + " constant element(s)"};
+    return Plan{
+        std::move(*outs), "fold",
+        "evaluated at compile time into " + std::to_string(created) + " constant element(s)"};
   }
 
   std::nullopt_t skip(PassResult& r, const Node& n, const std::string& why) {

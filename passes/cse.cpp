@@ -19,8 +19,9 @@ namespace fuselens {
 namespace {
 
 bool mergeable(const Node& n) {
-  static const std::set<std::string> random = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                               "RandomUniformLike", "Multinomial", "Bernoulli"};
+  static const std::set<std::string> random = {"RandomNormal",     "RandomUniform",
+                                               "RandomNormalLike", "RandomUniformLike",
+                                               "Multinomial",      "Bernoulli"};
   return !n.body && !n.outputs.empty() && !(n.domain.empty() && random.count(n.op));
 }
 
@@ -77,7 +78,8 @@ void mergeNodes(Graph& g, Rewriter& rw, const std::vector<NodeId>& order) {
     }
     const Node copy = n;
     std::string sentence = "computes the same as " + describeNode(g.node(keep));
-    for (size_t i = 0; i < copy.outputs.size(); ++i) rw.replaceValue(copy.outputs[i], g.node(keep).outputs[i]);
+    for (size_t i = 0; i < copy.outputs.size(); ++i)
+      rw.replaceValue(copy.outputs[i], g.node(keep).outputs[i]);
     rw.log("cse-node", copy, sentence);
     rw.eraseIfDead(id);
   }

@@ -38,12 +38,14 @@ std::vector<SplitEdge> splitEdges(const Graph& g, const std::vector<FusionDecisi
       seen.push_back(p);
       const Node& pn = g.node(p);
       SplitEdge e;
-      e.producer = p, e.consumer = c, e.value = in, e.producerName = pn.name, e.consumerName = cn.name;
+      e.producer = p, e.consumer = c, e.value = in, e.producerName = pn.name,
+      e.consumerName = cn.name;
       if (pn.body) e.producerGroup = int(pn.attrs.getInt("group", -1));
       if (cn.body) e.consumerGroup = int(cn.attrs.getInt("group", -1));
       auto pNames = memberNames(pn), cNames = memberNames(cn);
       for (const FusionDecision& d : decisions)
-        if (!d.accepted && contains(pNames, d.producerName) && contains(cNames, d.consumerName)) e.decision = &d;
+        if (!d.accepted && contains(pNames, d.producerName) && contains(cNames, d.consumerName))
+          e.decision = &d;
       if (e.decision)
         e.reason = e.decision->reason;
       else if (decisions.empty())

@@ -72,7 +72,8 @@ const Node& memberAt(const Node& n, ValueId v, bool producerSide) {
 
 class GroupSets {
  public:
-  explicit GroupSets(size_t n) : parent_(n), size_(n, 1), kind_(n, PatternKind::Opaque), members_(n) {
+  explicit GroupSets(size_t n)
+      : parent_(n), size_(n, 1), kind_(n, PatternKind::Opaque), members_(n) {
     std::iota(parent_.begin(), parent_.end(), 0);
     for (size_t i = 0; i < n; ++i) members_[i] = {NodeId(int32_t(i))};
   }
@@ -103,7 +104,8 @@ class GroupSets {
 
 // The values a set of nodes reads from outside it, scalar constants excepted
 // (outlining copies those into the body).
-std::set<ValueId> externalInputs(const Graph& g, const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
+std::set<ValueId> externalInputs(const Graph& g, const std::vector<NodeId>& a,
+                                 const std::vector<NodeId>& b) {
   std::set<NodeId> in(a.begin(), a.end());
   in.insert(b.begin(), b.end());
   std::set<ValueId> out;
@@ -122,9 +124,11 @@ std::set<ValueId> externalInputs(const Graph& g, const std::vector<NodeId>& a, c
 // the fused kernel: walk the members in topological order; a member's result is
 // live from its definition to its last use inside the group, and every input
 // the group reads is one more value the thread holds when it is loaded.
-int64_t liveValues(const Graph& g, const std::vector<NodeId>& members, const std::vector<int>& topoIndex) {
+int64_t liveValues(const Graph& g, const std::vector<NodeId>& members,
+                   const std::vector<int>& topoIndex) {
   std::vector<NodeId> order = members;
-  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return topoIndex[a.index] < topoIndex[b.index]; });
+  std::sort(order.begin(), order.end(),
+            [&](NodeId a, NodeId b) { return topoIndex[a.index] < topoIndex[b.index]; });
   std::map<ValueId, int> lastUse;  // value -> position of its last reader in the group
   for (int i = 0; i < int(order.size()); ++i)
     for (ValueId v : g.node(order[i]).inputs)
@@ -147,7 +151,11 @@ int64_t liveValues(const Graph& g, const std::vector<NodeId>& members, const std
 class FusionPlanner {
  public:
   FusionPlanner(const Graph& g, const FuseOpsOptions& opts, bool layoutBefore)
-      : g_(g), opts_(opts), layoutBefore_(layoutBefore), sets_(g.nodeCapacity()), kinds_(g.nodeCapacity()),
+      : g_(g),
+        opts_(opts),
+        layoutBefore_(layoutBefore),
+        sets_(g.nodeCapacity()),
+        kinds_(g.nodeCapacity()),
         topoIndex_(g.nodeCapacity(), 0) {}
 
   std::vector<FusionDecision> plan(const std::vector<NodeId>& order) {
@@ -199,40 +207,52 @@ class FusionPlanner {
     if (v.hint.empty() && v.rule == FusionRule::TwoAnchors)
       v.hint = twoAnchorsHint(g_, memberAt(pn, edge, true), memberAt(cn, edge, false));
     if (!layoutBefore_ && (groupTouchesNchwConv(pn) || groupTouchesNchwConv(cn)))
-      if (std::string h = layoutHint(v.rule); !h.empty()) v.hint = v.hint.empty() ? h : v.hint + "; or " + h;
+      if (std::string h = layoutHint(v.rule); !h.empty())
+        v.hint = v.hint.empty() ? h : v.hint + "; or " + h;
   }
 
   bool groupTouchesNchwConv(const Node& n) {
     const auto& members = sets_.members(n.id.index);
-    return std::any_of(members.begin(), members.end(), [&](NodeId m) { return touchesNchwConv(g_, g_.node(m)); });
+    return std::any_of(members.begin(), members.end(),
+                       [&](NodeId m) { return touchesNchwConv(g_, g_.node(m)); });
   }
 
   RuleVerdict check(const Node& pn, const Node& cn, ValueId edge) {
     PatternKind pk = kinds_[pn.id.index], ck = kinds_[cn.id.index];
-    if (pk == PatternKind::Opaque || ck == PatternKind::Opaque) return opaque(pk == PatternKind::Opaque ? pn : cn);
+    if (pk == PatternKind::Opaque || ck == PatternKind::Opaque)
+      return opaque(pk == PatternKind::Opaque ? pn : cn);
     if (sets_.find(pn.id.index) == sets_.find(cn.id.index))
-      return {true, FusionRule::SameGroup, label(pn) + " is already in the group of " + label(cn), {}};
+      return {
+          true, FusionRule::SameGroup, label(pn) + " is already in the group of " + label(cn), {}};
     if (auto others = otherUsers(pn, cn); !others.empty())
-      return {false, FusionRule::ProducerHasOtherUsers,
-              label(pn) + " has other users (" + others + ") that do not all end up in one group with " +
-                  label(cn) + "; fusing it would compute it once per kernel",
-              "it fuses when all its users join one group (their paths reconverge, e.g. in an Add)"};
+      return {
+          false, FusionRule::ProducerHasOtherUsers,
+          label(pn) + " has other users (" + others +
+              ") that do not all end up in one group with " + label(cn) +
+              "; fusing it would compute it once per kernel",
+          "it fuses when all its users join one group (their paths reconverge, e.g. in an Add)"};
     return checkMerge(pn, cn, sets_.kind(cn.id.index), edge);
   }
 
   // The kind table, then the limits, for merging pn's group into cn's.
-  RuleVerdict checkMerge(const Node& pn, const Node& cn, PatternKind consumerGroupKind, ValueId edge) {
-    EdgeFacts e{label(pn), label(cn), kinds_[pn.id.index], kinds_[cn.id.index], sets_.kind(pn.id.index),
+  RuleVerdict checkMerge(const Node& pn, const Node& cn, PatternKind consumerGroupKind,
+                         ValueId edge) {
+    EdgeFacts e{label(pn),
+                label(cn),
+                kinds_[pn.id.index],
+                kinds_[cn.id.index],
+                sets_.kind(pn.id.index),
                 consumerGroupKind};
-    const bool twoReduces =
-        sets_.kind(pn.id.index) == PatternKind::CommReduce && consumerGroupKind == PatternKind::CommReduce;
+    const bool twoReduces = sets_.kind(pn.id.index) == PatternKind::CommReduce &&
+                            consumerGroupKind == PatternKind::CommReduce;
     auto fold = layoutTransformFold(memberAt(pn, edge, true), memberAt(cn, edge, false), edge,
-                                    sets_.size(pn.id.index) == 1, sets_.kind(pn.id.index), consumerGroupKind,
-                                    label(pn), label(cn));
+                                    sets_.size(pn.id.index) == 1, sets_.kind(pn.id.index),
+                                    consumerGroupKind, label(pn), label(cn));
     RuleVerdict v = fold ? *fold
-                    : twoReduces ? reduceChain(g_, sets_.members(pn.id.index), sets_.members(cn.id.index), label(pn),
-                                               label(cn), opts_.multiAnchor)
-                                 : decideKinds(e);
+                    : twoReduces
+                        ? reduceChain(g_, sets_.members(pn.id.index), sets_.members(cn.id.index),
+                                      label(pn), label(cn), opts_.multiAnchor)
+                        : decideKinds(e);
     if (!v.accepted) return v;
     if (kinds_[cn.id.index] <= PatternKind::Broadcast)  // shares the consumer's loop nest
       if (auto dyn = dynamicDim(g_, edge, cn, label(pn), label(cn))) return *dyn;
@@ -255,21 +275,26 @@ class FusionPlanner {
     int64_t live = liveValues(g_, merged, topoIndex_);
     if (live > opts_.liveBudget)
       return {false, FusionRule::RegisterPressure,
-              "estimated " + std::to_string(live) + " live values per thread; the budget for target " +
-                  opts_.target + " is " + std::to_string(opts_.liveBudget),
+              "estimated " + std::to_string(live) +
+                  " live values per thread; the budget for target " + opts_.target + " is " +
+                  std::to_string(opts_.liveBudget),
               "raise the budget: fuse-ops{live-budget=" + std::to_string(live) + "}"};
     return v;
   }
 
   RuleVerdict opaque(const Node& o) {
     if (o.op == kFusedOp && o.domain == kFuseLensDomain)
-      return {false, FusionRule::AlreadyFused, label(o) + " is a group an earlier pass formed; fuse-ops does not reopen it",
+      return {false, FusionRule::AlreadyFused,
+              label(o) + " is a group an earlier pass formed; fuse-ops does not reopen it",
               "run fuse-ops once per pipeline (fuse-patterns' groups it does extend)"};
     bool known = OpRegistry::instance().find(o.domain, o.op) != nullptr;
     return {false, FusionRule::OpaqueOp,
-            label(o) + " is Opaque (" + (known ? "its op has no fusion rule" : "no op in the registry is " + o.op) +
+            label(o) + " is Opaque (" +
+                (known ? "its op has no fusion rule" : "no op in the registry is " + o.op) +
                 "), so it runs as its own kernel",
-            known ? "" : "add " + o.op + " to the op registry (core/ops) with a pattern kind and an eager kernel"};
+            known ? ""
+                  : "add " + o.op +
+                        " to the op registry (core/ops) with a pattern kind and an eager kernel"};
   }
 
   // 2b. A producer whose users all sit in one group joins that group.
@@ -293,7 +318,8 @@ class FusionPlanner {
         RuleVerdict v = checkMerge(pn, cn, sets_.kind(target), d.edge);
         if (!v.accepted) addHints(v, pn, cn, d.edge);
         if (!v.accepted) {
-          d.reason = "rejected: every user of " + label(pn) + " is in the group of " + label(cn) + ", but " + v.sentence;
+          d.reason = "rejected: every user of " + label(pn) + " is in the group of " + label(cn) +
+                     ", but " + v.sentence;
           d.rule = v.rule;
           d.hint = v.hint;
           continue;
@@ -306,7 +332,8 @@ class FusionPlanner {
             other.rule = FusionRule::Reconverge;
             other.reason = "accepted: every user of " + label(pn) + " is in the group of " +
                            label(g_.node(other.consumer)) +
-                           ": all its paths reconverge inside the group (post-dominator), so it is computed once there";
+                           ": all its paths reconverge inside the group (post-dominator), so it is "
+                           "computed once there";
             other.hint.clear();
           }
       }
@@ -342,7 +369,8 @@ PassResult FuseOpsPass::run(Graph& g, PassContext& ctx) {
   auto order = g.topoOrder();
   if (!order) return PassResult::failed(Status::error("the graph has a cycle", "fuse-ops"));
   bool layoutBefore = false;  // a layout pass ran earlier in this pipeline
-  for (size_t i = 0; i < ctx.position && i < ctx.pipeline.size(); ++i) layoutBefore |= ctx.pipeline[i] == "layout";
+  for (size_t i = 0; i < ctx.position && i < ctx.pipeline.size(); ++i)
+    layoutBefore |= ctx.pipeline[i] == "layout";
   FusionPlanner planner(g, opts_, layoutBefore);
   std::vector<FusionDecision> decisions = planner.plan(*order);
 
@@ -374,7 +402,8 @@ PassResult FuseOpsPass::run(Graph& g, PassContext& ctx) {
         continue;
       }
       PatternKind k = groupNodeKind(n);
-      if (kind.rfind("pattern-", 0) != 0 || k > strongest) kind = n.attrs.getString("kind", kind), strongest = k;
+      if (kind.rfind("pattern-", 0) != 0 || k > strongest)
+        kind = n.attrs.getString("kind", kind), strongest = k;
       auto inner = inlineGroup(g, m);
       flat.insert(flat.end(), inner.begin(), inner.end());
     }
@@ -387,7 +416,8 @@ PassResult FuseOpsPass::run(Graph& g, PassContext& ctx) {
     int r = planner.groupOf(d.consumer);
     if (d.accepted && groupIds.count(r)) d.group = groupIds[r];
   }
-  int64_t rejected = std::count_if(decisions.begin(), decisions.end(), [](auto& d) { return !d.accepted; });
+  int64_t rejected =
+      std::count_if(decisions.begin(), decisions.end(), [](auto& d) { return !d.accepted; });
   ctx.decisions.insert(ctx.decisions.end(), decisions.begin(), decisions.end());
   PassResult result;
   result.changed = next > 0;

@@ -17,10 +17,13 @@ namespace {
 
 std::string idOf(FusionRule r) { return std::string(fusionRuleId(r)); }
 
-bool isAnchorKind(PatternKind k) { return k == PatternKind::CommReduce || k == PatternKind::OutEWiseFusable; }
+bool isAnchorKind(PatternKind k) {
+  return k == PatternKind::CommReduce || k == PatternKind::OutEWiseFusable;
+}
 
-FusionDecision decision(const Graph& g, NodeId p, NodeId c, ValueId edge, bool accepted, FusionRule rule,
-                        const std::string& sentence, const std::string& hint = {}) {
+FusionDecision decision(const Graph& g, NodeId p, NodeId c, ValueId edge, bool accepted,
+                        FusionRule rule, const std::string& sentence,
+                        const std::string& hint = {}) {
   const Node& pn = g.node(p);
   const Node& cn = g.node(c);
   FusionDecision d{p, c, pn.name, cn.name, pn.op, cn.op, edge};
@@ -59,9 +62,11 @@ std::optional<FusionDecision> escape(const Graph& g, const PatternMatch& m, Fusi
       for (NodeId u : g.value(o).users)
         if (!in.count(u))
           return decision(g, id, u, o, false, rule,
-                          what + " is inside a " + idOf(rule) + " match (" + m.facts + ") but is also read by " +
-                              nodeLabel(g.node(u)) + " outside it, so the pattern does not form: its group "
-                              "would have to store " + what + " as well");
+                          what + " is inside a " + idOf(rule) + " match (" + m.facts +
+                              ") but is also read by " + nodeLabel(g.node(u)) +
+                              " outside it, so the pattern does not form: its group "
+                              "would have to store " +
+                              what + " as well");
       if (g.isGraphOutput(o)) {
         NodeId next = g.value(o).users.empty() ? id : g.value(o).users[0];
         return decision(g, id, next, o, false, rule,
@@ -79,7 +84,8 @@ void applyRewrite(Rewriter& rw, const PatternMatch& m, FusionRule rule) {
   std::vector<ValueId> ins;
   for (const PatternOperand& o : m.rewriteInputs)
     ins.push_back(o.data ? rw.addConstant(freshName(g, o.name), o.data) : o.value);
-  NodeId id = rw.addNodeFor(exit, m.rewriteOp, ins, m.rewriteAttrs, {g.value(exit.outputs[0]).type});
+  NodeId id =
+      rw.addNodeFor(exit, m.rewriteOp, ins, m.rewriteAttrs, {g.value(exit.outputs[0]).type});
   for (NodeId member : m.members) rw.addOrigins(id, g.node(member).origins);
   rw.log(idOf(rule), exit, m.facts + " -> " + m.rewriteOp);
   rw.replaceValue(exit.outputs[0], g.node(id).outputs[0]);
@@ -92,7 +98,8 @@ class PatternFuser {
 
   // 1. The exact decomposed forms become one op each.
   void rewrite(Rewriter& rw) {
-    const std::vector<NodeId> order = g_.topoOrder().value();  // a named copy: the optional is a temporary
+    const std::vector<NodeId> order =
+        g_.topoOrder().value();  // a named copy: the optional is a temporary
     for (NodeId id : order) {
       if (!g_.hasNode(id)) continue;  // erased by an earlier rewrite
       for (const PatternRow& row : patternTable()) {
@@ -101,8 +108,9 @@ class PatternFuser {
         const PatternMatch& m = *o.match;
         for (auto [p, c, v] : innerEdges(g_, m))
           decisions.push_back(decision(g_, p, c, v, true, row.rule,
-                                       nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " +
-                                           idOf(row.rule) + ", " + m.facts + "; the constants are exactly " + m.rewriteOp +
+                                       nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) +
+                                           " are part of " + idOf(row.rule) + ", " + m.facts +
+                                           "; the constants are exactly " + m.rewriteOp +
                                            "'s, so the match is rewritten to one " + m.rewriteOp +
                                            " op, which codegen lowers directly"));
         applyRewrite(rw, m, row.rule);
@@ -114,17 +122,19 @@ class PatternFuser {
   // 2. Every other match claims its nodes, rows in table order.
   void plan() {
     std::set<NodeId> claimed;
-    const std::vector<NodeId> order = g_.topoOrder().value();  // a named copy: the optional is a temporary
+    const std::vector<NodeId> order =
+        g_.topoOrder().value();  // a named copy: the optional is a temporary
     for (NodeId id : order) {
       for (const PatternRow& row : patternTable()) {
         if (claimed.count(id)) break;
         PatternOutcome o = row.match(g_, g_.node(id));
         for (const NearMiss& miss : o.misses)
-          decisions.push_back(decision(g_, miss.producer, miss.consumer, miss.edge, false, row.rule, miss.sentence,
-                                       miss.hint));
+          decisions.push_back(decision(g_, miss.producer, miss.consumer, miss.edge, false, row.rule,
+                                       miss.sentence, miss.hint));
         if (!o.match) continue;
         PatternMatch& m = *o.match;
-        if (std::any_of(m.members.begin(), m.members.end(), [&](NodeId n) { return claimed.count(n) != 0; }))
+        if (std::any_of(m.members.begin(), m.members.end(),
+                        [&](NodeId n) { return claimed.count(n) != 0; }))
           continue;  // part of it is in a pattern of a higher row
         if (auto esc = escape(g_, m, row.rule)) {
           decisions.push_back(*esc);
@@ -136,11 +146,14 @@ class PatternFuser {
         }
         for (NodeId n : m.members) claimed.insert(n);
         const size_t first = decisions.size();
-        std::string extra = m.whyNoRewrite.empty() ? "" : "; it stays a group, not one op, because " + m.whyNoRewrite;
+        std::string extra = m.whyNoRewrite.empty()
+                                ? ""
+                                : "; it stays a group, not one op, because " + m.whyNoRewrite;
         for (auto [p, c, v] : innerEdges(g_, m))
           decisions.push_back(decision(g_, p, c, v, true, row.rule,
-                                       nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " +
-                                           idOf(row.rule) + ", " + m.facts + extra));
+                                       nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) +
+                                           " are part of " + idOf(row.rule) + ", " + m.facts +
+                                           extra));
         planned.push_back({row.rule, m.members, first, decisions.size()});
       }
     }
@@ -186,11 +199,12 @@ class PatternFuser {
       if (!isAnchorKind(patternKindOf(g_, c)) || firstAnchor.count(c)) continue;
       decisions.push_back(decision(
           g_, p, c, v, false, rule,
-          nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " + idOf(rule) + ", " + m.facts + ", but the group " +
-              "would hold " + std::to_string(anchors.size()) + " anchors (" + list +
-              "); multi-anchor groups are off (multi-anchor=0)" +
+          nodeLabel(g_.node(p)) + " -> " + nodeLabel(g_.node(c)) + " are part of " + idOf(rule) +
+              ", " + m.facts + ", but the group " + "would hold " + std::to_string(anchors.size()) +
+              " anchors (" + list + "); multi-anchor groups are off (multi-anchor=0)" +
               (m.whyNoRewrite.empty() ? "" : " (no one-op rewrite: " + m.whyNoRewrite + ")"),
-          "form it with fuse-patterns{multi-anchor=1} (the default): codegen runs the anchors as stages of one kernel"));
+          "form it with fuse-patterns{multi-anchor=1} (the default): codegen runs the anchors as "
+          "stages of one kernel"));
     }
   }
 
@@ -204,23 +218,27 @@ int firstFreeGroupId(const Graph& g) {
   int next = 0;
   for (NodeId id : g.nodeIds()) {
     const Node& n = g.node(id);
-    if (n.op == kFusedOp && n.domain == kFuseLensDomain) next = std::max(next, int(n.attrs.getInt("group", -1)) + 1);
+    if (n.op == kFusedOp && n.domain == kFuseLensDomain)
+      next = std::max(next, int(n.attrs.getInt("group", -1)) + 1);
   }
   return next;
 }
 
 PassResult FusePatternsPass::run(Graph& g, PassContext& ctx) {
-  if (!g.topoOrder()) return PassResult::failed(Status::error("the graph has a cycle", "fuse-patterns"));
+  if (!g.topoOrder())
+    return PassResult::failed(Status::error("the graph has a cycle", "fuse-patterns"));
   PatternFuser fuser(g, opts_);
   Rewriter rw(g);
   fuser.rewrite(rw);  // 1
   const int64_t rewrites = rw.count();
-  if (ctx.cancel.cancelled()) return PassResult::failed(Status::error("cancelled", "fuse-patterns"));
-  fuser.plan();       // 2
+  if (ctx.cancel.cancelled())
+    return PassResult::failed(Status::error("cancelled", "fuse-patterns"));
+  fuser.plan();                   // 2
   int64_t ops = fuser.outline();  // 3
   PassResult result;
   rw.finish(result);
-  int64_t rejected = std::count_if(fuser.decisions.begin(), fuser.decisions.end(), [](auto& d) { return !d.accepted; });
+  int64_t rejected = std::count_if(fuser.decisions.begin(), fuser.decisions.end(),
+                                   [](auto& d) { return !d.accepted; });
   result.changed = rewrites > 0 || !fuser.planned.empty();
   result.stats["ops rewritten"] = rewrites;
   result.stats["groups formed"] = int64_t(fuser.planned.size());

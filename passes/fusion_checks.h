@@ -28,8 +28,8 @@ RuleVerdict reduceChain(const Graph& g, const std::vector<NodeId>& producerGroup
 // dynamic-dim: `edge` (read by the elementwise consumer `cn`) and cn's output
 // name different dynamic dims at one position, so one loop nest cannot be
 // shaped for both at compile time. nullopt when the dims agree.
-std::optional<RuleVerdict> dynamicDim(const Graph& g, ValueId edge, const Node& cn, const std::string& producer,
-                                      const std::string& consumer);
+std::optional<RuleVerdict> dynamicDim(const Graph& g, ValueId edge, const Node& cn,
+                                      const std::string& producer, const std::string& consumer);
 
 // True when `n` (or a member of its body) is a Conv or pooling op on a plain
 // (not channel-blocked) rank-4 tensor.
@@ -47,9 +47,11 @@ std::string layoutHint(FusionRule rule);
 // edge, which the kind table decides. The ToNCHWc joins only alone
 // (`producerAlone`): ops fused before it would be recomputed at every tap of
 // the window, which prologue-into-anchor keeps out.
-std::optional<RuleVerdict> layoutTransformFold(const Node& pn, const Node& cn, ValueId edge, bool producerAlone,
-                                               PatternKind producerGroup, PatternKind consumerGroup,
-                                               const std::string& producer, const std::string& consumer);
+std::optional<RuleVerdict> layoutTransformFold(const Node& pn, const Node& cn, ValueId edge,
+                                               bool producerAlone, PatternKind producerGroup,
+                                               PatternKind consumerGroup,
+                                               const std::string& producer,
+                                               const std::string& consumer);
 
 // What a rejected two-anchors edge could do instead, when there is something.
 std::string twoAnchorsHint(const Graph& g, const Node& pn, const Node& cn);

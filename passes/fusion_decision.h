@@ -16,14 +16,36 @@ namespace fuselens {
 // JSON, the GUI and docs/fusion-rules.md print, so an id never changes.
 enum class FusionRule {
   // accepted (fuse-ops, layout)
-  ElemwiseChain, InjectiveChain, AnchorEpilogue, ReduceEpilogue, IntoReduce, Reconverge,
-  ReduceChain, LayoutPrologue, LayoutEpilogue, SameGroup,
+  ElemwiseChain,
+  InjectiveChain,
+  AnchorEpilogue,
+  ReduceEpilogue,
+  IntoReduce,
+  Reconverge,
+  ReduceChain,
+  LayoutPrologue,
+  LayoutEpilogue,
+  SameGroup,
   // rejected (fuse-ops)
-  Opaque, OpaqueOp, ProducerHasOtherUsers, TwoAnchors, PrologueIntoAnchor, InjectiveAfterAnchor,
-  FusionWindow, GroupInputs, RegisterPressure, AlreadyFused, DynamicDim,
+  Opaque,
+  OpaqueOp,
+  ProducerHasOtherUsers,
+  TwoAnchors,
+  PrologueIntoAnchor,
+  InjectiveAfterAnchor,
+  FusionWindow,
+  GroupInputs,
+  RegisterPressure,
+  AlreadyFused,
+  DynamicDim,
   // fuse-patterns: one per pattern table row, also the group's kind
-  PatternAttention, PatternSoftmax, PatternLayerNorm, PatternConvBnAct, PatternMatMulBiasAct,
-  PatternGelu, PatternSilu,
+  PatternAttention,
+  PatternSoftmax,
+  PatternLayerNorm,
+  PatternConvBnAct,
+  PatternMatMulBiasAct,
+  PatternGelu,
+  PatternSilu,
 };
 
 // The display id of a rule: "producer-has-other-users".

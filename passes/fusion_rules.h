@@ -13,8 +13,8 @@
 namespace fuselens {
 
 struct EdgeFacts {
-  std::string producer;  // "MatMul 'fc1'"
-  std::string consumer;  // "Relu 'act1'"
+  std::string producer;           // "MatMul 'fc1'"
+  std::string consumer;           // "Relu 'act1'"
   PatternKind producerKind;       // the producer op's own kind
   PatternKind consumerKind;       // the consumer op's own kind
   PatternKind producerGroupKind;  // strongest kind in the producer's group

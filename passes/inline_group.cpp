@@ -26,7 +26,8 @@ std::vector<NodeId> inlineGroup(Graph& g, NodeId fusedId) {
     outer[c] = copy;
   }
   std::vector<NodeId> added;
-  const std::vector<NodeId> order = body.topoOrder().value();  // a named copy: the optional is a temporary
+  const std::vector<NodeId> order =
+      body.topoOrder().value();  // a named copy: the optional is a temporary
   for (NodeId id : order) {
     const Node& n = body.node(id);
     std::vector<ValueId> ins;

@@ -34,14 +34,17 @@ enum class Operand { Full, Scalar, PerChannel, Absent, Bad };
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-bool isOp(const Node& n, const char* op, const char* domain = "") { return n.op == op && n.domain == domain; }
+bool isOp(const Node& n, const char* op, const char* domain = "") {
+  return n.op == op && n.domain == domain;
+}
 
 // The static shape of a plain 4-D f32 value; nullopt otherwise.
 std::optional<std::vector<int64_t>> plain4d(const Graph& g, ValueId v) {
   if (!v.valid()) return std::nullopt;
   const Value& val = g.value(v);
   auto s = val.type.rankKnown ? val.type.staticShape() : std::nullopt;
-  if (!s || s->size() != 4 || val.type.dtype != DType::F32 || val.layout.blocked()) return std::nullopt;
+  if (!s || s->size() != 4 || val.type.dtype != DType::F32 || val.layout.blocked())
+    return std::nullopt;
   return s;
 }
 
@@ -53,8 +56,8 @@ Operand operandKind(const Graph& g, ValueId v, const std::vector<int64_t>& out) 
   if (*s == out && val.type.dtype == DType::F32) return Operand::Full;
   int64_t numel = std::accumulate(s->begin(), s->end(), int64_t(1), std::multiplies<>());
   if (numel == 1 && s->size() <= 4) return Operand::Scalar;  // broadcasts to any rank alike
-  bool perChannel = (*s == std::vector<int64_t>{out[1], 1, 1} ||
-                     *s == std::vector<int64_t>{1, out[1], 1, 1});
+  bool perChannel =
+      (*s == std::vector<int64_t>{out[1], 1, 1} || *s == std::vector<int64_t>{1, out[1], 1, 1});
   if (perChannel && val.constant && val.type.dtype == DType::F32) return Operand::PerChannel;
   // A computed tensor with the same channels that broadcasts over N, H or W
   // (squeeze-excite's [N,C,1,1] scale) blocks like a full operand: its lanes
@@ -78,7 +81,8 @@ Expected<std::vector<int64_t>> explicitPads(const Node& n, const std::vector<int
   if (s.size() != 2 || d.size() != 2 || p.size() != 4 || kernel.size() != 2)
     return Status::error("its strides, dilations or pads do not name 2 spatial dims");
   std::string autoPad = n.attrs.getString("auto_pad", "NOTSET");
-  if (pool && n.attrs.getInt("ceil_mode", 0) != 0) return Status::error("ceil_mode=1 has no blocked form");
+  if (pool && n.attrs.getInt("ceil_mode", 0) != 0)
+    return Status::error("ceil_mode=1 has no blocked form");
   if (autoPad == "VALID") p = {0, 0, 0, 0};
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     if (pool) return Status::error("auto_pad " + autoPad + " on a pool has no blocked form");
@@ -91,7 +95,8 @@ Expected<std::vector<int64_t>> explicitPads(const Node& n, const std::vector<int
   }
   for (int i = 0; i < 2; ++i) {
     int64_t dk = (kernel[i] - 1) * d[i] + 1;
-    if (s[i] <= 0 || in[i] + p[i] + p[i + 2] < dk || (in[i] + p[i] + p[i + 2] - dk) / s[i] + 1 != out[i])
+    if (s[i] <= 0 || in[i] + p[i] + p[i + 2] < dk ||
+        (in[i] + p[i] + p[i + 2] - dk) / s[i] + 1 != out[i])
       return Status::error("its window geometry does not match its output shape");
   }
   return p;
@@ -135,22 +140,27 @@ class Classifier {
   }
 
  private:
-  std::optional<Candidate> conv(const Node& n, const std::vector<int64_t>& y, std::string& why) const {
+  std::optional<Candidate> conv(const Node& n, const std::vector<int64_t>& y,
+                                std::string& why) const {
     auto x = n.inputs.empty() ? std::nullopt : plain4d(g_, n.inputs[0]);
     if (!x) return why = "its input is not a 4-D f32 tensor of static shape in NCHW", std::nullopt;
     const TensorData* w = n.inputs.size() > 1 ? constantOf(g_, n.inputs[1]) : nullptr;
     if (!w || w->dtype != DType::F32 || w->rank() != 4)
       return why = "its weights are not a 4-D f32 constant", std::nullopt;
-    const TensorData* b = n.inputs.size() > 2 && n.inputs[2].valid() ? constantOf(g_, n.inputs[2]) : nullptr;
+    const TensorData* b =
+        n.inputs.size() > 2 && n.inputs[2].valid() ? constantOf(g_, n.inputs[2]) : nullptr;
     if (n.inputs.size() > 2 && n.inputs[2].valid() && (!b || b->dtype != DType::F32))
       return why = "its bias is not an f32 constant", std::nullopt;
     int64_t group = n.attrs.getInt("group", 1), C = (*x)[1], M = w->shape[0];
     bool depthwise = group > 1 && group == C && M == C && w->shape[1] == 1;
     if (group != 1 && !depthwise)
-      return why = "group " + std::to_string(group) + " is neither 1 nor depthwise (one output per channel)",
+      return why = "group " + std::to_string(group) +
+                   " is neither 1 nor depthwise (one output per channel)",
              std::nullopt;
-    if (group == 1 && w->shape[1] != C) return why = "its weights do not match its input", std::nullopt;
-    auto pads = explicitPads(n, {(*x)[2], (*x)[3]}, {w->shape[2], w->shape[3]}, {y[2], y[3]}, false);
+    if (group == 1 && w->shape[1] != C)
+      return why = "its weights do not match its input", std::nullopt;
+    auto pads =
+        explicitPads(n, {(*x)[2], (*x)[3]}, {w->shape[2], w->shape[3]}, {y[2], y[3]}, false);
     if (!pads) return why = pads.status().diagnostic().message, std::nullopt;
     return Candidate{Role::Conv, *pads};
   }
@@ -236,15 +246,19 @@ class LayoutRewriter {
       // Per-channel means over H and W: a reduction the blocked tensor already is.
       op = isOp(old, "GlobalAveragePool") ? "ReduceMean" : "ReduceMax";
       attrs = {};
-      auto axes = std::make_shared<TensorData>(TensorData::fromVector<int64_t>(DType::I64, {2}, {2, 3}));
+      auto axes =
+          std::make_shared<TensorData>(TensorData::fromVector<int64_t>(DType::I64, {2}, {2, 3}));
       ins = {toBlocked(old.inputs[0]), g_.addConstant(freshName(g_, "hw_axes"), axes)};
     } else {
       for (ValueId v : old.inputs) {
         Operand k = operandKind(g_, v, y);
-        ins.push_back(k == Operand::Full ? toBlocked(v) : k == Operand::PerChannel ? blockPerChannel(v) : v);
+        ins.push_back(k == Operand::Full         ? toBlocked(v)
+                      : k == Operand::PerChannel ? blockPerChannel(v)
+                                                 : v);
       }
     }
-    NodeId nn = g_.addNode(op, ins, {{freshName(g_, out.name + suffix()), blockedType(out.type)}}, attrs, old.name);
+    NodeId nn = g_.addNode(op, ins, {{freshName(g_, out.name + suffix()), blockedType(out.type)}},
+                           attrs, old.name);
     g_.mutableNode(nn).domain = domain;
     g_.mutableNode(nn).origins = old.origins;
     ValueId blocked = g_.node(nn).outputs[0];
@@ -253,7 +267,8 @@ class LayoutRewriter {
     Attributes fa;
     fa.set("block", int64_t(b_));
     fa.set("channels", y[1]);
-    NodeId from = g_.addNode("FromNCHWc", {blocked}, {{freshName(g_, out.name + "_plain"), out.type}}, fa);
+    NodeId from =
+        g_.addNode("FromNCHWc", {blocked}, {{freshName(g_, out.name + "_plain"), out.type}}, fa);
     g_.mutableNode(from).domain = kFuseLensDomain;
     ValueId plain = g_.node(from).outputs[0];
     g_.mutableValue(plain).origin = out.origin;
@@ -264,7 +279,8 @@ class LayoutRewriter {
     g_.mutableValue(plain).name = out.name;
     twins_.push_back({blocked, plain, out.name});
     for (ValueId v : old.inputs)
-      if (v.valid() && g_.hasValue(v) && g_.value(v).constant && g_.value(v).users.empty() && !g_.isGraphOutput(v))
+      if (v.valid() && g_.hasValue(v) && g_.value(v).constant && g_.value(v).users.empty() &&
+          !g_.isGraphOutput(v))
         g_.removeValue(v);
   }
 
@@ -278,13 +294,15 @@ class LayoutRewriter {
       const Node& to = g_.node(id);
       ValueId mid = to.inputs[0], toOut = to.outputs[0];
       NodeId p = g_.value(mid).producer;
-      if (!p.valid() || !isOp(g_.node(p), "FromNCHWc", kFuseLensDomain) || g_.isGraphOutput(toOut)) continue;
+      if (!p.valid() || !isOp(g_.node(p), "FromNCHWc", kFuseLensDomain) || g_.isGraphOutput(toOut))
+        continue;
       const Node& from = g_.node(p);
       // Same block, and the blocked value really holds the From's channels
       // (else the To's zero padding would carry meaning the value lacks).
       int64_t block = from.attrs.getInt("block", 0);
       if (block != to.attrs.getInt("block", -1) ||
-          g_.value(from.inputs[0]).layout != Layout::blockedNCHW(int32_t(block), from.attrs.getInt("channels", 0)))
+          g_.value(from.inputs[0]).layout !=
+              Layout::blockedNCHW(int32_t(block), from.attrs.getInt("channels", 0)))
         continue;
       g_.replaceAllUses(toOut, from.inputs[0]);
       g_.removeNode(id);
@@ -316,14 +334,16 @@ class LayoutRewriter {
   // Explicit pads, left out when all are 0 (the default).
   static void setPads(Attributes& a, const std::vector<int64_t>& pads) {
     a.erase("pads");
-    if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; })) a.set("pads", pads);
+    if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
+      a.set("pads", pads);
   }
 
   std::string suffix() const { return "_nchw" + std::to_string(b_) + "c"; }
 
   TensorType blockedType(const TensorType& t) const {
     TensorType o = t;
-    o.shape = {t.shape[0], Dim::fixed(ceilDiv(t.shape[1].value, b_)), t.shape[2], t.shape[3], Dim::fixed(b_)};
+    o.shape = {t.shape[0], Dim::fixed(ceilDiv(t.shape[1].value, b_)), t.shape[2], t.shape[3],
+               Dim::fixed(b_)};
     return o;
   }
 
@@ -337,7 +357,8 @@ class LayoutRewriter {
     const Value val = g_.value(v);
     Attributes a;
     a.set("block", int64_t(b_));
-    NodeId n = g_.addNode("ToNCHWc", {v}, {{freshName(g_, val.name + suffix()), blockedType(val.type)}}, a);
+    NodeId n = g_.addNode("ToNCHWc", {v},
+                          {{freshName(g_, val.name + suffix()), blockedType(val.type)}}, a);
     g_.mutableNode(n).domain = kFuseLensDomain;
     ValueId out = g_.node(n).outputs[0];
     setLayout(out, val.origin, val.type.shape[1].value);
@@ -350,12 +371,15 @@ class LayoutRewriter {
   ValueId blockWeights(ValueId v) {
     const TensorData& w = *g_.value(v).constant;
     int64_t M = w.shape[0], I = w.shape[1], K = w.shape[2] * w.shape[3], OB = ceilDiv(M, b_);
-    auto out = std::make_shared<TensorData>(DType::F32, std::vector<int64_t>{OB, I, w.shape[2], w.shape[3], b_});
+    auto out = std::make_shared<TensorData>(
+        DType::F32, std::vector<int64_t>{OB, I, w.shape[2], w.shape[3], b_});
     for (int64_t m = 0; m < M; ++m)
       for (int64_t i = 0; i < I; ++i)
         for (int64_t k = 0; k < K; ++k)
-          out->data<float>()[(((m / b_) * I + i) * K + k) * b_ + m % b_] = w.data<float>()[(m * I + i) * K + k];
-    return g_.addConstant(freshName(g_, g_.value(v).name + "_oihw" + std::to_string(b_) + "o"), out);
+          out->data<float>()[(((m / b_) * I + i) * K + k) * b_ + m % b_] =
+              w.data<float>()[(m * I + i) * K + k];
+    return g_.addConstant(freshName(g_, g_.value(v).name + "_oihw" + std::to_string(b_) + "o"),
+                          out);
   }
 
   // [M] -> [Ob, b] and [C,1,1] / [1,C,1,1] -> [Cb,1,1,b], padded with 0.
@@ -396,7 +420,8 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
   std::map<int32_t, Candidate> cand;
   for (NodeId id : *order) {
     std::string why;
-    if (auto c = cls.classify(g.node(id), why)) cand.emplace(id.index, *c);
+    if (auto c = cls.classify(g.node(id), why))
+      cand.emplace(id.index, *c);
     else if (!why.empty())
       r.diagnostics.push_back({Severity::Note, describeNode(g.node(id)), "stays NCHW: " + why});
   }
@@ -427,8 +452,9 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
     for (NodeId id : reg.nodes) members += (members.empty() ? "" : ", ") + g.node(id).op;
     for (NodeId id : reg.nodes) rw.rewrite(id, cand.at(id.index));
     ++rewritten, ops += int64_t(reg.nodes.size());
-    r.diagnostics.push_back({Severity::Note, first,
-                             "region rewritten to NCHW" + std::to_string(block_) + "c: " + members});
+    r.diagnostics.push_back(
+        {Severity::Note, first,
+         "region rewritten to NCHW" + std::to_string(block_) + "c: " + members});
   }
   // 4. cancel
   int64_t cancelled = rw.cancelPairs();
@@ -443,8 +469,9 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
   if (!opened.empty()) input = std::move(work);
   r.changed = true;
   if (!closed.empty())
-    r.diagnostics.push_back({Severity::Note, "pass layout",
-                             std::to_string(closed.size()) + " fused groups rewritten inside (layout after fuse-ops)"});
+    r.diagnostics.push_back(
+        {Severity::Note, "pass layout",
+         std::to_string(closed.size()) + " fused groups rewritten inside (layout after fuse-ops)"});
   // 6. after the fusion passes, when no fuse-ops follows to do it: the
   // boundary transforms join the blocked groups beside them, as fuse-ops
   // would have folded them.
@@ -459,13 +486,14 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
     r.stats["transforms folded"] = int64_t(folds.size());
     if (!folds.empty())
       r.diagnostics.push_back({Severity::Note, "pass layout",
-                               std::to_string(folds.size()) + " boundary transforms folded into the groups beside "
-                                                              "them (layout-prologue, layout-epilogue)"});
+                               std::to_string(folds.size()) +
+                                   " boundary transforms folded into the groups beside "
+                                   "them (layout-prologue, layout-epilogue)"});
     ctx.decisions.insert(ctx.decisions.end(), folds.begin(), folds.end());
   }
   r.diagnostics.push_back({Severity::Note, "pass layout",
-                           std::to_string(rw.inserted()) + " transforms inserted, " + std::to_string(cancelled) +
-                               " cancelled in From -> To pairs"});
+                           std::to_string(rw.inserted()) + " transforms inserted, " +
+                               std::to_string(cancelled) + " cancelled in From -> To pairs"});
   r.stats["regions rewritten"] = rewritten;
   r.stats["ops blocked"] = ops;
   r.stats["transforms inserted"] = rw.inserted();
@@ -473,7 +501,8 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
   r.stats["groups rewritten"] = int64_t(closed.size());
   int64_t left = 0;
   for (NodeId id : input.nodeIds())
-    left += isOp(input.node(id), "ToNCHWc", kFuseLensDomain) || isOp(input.node(id), "FromNCHWc", kFuseLensDomain);
+    left += isOp(input.node(id), "ToNCHWc", kFuseLensDomain) ||
+            isOp(input.node(id), "FromNCHWc", kFuseLensDomain);
   r.stats["transforms left"] = left;
   return r;
 }

@@ -16,15 +16,18 @@ namespace {
 bool isPlain4dF32(const Graph& g, ValueId v) {
   if (!v.valid()) return false;
   const Value& val = g.value(v);
-  return val.type.rankKnown && val.type.rank() == 4 && val.type.dtype == DType::F32 && !val.layout.blocked();
+  return val.type.rankKnown && val.type.rank() == 4 && val.type.dtype == DType::F32 &&
+         !val.layout.blocked();
 }
 
 bool holdsSpatialOp(const Graph& body) {
-  static const char* const ops[] = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
+  static const char* const ops[] = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
+                                    "GlobalMaxPool"};
   for (NodeId id : body.nodeIds()) {
     const Node& n = body.node(id);
     if (!n.domain.empty() || n.inputs.empty()) continue;
-    if (std::none_of(std::begin(ops), std::end(ops), [&](const char* op) { return n.op == op; })) continue;
+    if (std::none_of(std::begin(ops), std::end(ops), [&](const char* op) { return n.op == op; }))
+      continue;
     if (isPlain4dF32(body, n.inputs[0])) return true;
   }
   return false;
@@ -41,7 +44,8 @@ std::vector<OpenedGroup> openLayoutGroups(Graph& g) {
   const std::vector<NodeId> order = g.topoOrder().value();
   for (NodeId id : order) {
     const Node& n = g.node(id);
-    if (n.op != kFusedOp || n.domain != kFuseLensDomain || !n.body || !holdsSpatialOp(*n.body)) continue;
+    if (n.op != kFusedOp || n.domain != kFuseLensDomain || !n.body || !holdsSpatialOp(*n.body))
+      continue;
     OpenedGroup o;
     o.id = int(n.attrs.getInt("group", 0));
     o.kind = n.attrs.getString("kind", "fuse-ops");
@@ -70,7 +74,8 @@ std::vector<NodeId> closeLayoutGroups(Graph& g, const std::vector<OpenedGroup>& 
         if (members.count(id) || !isTransform(n) || !n.inputs[0].valid()) continue;
         NodeId p = g.value(n.inputs[0]).producer;
         const auto& users = g.value(n.outputs[0]).users;
-        bool feedsMember = std::any_of(users.begin(), users.end(), [&](NodeId u) { return members.count(u) != 0; });
+        bool feedsMember = std::any_of(users.begin(), users.end(),
+                                       [&](NodeId u) { return members.count(u) != 0; });
         if (p.valid() && members.count(p) && feedsMember) members.insert(id), grew = true;
       }
     }
@@ -138,13 +143,15 @@ std::optional<Fold> foldOf(const Graph& g, NodeId t, NodeId target, bool prologu
   }
   const Node& mn = inner->node(member);
   const PatternKind kind = targetKind(g, target);
-  auto v = prologue ? layoutTransformFold(tn, mn, edge, true, PatternKind::Injective, kind, nodeLabel(tn),
-                                          nodeLabel(mn))
-                    : layoutTransformFold(mn, tn, edge, true, kind, PatternKind::Injective, nodeLabel(mn),
-                                          nodeLabel(tn));
+  auto v = prologue ? layoutTransformFold(tn, mn, edge, true, PatternKind::Injective, kind,
+                                          nodeLabel(tn), nodeLabel(mn))
+                    : layoutTransformFold(mn, tn, edge, true, kind, PatternKind::Injective,
+                                          nodeLabel(mn), nodeLabel(tn));
   if (!v || !v->accepted) return std::nullopt;
-  return Fold{t, target, v->rule, "accepted: " + v->sentence + " (folded by layout, run after the fusion passes)",
-              mn.name, mn.op};
+  return Fold{
+      t,       target,
+      v->rule, "accepted: " + v->sentence + " (folded by layout, run after the fusion passes)",
+      mn.name, mn.op};
 }
 
 }  // namespace
@@ -176,9 +183,9 @@ std::vector<FusionDecision> foldBoundaryTransforms(Graph& g) {
     for (const Fold& f : folds) {
       const Node& t = g.node(f.transform);
       const bool prologue = t.op == "ToNCHWc";
-      FusionDecision d{prologue ? f.transform : target, prologue ? target : f.transform,
-                       prologue ? t.name : f.memberName, prologue ? f.memberName : t.name,
-                       prologue ? t.op : f.memberOp, prologue ? f.memberOp : t.op,
+      FusionDecision d{prologue ? f.transform : target,      prologue ? target : f.transform,
+                       prologue ? t.name : f.memberName,     prologue ? f.memberName : t.name,
+                       prologue ? t.op : f.memberOp,         prologue ? f.memberOp : t.op,
                        prologue ? t.outputs[0] : t.inputs[0]};
       d.accepted = true, d.rule = f.rule, d.reason = f.reason, d.group = id, d.passName = "layout";
       decisions.push_back(d);

@@ -26,7 +26,8 @@ PassResult MemoryPlanPass::run(Graph& g, PassContext& ctx) {
   if (ctx.cancel.cancelled()) return PassResult::failed(Status::error("cancelled", "memory-plan"));
   auto steps = runStepsOf(g);
   if (!steps) return PassResult::failed(Status::error(steps.message(), "memory-plan"));
-  auto plan = std::make_shared<BufferPlan>(planBuffers(g, *steps, {opts_.alignment, opts_.inPlace}));
+  auto plan =
+      std::make_shared<BufferPlan>(planBuffers(g, *steps, {opts_.alignment, opts_.inPlace}));
 
   PassResult r;
   for (ValueId v : plan->skipped)

@@ -18,7 +18,8 @@ NodeId outlineGroup(Graph& g, const std::vector<NodeId>& membersIn, int groupId,
                     const std::string& kind) {
   std::set<NodeId> members(membersIn.begin(), membersIn.end());
   std::vector<NodeId> order;
-  const std::vector<NodeId> all = g.topoOrder().value();  // a named copy: the optional is a temporary
+  const std::vector<NodeId> all =
+      g.topoOrder().value();  // a named copy: the optional is a temporary
   for (NodeId n : all)
     if (members.count(n)) order.push_back(n);
 
@@ -63,8 +64,8 @@ NodeId outlineGroup(Graph& g, const std::vector<NodeId>& membersIn, int groupId,
   for (NodeId id : order)
     for (ValueId o : g.node(id).outputs) {
       const auto& users = g.value(o).users;
-      bool usedOutside = std::any_of(users.begin(), users.end(),
-                                     [&](NodeId u) { return !members.count(u); });
+      bool usedOutside =
+          std::any_of(users.begin(), users.end(), [&](NodeId u) { return !members.count(u); });
       if (usedOutside || g.isGraphOutput(o)) groupOutputs.push_back(o);
     }
   std::vector<ValueId> bodyOutputs;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/plan/buffer_plan.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
-#include "core/plan/buffer_plan.h"
 #include "passes/fusion_decision.h"
 
 namespace fuselens {

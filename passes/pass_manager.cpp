@@ -27,7 +27,8 @@ Status parseOptions(const std::string& pass, const std::string& body, PassOption
   size_t start = 0;
   while (start <= body.size()) {
     size_t comma = body.find(',', start);
-    std::string item = trim(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    std::string item =
+        trim(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (!item.empty()) {
       size_t eq = item.find('=');
       if (eq == std::string::npos)
@@ -44,7 +45,8 @@ std::string reproducerText(const Graph& before, const std::vector<PassSpec>& spe
                            const std::string& message) {
   PrintOptions full;
   full.elideConstantsOver = -1;
-  std::string text = "// fuselens reproducer: pass " + specs[failed].str() + " failed: " + message + "\n";
+  std::string text =
+      "// fuselens reproducer: pass " + specs[failed].str() + " failed: " + message + "\n";
   text += "// pipeline: " + specs[failed].str() + "\n";
   text += "// full pipeline: " + pipelineString(specs) + " (this graph is the input of pass " +
           std::to_string(failed + 1) + ")\n";
@@ -59,12 +61,16 @@ Status failure(const std::string& message, const Graph& before, const std::vecto
   if (!options.writeReproducer) return Status::error(message, where);
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path dir = options.reproducerDir.empty() ? fs::temp_directory_path(ec) : fs::path(options.reproducerDir);
-  std::string stem = "fuselens-reproducer-" + specs[failed].name + "-" +
-                     std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000007);
+  fs::path dir =
+      options.reproducerDir.empty() ? fs::temp_directory_path(ec) : fs::path(options.reproducerDir);
+  std::string stem =
+      "fuselens-reproducer-" + specs[failed].name + "-" +
+      std::to_string(std::chrono::system_clock::now().time_since_epoch().count() % 1000000007);
   fs::path file = dir / (stem + ".fir");
-  Status written = writeFileAtomically(file.string(), reproducerText(before, specs, failed, message));
-  if (!written) return Status::error(message + " (no reproducer: " + written.message() + ")", where);
+  Status written =
+      writeFileAtomically(file.string(), reproducerText(before, specs, failed, message));
+  if (!written)
+    return Status::error(message + " (no reproducer: " + written.message() + ")", where);
   return Status::error(message + "; reproducer written to " + file.string() +
                            " (replay: fuselens-cli compile --reproduce " + file.string() + ")",
                        where);
@@ -94,23 +100,29 @@ Expected<std::vector<PassSpec>> parsePipeline(const std::string& text) {
     if (end < text.size() && text[end] == '{') {
       size_t close = text.find('}', end);
       if (close == std::string::npos)
-        return Expected<std::vector<PassSpec>>::error("unclosed '{' in the pipeline string", "pass " + spec.name);
-      FL_RETURN_IF_ERROR(parseOptions(spec.name, text.substr(end + 1, close - end - 1), spec.options));
+        return Expected<std::vector<PassSpec>>::error("unclosed '{' in the pipeline string",
+                                                      "pass " + spec.name);
+      FL_RETURN_IF_ERROR(
+          parseOptions(spec.name, text.substr(end + 1, close - end - 1), spec.options));
       end = close + 1;
       while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
       if (end < text.size() && text[end] != ',')
-        return Expected<std::vector<PassSpec>>::error("expected ',' after '}'", "pass " + spec.name);
+        return Expected<std::vector<PassSpec>>::error("expected ',' after '}'",
+                                                      "pass " + spec.name);
     }
-    if (spec.name.empty()) return Expected<std::vector<PassSpec>>::error("empty pass name in the pipeline string");
+    if (spec.name.empty())
+      return Expected<std::vector<PassSpec>>::error("empty pass name in the pipeline string");
     const PassInfo* info = findPass(spec.name);
     if (!info) {
       std::string known;
       for (const auto& p : passRegistry()) known += (known.empty() ? "" : ", ") + p.name;
-      return Expected<std::vector<PassSpec>>::error("unknown pass '" + spec.name + "' (known: " + known + ")");
+      return Expected<std::vector<PassSpec>>::error("unknown pass '" + spec.name +
+                                                    "' (known: " + known + ")");
     }
     for (const auto& [k, v] : spec.options)
       if (std::find(info->options.begin(), info->options.end(), k) == info->options.end())
-        return Expected<std::vector<PassSpec>>::error("unknown option '" + k + "'", "pass " + spec.name);
+        return Expected<std::vector<PassSpec>>::error("unknown option '" + k + "'",
+                                                      "pass " + spec.name);
     specs.push_back(spec);
     i = end + 1;
   }
@@ -153,9 +165,11 @@ Expected<Reproducer> readReproducer(const std::string& path) {
   const std::string key = "// pipeline: ";
   size_t at = body.find(key);
   if (at == std::string::npos)
-    return Expected<Reproducer>::error("no '// pipeline: ' line: this is not a fuselens reproducer", path);
+    return Expected<Reproducer>::error("no '// pipeline: ' line: this is not a fuselens reproducer",
+                                       path);
   size_t end = body.find('\n', at);
-  std::string pipeline = trim(body.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size()));
+  std::string pipeline = trim(body.substr(
+      at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size()));
   auto g = parseGraph(body);
   if (!g) return Expected<Reproducer>::error(g.message(), path);
   return Reproducer{std::move(*g), pipeline};
@@ -169,7 +183,8 @@ Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassS
   PipelineResult result;
   result.snapshots.push_back(Snapshot{"import", input, {}});
   result.snapshots.back().record.pass = "import";
-  result.snapshots.back().record.nodesBefore = result.snapshots.back().record.nodesAfter = input.nodeCount();
+  result.snapshots.back().record.nodesBefore = result.snapshots.back().record.nodesAfter =
+      input.nodeCount();
   Graph g = input;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (cancel.cancelled()) return Expected<PipelineResult>::error("cancelled", "pipeline");
@@ -186,7 +201,8 @@ Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassS
     const Graph before = g;  // shares constants: cheap, and the reproducer's input
     auto t0 = std::chrono::steady_clock::now();
     PassResult r = (*pass)->run(g, ctx);
-    rec.millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    rec.millis =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (r.status && options.afterPass) r.status = options.afterPass(specs[i], g);
     if (!r.status) {
       if (cancel.cancelled()) return Status::error("cancelled", "pass " + rec.pass);
@@ -194,8 +210,8 @@ Expected<PipelineResult> runPipeline(const Graph& input, const std::vector<PassS
     }
     Status verified = verifyGraph(g, &input);
     if (!verified)
-      return failure("the graph fails verification after this pass: " + verified.message(), before, specs, i,
-                     options);
+      return failure("the graph fails verification after this pass: " + verified.message(), before,
+                     specs, i, options);
     rec.changed = r.changed;
     rec.stats = r.stats;
     rec.diagnostics = r.diagnostics;

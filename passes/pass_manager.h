@@ -32,7 +32,7 @@ struct PassRecord {
   bool changed = false;
   std::map<std::string, int64_t> stats;
   std::vector<Diagnostic> diagnostics;
-  std::vector<FusionDecision> decisions;  // the ones this pass made
+  std::vector<FusionDecision> decisions;         // the ones this pass made
   std::shared_ptr<const BufferPlan> bufferPlan;  // memory-plan's plan, for this snapshot's graph
   double millis = 0;
   size_t nodesBefore = 0, nodesAfter = 0;

@@ -67,7 +67,8 @@ bool rowShaped(const TensorType& t, const TensorType& x, size_t k) {
 // match with the reader named, rather than this matcher missing it silently.
 const Node* geluTail(const Graph& g, ValueId x, const Node& core, std::vector<NodeId>& members) {
   const Node* add = userIs(g, core.outputs[0], "Add");
-  if (!add || !isOnnxOp(*add, "Add") || !isExactly(g, otherOperand(*add, core.outputs[0]), 1.0)) return nullptr;
+  if (!add || !isOnnxOp(*add, "Add") || !isExactly(g, otherOperand(*add, core.outputs[0]), 1.0))
+    return nullptr;
   const Node* m1 = userIs(g, add->outputs[0], "Mul");
   if (!m1 || !isOnnxOp(*m1, "Mul")) return nullptr;
   ValueId o = otherOperand(*m1, add->outputs[0]);
@@ -80,14 +81,16 @@ const Node* geluTail(const Graph& g, ValueId x, const Node& core, std::vector<No
     return m2;
   }
   const Node* half = producerIs(g, o, "Mul");  // (x * 0.5) * t
-  if (!half || userIs(g, o, "Mul") != m1 || !isExactly(g, otherOperand(*half, x), 0.5)) return nullptr;
+  if (!half || userIs(g, o, "Mul") != m1 || !isExactly(g, otherOperand(*half, x), 0.5))
+    return nullptr;
   members.insert(members.end(), {half->id, add->id, m1->id});
   return m1;
 }
 
 // x^3 as Pow(x, 3) or x*x*x; returns its nodes, empty when `v` is not that.
 std::vector<NodeId> cubeOf(const Graph& g, ValueId v, ValueId x) {
-  if (const Node* p = producerIs(g, v, "Pow"); p && p->inputs[0] == x && isExactly(g, p->inputs[1], 3.0))
+  if (const Node* p = producerIs(g, v, "Pow");
+      p && p->inputs[0] == x && isExactly(g, p->inputs[1], 3.0))
     return {p->id};
   const Node* outer = producerIs(g, v, "Mul");
   if (!outer) return {};
@@ -113,7 +116,8 @@ PatternOutcome layerNorm(const Graph& g, const Node& mean) {
   bool squareIsExact = false;
   for (NodeId u : g.value(d).users) {
     const Node& n = g.node(u);
-    if (isOnnxOp(n, "Pow") && n.inputs[0] == d) sq = &n, squareIsExact = isExactly(g, n.inputs[1], 2.0);
+    if (isOnnxOp(n, "Pow") && n.inputs[0] == d)
+      sq = &n, squareIsExact = isExactly(g, n.inputs[1], 2.0);
     if (isOnnxOp(n, "Mul") && n.inputs[0] == d && n.inputs[1] == d) sq = &n, squareIsExact = true;
   }
   if (!sq) return out;  // a centered tensor, not a LayerNorm
@@ -123,17 +127,20 @@ PatternOutcome layerNorm(const Graph& g, const Node& mean) {
     auto va = reduceAxes(g, *var);
     out.misses.push_back(nearMiss(*sq, *var, sq->outputs[0],
                                   nodeLabel(*var) + " averages axes " + (va ? axesText(*va) : "?") +
-                                      ", but the mean " + nodeLabel(mean) + " was over axes " + axesText(*axes) +
+                                      ", but the mean " + nodeLabel(mean) + " was over axes " +
+                                      axesText(*axes) +
                                       "; a LayerNorm takes both statistics over the same rows"));
     return out;
   }
   const Node* addEps = soleUser(g, var->outputs[0]);
-  ValueId epsV = addEps && isOnnxOp(*addEps, "Add") ? otherOperand(*addEps, var->outputs[0]) : ValueId();
+  ValueId epsV =
+      addEps && isOnnxOp(*addEps, "Add") ? otherOperand(*addEps, var->outputs[0]) : ValueId();
   const Node* sqrtN = addEps ? soleUser(g, addEps->outputs[0]) : nullptr;
   if (!epsV.valid() || !sqrtN || !isOnnxOp(*sqrtN, "Sqrt")) {
     if (addEps)
       out.misses.push_back(nearMiss(*var, *addEps, var->outputs[0],
-                                    "the variance " + nodeLabel(*var) + " goes to " + nodeLabel(*addEps) +
+                                    "the variance " + nodeLabel(*var) + " goes to " +
+                                        nodeLabel(*addEps) +
                                         ", not to Add(eps) -> Sqrt; no LayerNorm form matches"));
     return out;
   }
@@ -142,17 +149,20 @@ PatternOutcome layerNorm(const Graph& g, const Node& mean) {
   if (norm && isOnnxOp(*norm, "Reciprocal")) {
     members.push_back(norm->id);
     const Node* mul = soleUser(g, norm->outputs[0]);
-    norm = mul && isOnnxOp(*mul, "Mul") && otherOperand(*mul, norm->outputs[0]) == d ? mul : nullptr;
-  } else if (norm && !(isOnnxOp(*norm, "Div") && norm->inputs[0] == d && norm->inputs[1] == sqrtN->outputs[0])) {
+    norm =
+        mul && isOnnxOp(*mul, "Mul") && otherOperand(*mul, norm->outputs[0]) == d ? mul : nullptr;
+  } else if (norm && !(isOnnxOp(*norm, "Div") && norm->inputs[0] == d &&
+                       norm->inputs[1] == sqrtN->outputs[0])) {
     norm = nullptr;
   }
   if (!norm) {
-    out.misses.push_back(nearMiss(*sqrtN, g.node(g.value(sqrtN->outputs[0]).users.empty()
-                                                   ? sqrtN->id
-                                                   : g.value(sqrtN->outputs[0]).users[0]),
-                                  sqrtN->outputs[0],
-                                  "the standard deviation " + nodeLabel(*sqrtN) +
-                                      " does not divide the centered " + nodeLabel(*sub) + "; no LayerNorm form matches"));
+    out.misses.push_back(nearMiss(
+        *sqrtN,
+        g.node(g.value(sqrtN->outputs[0]).users.empty() ? sqrtN->id
+                                                        : g.value(sqrtN->outputs[0]).users[0]),
+        sqrtN->outputs[0],
+        "the standard deviation " + nodeLabel(*sqrtN) + " does not divide the centered " +
+            nodeLabel(*sub) + "; no LayerNorm form matches"));
     return out;
   }
   members.push_back(norm->id);
@@ -162,32 +172,39 @@ PatternOutcome layerNorm(const Graph& g, const Node& mean) {
   ValueId gamma, beta;
   if (const Node* mul = soleUser(g, last->outputs[0]); mul && isOnnxOp(*mul, "Mul")) {
     ValueId o = otherOperand(*mul, last->outputs[0]);
-    if (o.valid() && rowShaped(g.value(o).type, xt, k)) gamma = o, last = mul, members.push_back(mul->id);
+    if (o.valid() && rowShaped(g.value(o).type, xt, k))
+      gamma = o, last = mul, members.push_back(mul->id);
   }
   if (const Node* add = soleUser(g, last->outputs[0]); add && isOnnxOp(*add, "Add")) {
     ValueId o = otherOperand(*add, last->outputs[0]);
-    if (o.valid() && rowShaped(g.value(o).type, xt, k)) beta = o, last = add, members.push_back(add->id);
+    if (o.valid() && rowShaped(g.value(o).type, xt, k))
+      beta = o, last = add, members.push_back(add->id);
   }
   auto eps = scalarConstant(g, epsV);
   PatternMatch m;
   m.members = members;
   m.exit = last->id;
   m.multiAnchor = true;
-  m.facts = "LayerNorm over axes " + axesText(*axes) + " of " + xt.str() + ": mean " + nodeLabel(mean) +
-            ", variance " + nodeLabel(*var) + ", eps " + (eps ? num(*eps) : "%" + g.value(epsV).name) +
+  m.facts = "LayerNorm over axes " + axesText(*axes) + " of " + xt.str() + ": mean " +
+            nodeLabel(mean) + ", variance " + nodeLabel(*var) + ", eps " +
+            (eps ? num(*eps) : "%" + g.value(epsV).name) +
             (gamma.valid() ? ", gamma %" + g.value(gamma).name : "") +
             (beta.valid() ? ", beta %" + g.value(beta).name : "");
   const int64_t rank = int64_t(xt.rank());
   const bool floatX = xt.dtype == DType::F32 || xt.dtype == DType::F64;
-  if (!eps) m.whyNoRewrite = "eps %" + g.value(epsV).name + " is not a scalar constant";
-  else if (!squareIsExact) m.whyNoRewrite = "the square is Pow with an exponent other than exactly 2";
-  else if (!trailing(*axes, rank)) m.whyNoRewrite = "axes " + axesText(*axes) + " are not the last ones";
+  if (!eps)
+    m.whyNoRewrite = "eps %" + g.value(epsV).name + " is not a scalar constant";
+  else if (!squareIsExact)
+    m.whyNoRewrite = "the square is Pow with an exponent other than exactly 2";
+  else if (!trailing(*axes, rank))
+    m.whyNoRewrite = "axes " + axesText(*axes) + " are not the last ones";
   else if (gamma.valid() && !normalizedShape(g.value(gamma).type, xt, k))
     m.whyNoRewrite = "gamma " + g.value(gamma).type.str() + " is not of the normalized shape";
   else if (beta.valid() && !normalizedShape(g.value(beta).type, xt, k))
     m.whyNoRewrite = "beta " + g.value(beta).type.str() + " is not of the normalized shape";
   else if (!gamma.valid() && !floatX)
-    m.whyNoRewrite = "there is no gamma and a " + std::string(dtypeName(xt.dtype)) + " scale of ones is not built here";
+    m.whyNoRewrite = "there is no gamma and a " + std::string(dtypeName(xt.dtype)) +
+                     " scale of ones is not built here";
   if (!m.whyNoRewrite.empty()) {
     out.match = std::move(m);
     return out;
@@ -207,7 +224,8 @@ PatternOutcome layerNorm(const Graph& g, const Node& mean) {
       out.match = std::move(m);
       return out;
     }
-    scale = {ValueId(), floatTensor(xt.dtype, shape, std::vector<double>(size_t(n), 1.0)), mean.name + "_ones"};
+    scale = {ValueId(), floatTensor(xt.dtype, shape, std::vector<double>(size_t(n), 1.0)),
+             mean.name + "_ones"};
   }
   m.rewriteInputs = {{x, nullptr, {}}, scale};
   if (beta.valid()) m.rewriteInputs.push_back({beta, nullptr, {}});
@@ -226,10 +244,12 @@ PatternOutcome gelu(const Graph& g, const Node& core) {
   std::string form;
   if (erf) {  // x / sqrt2  or  x * (1/sqrt2)
     const Node* s = producerIs(g, core.inputs[0], "Div");
-    if (s) x = s->inputs[0], c = s->inputs[1], want = std::sqrt(2.0), form = "x / sqrt 2";
+    if (s)
+      x = s->inputs[0], c = s->inputs[1], want = std::sqrt(2.0), form = "x / sqrt 2";
     else if ((s = producerIs(g, core.inputs[0], "Mul"))) {
       for (int side = 0; side < 2; ++side)
-        if (scalarConstant(g, s->inputs[size_t(side)])) c = s->inputs[size_t(side)], x = s->inputs[size_t(1 - side)];
+        if (scalarConstant(g, s->inputs[size_t(side)]))
+          c = s->inputs[size_t(side)], x = s->inputs[size_t(1 - side)];
       want = 1 / std::sqrt(2.0), form = "x * (1/sqrt 2)";
     }
     if (!s || !x.valid() || userIs(g, s->outputs[0], "Erf") != &core) return out;
@@ -239,7 +259,8 @@ PatternOutcome gelu(const Graph& g, const Node& core) {
     if (!s) return out;
     ValueId inner;
     for (int side = 0; side < 2; ++side)
-      if (scalarConstant(g, s->inputs[size_t(side)])) c = s->inputs[size_t(side)], inner = s->inputs[size_t(1 - side)];
+      if (scalarConstant(g, s->inputs[size_t(side)]))
+        c = s->inputs[size_t(side)], inner = s->inputs[size_t(1 - side)];
     const Node* add = producerIs(g, inner, "Add");
     if (!add) return out;
     for (int side = 0; side < 2 && !x.valid(); ++side) {
@@ -266,10 +287,13 @@ PatternOutcome gelu(const Graph& g, const Node& core) {
   PatternMatch m;
   m.members = members;
   m.exit = exit->id;
-  m.facts = "GELU, " + form + ", of %" + g.value(x).name + " (" + nodeLabel(core) + " -> " + nodeLabel(*exit) + ")";
+  m.facts = "GELU, " + form + ", of %" + g.value(x).name + " (" + nodeLabel(core) + " -> " +
+            nodeLabel(*exit) + ")";
   if (!isExactly(g, c, want)) {
-    m.whyNoRewrite = "its constant " + num(*value) + " is not " + (erf ? std::string(form == "x / sqrt 2" ? "sqrt 2" : "1/sqrt 2") : "sqrt(2/pi)") +
-                     " exactly, so Gelu would compute another function";
+    m.whyNoRewrite =
+        "its constant " + num(*value) + " is not " +
+        (erf ? std::string(form == "x / sqrt 2" ? "sqrt 2" : "1/sqrt 2") : "sqrt(2/pi)") +
+        " exactly, so Gelu would compute another function";
   } else {
     m.rewriteOp = "Gelu";
     m.rewriteAttrs.set("approximate", std::string(erf ? "none" : "tanh"));
@@ -294,8 +318,9 @@ PatternOutcome softmax(const Graph& g, const Node& mx) {
   if (!sum || sum->inputs[0] != e) return out;
   if (!keepsDims(*sum) || reduceAxes(g, *sum) != axes) {
     out.misses.push_back(nearMiss(*exp, *sum, e,
-                                  nodeLabel(*sum) + " sums other axes than the maximum " + nodeLabel(mx) + " took (" +
-                                      axesText(*axes) + "); a softmax normalizes the rows it took the maximum of"));
+                                  nodeLabel(*sum) + " sums other axes than the maximum " +
+                                      nodeLabel(mx) + " took (" + axesText(*axes) +
+                                      "); a softmax normalizes the rows it took the maximum of"));
     return out;
   }
   const Node* div = soleUser(g, sum->outputs[0]);
@@ -310,10 +335,11 @@ PatternOutcome softmax(const Graph& g, const Node& mx) {
   m.members = {mx.id, sub->id, exp->id, sum->id, div->id};
   m.exit = div->id;
   m.multiAnchor = true;
-  m.facts = "softmax over axes " + axesText(*axes) + " of " + g.value(x).type.str() + ": max " + nodeLabel(mx) +
-            ", sum " + nodeLabel(*sum);
+  m.facts = "softmax over axes " + axesText(*axes) + " of " + g.value(x).type.str() + ": max " +
+            nodeLabel(mx) + ", sum " + nodeLabel(*sum);
   if (axes->size() != 1) {
-    m.whyNoRewrite = "it normalizes over " + std::to_string(axes->size()) + " axes; Softmax takes one";
+    m.whyNoRewrite =
+        "it normalizes over " + std::to_string(axes->size()) + " axes; Softmax takes one";
   } else {
     m.rewriteOp = "Softmax";
     m.rewriteAttrs.set("axis", (*axes)[0] - int64_t(g.value(x).type.rank()));

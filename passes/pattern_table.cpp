@@ -42,7 +42,8 @@ const Node* siluMul(const Graph& g, ValueId x, const Node*& sigmoid) {
   sigmoid = userIs(g, x, "Sigmoid");
   if (!sigmoid || sigmoid->inputs[0] != x) return nullptr;
   const Node* mul = soleUser(g, sigmoid->outputs[0]);
-  if (!mul || !isOnnxOp(*mul, "Mul") || otherOperand(*mul, sigmoid->outputs[0]) != x) return nullptr;
+  if (!mul || !isOnnxOp(*mul, "Mul") || otherOperand(*mul, sigmoid->outputs[0]) != x)
+    return nullptr;
   return mul;
 }
 
@@ -66,11 +67,11 @@ void takeActivation(const Graph& g, const Node& last, PatternMatch& m, PatternOu
   }
   for (NodeId u : g.value(cur).users)
     if (isActivation(g.node(u)))
-      out.misses.push_back(nearMiss(last, g.node(u), cur,
-                                    ref(g, cur) + " of " + nodeLabel(last) + " is also read by " +
-                                        usersText(g, cur) + ", so the activation " + nodeLabel(g.node(u)) +
-                                        " does not join: the group would have to store " + ref(g, cur) +
-                                        " as well"));
+      out.misses.push_back(nearMiss(
+          last, g.node(u), cur,
+          ref(g, cur) + " of " + nodeLabel(last) + " is also read by " + usersText(g, cur) +
+              ", so the activation " + nodeLabel(g.node(u)) +
+              " does not join: the group would have to store " + ref(g, cur) + " as well"));
 }
 
 }  // namespace
@@ -96,19 +97,22 @@ PatternOutcome matmulBiasAct(const Graph& g, const Node& root) {
     if (b.valid() && isRowBias(g, b, g.value(cur).type)) {
       m.members.push_back(add->id);
       m.exit = add->id;
-      m.facts += " -> " + nodeLabel(*add) + " (bias " + ref(g, b) + ": " + g.value(b).type.str() + ")";
+      m.facts +=
+          " -> " + nodeLabel(*add) + " (bias " + ref(g, b) + ": " + g.value(b).type.str() + ")";
       last = add;
     }
   } else if (const Node* add2 = userIs(g, cur, "Add"); add2 && g.value(cur).users.size() > 1) {
     ValueId b = otherOperand(*add2, cur);
     if (b.valid() && isRowBias(g, b, g.value(cur).type))
-      out.misses.push_back(nearMiss(root, *add2, cur,
-                                    ref(g, cur) + " of " + nodeLabel(root) + " is also read by " +
-                                        usersText(g, cur) + ", so the bias " + nodeLabel(*add2) +
-                                        " does not join: the group would have to store the product too"));
+      out.misses.push_back(
+          nearMiss(root, *add2, cur,
+                   ref(g, cur) + " of " + nodeLabel(root) + " is also read by " +
+                       usersText(g, cur) + ", so the bias " + nodeLabel(*add2) +
+                       " does not join: the group would have to store the product too"));
   }
   takeActivation(g, *last, m, out);
-  if (m.members.size() < 2) return out;  // a lone MatMul, or a Gemm with its own bias: one op, no group
+  if (m.members.size() < 2)
+    return out;  // a lone MatMul, or a Gemm with its own bias: one op, no group
   out.match = std::move(m);
   return out;
 }
@@ -130,7 +134,8 @@ PatternOutcome convBnAct(const Graph& g, const Node& root) {
     if (!extra) {
       m.members.push_back(bn->id);
       m.exit = bn->id;
-      m.facts += " -> " + nodeLabel(*bn) + " (its scale/shift is not constant, so simplify could not fold it)";
+      m.facts += " -> " + nodeLabel(*bn) +
+                 " (its scale/shift is not constant, so simplify could not fold it)";
       last = bn;
     }
   }
@@ -176,7 +181,8 @@ PatternOutcome attention(const Graph& g, const Node& sm) {
   if (maskAdd) {
     for (int side = 0; side < 2 && !qk; ++side) {
       const Node* s = scaleOf(maskAdd->inputs[size_t(side)]);
-      if (s && scoresOf(s)) scale = s, qk = scoresOf(s), mask = maskAdd->inputs[size_t(1 - side)];
+      if (s && scoresOf(s))
+        scale = s, qk = scoresOf(s), mask = maskAdd->inputs[size_t(1 - side)];
       else if (const Node* mm = producerIs(g, maskAdd->inputs[size_t(side)], "MatMul"))
         qk = mm, mask = maskAdd->inputs[size_t(1 - side)];
     }
@@ -192,30 +198,33 @@ PatternOutcome attention(const Graph& g, const Node& sm) {
   const TensorType& st = g.value(sm.inputs[0]).type;
   int64_t rank = int64_t(st.rank()), axis = sm.attrs.getInt("axis", -1);
   if (!st.rankKnown || (axis < 0 ? axis + rank : axis) != rank - 1) {
-    out.misses.push_back(nearMiss(intoSoftmax, sm, sm.inputs[0],
-                                  nodeLabel(sm) + " normalizes axis " + std::to_string(axis) + " of " + st.str() +
-                                      ", not the last axis; attention normalizes each query's scores over "
-                                      "the keys, the last axis"));
+    out.misses.push_back(
+        nearMiss(intoSoftmax, sm, sm.inputs[0],
+                 nodeLabel(sm) + " normalizes axis " + std::to_string(axis) + " of " + st.str() +
+                     ", not the last axis; attention normalizes each query's scores over "
+                     "the keys, the last axis"));
     return out;
   }
   if (!scale) {
     const Node& after = maskAdd ? *maskAdd : sm;
-    out.misses.push_back(nearMiss(*qk, after, qk->outputs[0],
-                                  nodeLabel(*qk) + " feeds " + nodeLabel(after) +
-                                      " without a scale; pattern-attention needs the scores divided "
-                                      "(or multiplied) by a scalar constant, 1/sqrt(d) or sqrt(d)"));
+    out.misses.push_back(
+        nearMiss(*qk, after, qk->outputs[0],
+                 nodeLabel(*qk) + " feeds " + nodeLabel(after) +
+                     " without a scale; pattern-attention needs the scores divided "
+                     "(or multiplied) by a scalar constant, 1/sqrt(d) or sqrt(d)"));
     return out;
   }
   ValueId factor = otherOperand(*scale, qk->outputs[0]);
   bool divides = isOnnxOp(*scale, "Div");
   auto c = scalarConstant(g, factor);
   if (!c || (divides && scale->inputs[0] != qk->outputs[0])) {
-    out.misses.push_back(nearMiss(*qk, *scale, qk->outputs[0],
-                                  nodeLabel(*scale) + " scales the scores of " + nodeLabel(*qk) + " by " +
-                                      (factor.valid() ? ref(g, factor) : std::string("itself")) +
-                                      ", which is not a scalar constant; the attention pattern needs a "
-                                      "constant scale",
-                                  "if the scale is computed from constants, run const-fold before fuse-patterns"));
+    out.misses.push_back(
+        nearMiss(*qk, *scale, qk->outputs[0],
+                 nodeLabel(*scale) + " scales the scores of " + nodeLabel(*qk) + " by " +
+                     (factor.valid() ? ref(g, factor) : std::string("itself")) +
+                     ", which is not a scalar constant; the attention pattern needs a "
+                     "constant scale",
+                 "if the scale is computed from constants, run const-fold before fuse-patterns"));
     return out;
   }
   PatternMatch m;
@@ -228,10 +237,11 @@ PatternOutcome attention(const Graph& g, const Node& sm) {
   m.exit = ctx->id;
   char num[32];
   std::snprintf(num, sizeof num, "%g", *c);
-  m.facts = std::string(kt && m.members[0] == kt->id ? nodeLabel(*kt) + " (K^T) -> " : "") + "scores " +
-            nodeLabel(*qk) + " -> " + (divides ? "Div by " : "Mul by ") + num +
-            (maskAdd ? " -> mask " + ref(g, mask) + " " + g.value(mask).type.str() : std::string()) +
-            " -> Softmax over the last axis -> context " + nodeLabel(*ctx);
+  m.facts =
+      std::string(kt && m.members[0] == kt->id ? nodeLabel(*kt) + " (K^T) -> " : "") + "scores " +
+      nodeLabel(*qk) + " -> " + (divides ? "Div by " : "Mul by ") + num +
+      (maskAdd ? " -> mask " + ref(g, mask) + " " + g.value(mask).type.str() : std::string()) +
+      " -> Softmax over the last axis -> context " + nodeLabel(*ctx);
   out.match = std::move(m);
   return out;
 }
@@ -242,12 +252,13 @@ const std::vector<PatternRow>& patternTable() {
   using namespace patterns;
   static const std::vector<PatternRow> rows = {
       // MatMul(Q, K^T) -> Div|Mul(c) -> [Add(mask)] -> Softmax(last axis) -> MatMul(V)
-      {FusionRule::PatternAttention, "MatMul(Q, K^T) -> Div|Mul(scalar) -> [Add(mask)] -> Softmax(last) -> MatMul(V)",
-       attention},
+      {FusionRule::PatternAttention,
+       "MatMul(Q, K^T) -> Div|Mul(scalar) -> [Add(mask)] -> Softmax(last) -> MatMul(V)", attention},
       // ReduceMax -> Sub -> Exp -> ReduceSum -> Div  ==  Softmax(axis)
       {FusionRule::PatternSoftmax, "ReduceMax -> Sub -> Exp -> ReduceSum -> Div", softmax},
       // mean, x-mean, var, (var+eps)^0.5, divide, [*gamma], [+beta]  ==  LayerNormalization
-      {FusionRule::PatternLayerNorm, "ReduceMean -> Sub -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul] -> [Add]",
+      {FusionRule::PatternLayerNorm,
+       "ReduceMean -> Sub -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> [Mul] -> [Add]",
        layerNorm},
       // Conv -> [BatchNormalization] -> [activation]
       {FusionRule::PatternConvBnAct, "Conv -> [BatchNormalization] -> [activation]", convBnAct},

@@ -22,31 +22,40 @@ Expected<std::unique_ptr<Pass>> make(P* p) {
 
 std::vector<PassInfo> buildRegistry() {
   return {
-      {"const-fold", "evaluate nodes whose inputs are all constants with the eager kernels",
+      {"const-fold",
+       "evaluate nodes whose inputs are all constants with the eager kernels",
        {"max-elements"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          auto cap = intOption("const-fold", o, "max-elements", 65536, 0, int64_t(1) << 40);
          if (!cap) return cap.status();
          return make(new ConstFoldPass(*cap));
        }},
-      {"cse", "merge nodes that compute the same thing and constants with the same bytes", {},
+      {"cse",
+       "merge nodes that compute the same thing and constants with the same bytes",
+       {},
        [](const PassOptions&) { return make(new CsePass()); }},
-      {"simplify", "algebraic simplification: a table of named local rewrites", {},
+      {"simplify",
+       "algebraic simplification: a table of named local rewrites",
+       {},
        [](const PassOptions&) { return make(new SimplifyPass()); }},
-      {"dce", "remove nodes and constants that no graph output depends on", {},
+      {"dce",
+       "remove nodes and constants that no graph output depends on",
+       {},
        [](const PassOptions&) { return make(new DcePass()); }},
-      {"fuse-ops", "fuse elementwise chains and anchor ops with their epilogues (TVM FuseOps)",
+      {"fuse-ops",
+       "fuse elementwise chains and anchor ops with their epilogues (TVM FuseOps)",
        {"max-ops", "max-inputs", "target", "live-budget", "multi-anchor"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          FuseOpsOptions f;
          auto t = o.find("target");
          f.target = t == o.end() ? "cpu" : t->second;
          if (f.target != "cpu" && f.target != "cuda")
-           return Expected<std::unique_ptr<Pass>>::error("option target=" + f.target + " must be cpu or cuda",
-                                                         "pass fuse-ops");
+           return Expected<std::unique_ptr<Pass>>::error(
+               "option target=" + f.target + " must be cpu or cuda", "pass fuse-ops");
          auto maxOps = intOption("fuse-ops", o, "max-ops", 8, 1, 1 << 20);
          auto maxInputs = intOption("fuse-ops", o, "max-inputs", 16, 1, 1 << 20);
-         auto live = intOption("fuse-ops", o, "live-budget", defaultLiveBudget(f.target), 1, 1 << 20);
+         auto live =
+             intOption("fuse-ops", o, "live-budget", defaultLiveBudget(f.target), 1, 1 << 20);
          auto multi = intOption("fuse-ops", o, "multi-anchor", 1, 0, 1);
          for (const auto* e : {&maxOps, &maxInputs, &live, &multi})
            if (!*e) return e->status();
@@ -54,7 +63,9 @@ std::vector<PassInfo> buildRegistry() {
          f.maxOps = *maxOps, f.maxInputs = *maxInputs, f.liveBudget = *live;
          return make(new FuseOpsPass(f));
        }},
-      {"layout", "NCHW -> NCHW<b>c for regions of Conv, pooling and elementwise ops, transforms at the boundaries",
+      {"layout",
+       "NCHW -> NCHW<b>c for regions of Conv, pooling and elementwise ops, transforms at the "
+       "boundaries",
        {"block"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          auto it = o.find("block");
@@ -65,14 +76,16 @@ std::vector<PassInfo> buildRegistry() {
                "pass layout");
          return make(new LayoutPass(std::stoi(b)));
        }},
-      {"fuse-patterns", "named patterns (attention, LayerNorm, GELU, MatMul/Conv + bias + activation) as groups",
+      {"fuse-patterns",
+       "named patterns (attention, LayerNorm, GELU, MatMul/Conv + bias + activation) as groups",
        {"multi-anchor"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          auto multi = intOption("fuse-patterns", o, "multi-anchor", 1, 0, 1);
          if (!multi) return multi.status();
          return make(new FusePatternsPass(FusePatternsOptions{*multi != 0}));
        }},
-      {"memory-plan", "liveness, buffer reuse and in-place updates; reports peak bytes before and after",
+      {"memory-plan",
+       "liveness, buffer reuse and in-place updates; reports peak bytes before and after",
        {"alignment", "in-place"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          auto align = intOption("memory-plan", o, "alignment", 64, 1, 4096);
@@ -99,15 +112,16 @@ const PassInfo* findPass(const std::string& name) {
   return nullptr;
 }
 
-Expected<int64_t> intOption(const std::string& pass, const PassOptions& opts, const std::string& key,
-                            int64_t fallback, int64_t min, int64_t max) {
+Expected<int64_t> intOption(const std::string& pass, const PassOptions& opts,
+                            const std::string& key, int64_t fallback, int64_t min, int64_t max) {
   auto it = opts.find(key);
   if (it == opts.end()) return fallback;
   char* end = nullptr;
   long long v = std::strtoll(it->second.c_str(), &end, 10);
   if (it->second.empty() || *end != '\0' || v < min || v > max)
-    return Expected<int64_t>::error("option " + key + "=" + it->second + " must be an integer from " +
-                                        std::to_string(min) + " to " + std::to_string(max),
+    return Expected<int64_t>::error("option " + key + "=" + it->second +
+                                        " must be an integer from " + std::to_string(min) + " to " +
+                                        std::to_string(max),
                                     "pass " + pass);
   return int64_t(v);
 }

@@ -13,8 +13,9 @@ void Rewriter::log(const std::string& rule, const Node& at, const std::string& s
   ++count_;
 }
 
-NodeId Rewriter::addNodeFor(const Node& replaced, const std::string& op, std::vector<ValueId> inputs,
-                            Attributes attrs, std::vector<TensorType> outputTypes) {
+NodeId Rewriter::addNodeFor(const Node& replaced, const std::string& op,
+                            std::vector<ValueId> inputs, Attributes attrs,
+                            std::vector<TensorType> outputTypes) {
   // Copied first: adding a node may move the arena `replaced` lives in.
   const std::vector<NodeId> nodeOrigins = replaced.origins;
   const std::string name = replaced.name;
@@ -101,8 +102,10 @@ std::shared_ptr<const TensorData> floatTensor(DType t, std::vector<int64_t> shap
   assert((t == DType::F32 || t == DType::F64) && "floatTensor builds f32 or f64 only");
   auto d = std::make_shared<TensorData>(t, std::move(shape));
   for (size_t i = 0; i < values.size(); ++i) {
-    if (t == DType::F32) d->data<float>()[i] = float(values[i]);
-    else d->data<double>()[i] = values[i];
+    if (t == DType::F32)
+      d->data<float>()[i] = float(values[i]);
+    else
+      d->data<double>()[i] = values[i];
   }
   return d;
 }

@@ -130,8 +130,9 @@ std::optional<Match> forwardTo(const Graph& g, const Node& n, ValueId to, std::s
   return m;
 }
 
-std::optional<Match> replaceBy(const Graph& g, const Node& n, std::string op, std::vector<Operand> operands,
-                               Attributes attrs, std::string sentence) {
+std::optional<Match> replaceBy(const Graph& g, const Node& n, std::string op,
+                               std::vector<Operand> operands, Attributes attrs,
+                               std::string sentence) {
   if (!onlyFirstOutputUsed(g, n)) return {};
   Match m;
   m.root = n.id;
@@ -144,8 +145,8 @@ std::optional<Match> replaceBy(const Graph& g, const Node& n, std::string op, st
 
 // x (op) c -> x when every element of the constant c is `unit`; `commutes`
 // also tries c (op) x.
-std::optional<Match> neutral(const Graph& g, const Node& n, const char* op, double unit, bool commutes,
-                             const char* verb) {
+std::optional<Match> neutral(const Graph& g, const Node& n, const char* op, double unit,
+                             bool commutes, const char* verb) {
   if (!isOp(n, op) || n.inputs.size() != 2) return {};
   for (int side = 1; side >= (commutes ? 0 : 1); --side) {
     const TensorData* c = constantOf(g, n.inputs[size_t(side)]);
@@ -175,18 +176,27 @@ std::optional<Match> dropout(const Graph& g, const Node& n) {
 }
 
 // x*1 -> x, 1*x -> x
-std::optional<Match> mulOne(const Graph& g, const Node& n) { return neutral(g, n, "Mul", 1, true, "multiplies by"); }
+std::optional<Match> mulOne(const Graph& g, const Node& n) {
+  return neutral(g, n, "Mul", 1, true, "multiplies by");
+}
 // x+0 -> x, 0+x -> x
-std::optional<Match> addZero(const Graph& g, const Node& n) { return neutral(g, n, "Add", 0, true, "adds"); }
+std::optional<Match> addZero(const Graph& g, const Node& n) {
+  return neutral(g, n, "Add", 0, true, "adds");
+}
 // x-0 -> x
-std::optional<Match> subZero(const Graph& g, const Node& n) { return neutral(g, n, "Sub", 0, false, "subtracts"); }
+std::optional<Match> subZero(const Graph& g, const Node& n) {
+  return neutral(g, n, "Sub", 0, false, "subtracts");
+}
 // x/1 -> x
-std::optional<Match> divOne(const Graph& g, const Node& n) { return neutral(g, n, "Div", 1, false, "divides by"); }
+std::optional<Match> divOne(const Graph& g, const Node& n) {
+  return neutral(g, n, "Div", 1, false, "divides by");
+}
 
 // Reshape(x) -> x when the shape does not change
 std::optional<Match> reshapeNoop(const Graph& g, const Node& n) {
   if (!isOp(n, "Reshape") || n.inputs.empty() || !fullyKnown(typeOf(g, n.inputs[0]))) return {};
-  return forwardTo(g, n, n.inputs[0], label(n) + " keeps the shape " + typeOf(g, n.inputs[0]).str());
+  return forwardTo(g, n, n.inputs[0],
+                   label(n) + " keeps the shape " + typeOf(g, n.inputs[0]).str());
 }
 
 // Reshape(Reshape(x, a), b) -> Reshape(x, b)   (b made explicit when it copies dims with 0)
@@ -282,12 +292,14 @@ std::optional<Match> divPow2(const Graph& g, const Node& n) {
   std::vector<double> v = valuesOf(*c);
   for (double& x : v) {
     int e = 0;
-    if (!std::isfinite(x) || std::fabs(std::frexp(x, &e)) != 0.5 || std::abs(e - 1) > maxExp) return {};
+    if (!std::isfinite(x) || std::fabs(std::frexp(x, &e)) != 0.5 || std::abs(e - 1) > maxExp)
+      return {};
     x = 1.0 / x;
   }
   Operand rcp{{}, floatTensor(c->dtype, c->shape, v), g.value(n.inputs[1]).name + "_rcp"};
-  return replaceBy(g, n, "Mul", {{n.inputs[0], nullptr, {}}, rcp}, {},
-                   label(n) + " divides by powers of two: multiplying by their reciprocals is exact");
+  return replaceBy(
+      g, n, "Mul", {{n.inputs[0], nullptr, {}}, rcp}, {},
+      label(n) + " divides by powers of two: multiplying by their reciprocals is exact");
 }
 
 // BatchNormalization at inference as y = x*s + t per channel, when its
@@ -317,7 +329,8 @@ std::optional<BnAffine> bnAffine(const Graph& g, const Node& bn, int64_t channel
 const Node* soleProducer(const Graph& g, const Node& bn, const char* op) {
   if (!isOp(bn, "BatchNormalization") || bn.inputs.size() < 5) return nullptr;
   const Node* p = producerOf(g, bn.inputs[0], op);
-  if (!p || g.value(bn.inputs[0]).users.size() != 1 || g.isGraphOutput(bn.inputs[0])) return nullptr;
+  if (!p || g.value(bn.inputs[0]).users.size() != 1 || g.isGraphOutput(bn.inputs[0]))
+    return nullptr;
   return p;
 }
 
@@ -327,7 +340,8 @@ std::optional<Match> convBn(const Graph& g, const Node& n) {
   if (!conv || conv->inputs.size() < 2) return {};
   const TensorData* w = constantOf(g, conv->inputs[1]);
   if (!isFloatConstant(w) || w->rank() < 2) return {};
-  const TensorData* b = conv->inputs.size() > 2 && conv->inputs[2].valid() ? constantOf(g, conv->inputs[2]) : nullptr;
+  const TensorData* b =
+      conv->inputs.size() > 2 && conv->inputs[2].valid() ? constantOf(g, conv->inputs[2]) : nullptr;
   if (conv->inputs.size() > 2 && conv->inputs[2].valid() && (!b || b->dtype != w->dtype)) return {};
   int64_t m = w->shape[0], per = w->numel() / std::max<int64_t>(m, 1);
   auto bn = bnAffine(g, n, m, w->dtype);
@@ -335,12 +349,14 @@ std::optional<Match> convBn(const Graph& g, const Node& n) {
   std::vector<double> wv = valuesOf(*w), bv(size_t(m), 0.0);
   if (b) bv = valuesOf(*b);
   for (int64_t i = 0; i < w->numel(); ++i) wv[size_t(i)] *= bn->s[size_t(i / per)];
-  for (int64_t k = 0; k < m; ++k) bv[size_t(k)] = bv[size_t(k)] * bn->s[size_t(k)] + bn->t[size_t(k)];
-  auto r = replaceBy(g, n, "Conv",
-                     {{conv->inputs[0], nullptr, {}},
-                      {{}, floatTensor(w->dtype, w->shape, wv), g.value(conv->inputs[1]).name + "_bn"},
-                      {{}, floatTensor(w->dtype, {m}, bv), conv->name + "_bias_bn"}},
-                     conv->attrs, label(n) + " folds into the weights and bias of " + label(*conv));
+  for (int64_t k = 0; k < m; ++k)
+    bv[size_t(k)] = bv[size_t(k)] * bn->s[size_t(k)] + bn->t[size_t(k)];
+  auto r =
+      replaceBy(g, n, "Conv",
+                {{conv->inputs[0], nullptr, {}},
+                 {{}, floatTensor(w->dtype, w->shape, wv), g.value(conv->inputs[1]).name + "_bn"},
+                 {{}, floatTensor(w->dtype, {m}, bv), conv->name + "_bias_bn"}},
+                conv->attrs, label(n) + " folds into the weights and bias of " + label(*conv));
   if (r) r->nodeName = conv->name, r->alsoReplaces = {conv->id};
   return r;
 }
@@ -353,7 +369,8 @@ std::optional<Match> gemmBn(const Graph& g, const Node& n) {
   if (!isFloatConstant(bw) || bw->rank() != 2) return {};
   bool transB = gemm->attrs.getInt("transB", 0) != 0;
   int64_t rows = bw->shape[0], cols = bw->shape[1], channels = transB ? rows : cols;
-  const TensorData* c = gemm->inputs.size() > 2 && gemm->inputs[2].valid() ? constantOf(g, gemm->inputs[2]) : nullptr;
+  const TensorData* c =
+      gemm->inputs.size() > 2 && gemm->inputs[2].valid() ? constantOf(g, gemm->inputs[2]) : nullptr;
   if (gemm->inputs.size() > 2 && gemm->inputs[2].valid()) {
     if (!c || c->dtype != bw->dtype || (c->numel() != 1 && c->numel() != channels)) return {};
     if (c->rank() > 2 || (c->rank() == 2 && c->shape[0] != 1)) return {};
@@ -370,11 +387,12 @@ std::optional<Match> gemmBn(const Graph& g, const Node& n) {
   }
   Attributes attrs = gemm->attrs;
   attrs.set("beta", 1.0);
-  auto r = replaceBy(g, n, "Gemm",
-                     {{gemm->inputs[0], nullptr, {}},
-                      {{}, floatTensor(bw->dtype, bw->shape, wv), g.value(gemm->inputs[1]).name + "_bn"},
-                      {{}, floatTensor(bw->dtype, {channels}, cv), gemm->name + "_bias_bn"}},
-                     attrs, label(n) + " folds into the weights and bias of " + label(*gemm));
+  auto r =
+      replaceBy(g, n, "Gemm",
+                {{gemm->inputs[0], nullptr, {}},
+                 {{}, floatTensor(bw->dtype, bw->shape, wv), g.value(gemm->inputs[1]).name + "_bn"},
+                 {{}, floatTensor(bw->dtype, {channels}, cv), gemm->name + "_bias_bn"}},
+                attrs, label(n) + " folds into the weights and bias of " + label(*gemm));
   if (r) r->nodeName = gemm->name, r->alsoReplaces = {gemm->id};
   return r;
 }
@@ -404,22 +422,23 @@ void replace(Rewriter& rw, const Match& m) {
 // The table. Order matters: the cheap forwarding rows come first, so x-0 is
 // removed before it could become x+(-0).
 const Row kRows[] = {
-    {"identity", identity, forward},                        // Identity(x) -> x
-    {"dropout", dropout, forward},                          // Dropout(x) -> x at inference
-    {"mul-one", mulOne, forward},                           // x*1 -> x
-    {"add-zero", addZero, forward},                         // x+0 -> x
-    {"sub-zero", subZero, forward},                         // x-0 -> x
-    {"div-one", divOne, forward},                           // x/1 -> x
-    {"reshape-noop", reshapeNoop, forward},                 // Reshape(x) -> x, same shape
-    {"reshape-reshape", reshapeReshape, replace},           // Reshape(Reshape(x)) -> Reshape(x)
-    {"transpose-identity", transposeIdentity, forward},     // Transpose(x, [0,1,..]) -> x
-    {"transpose-transpose", transposeTranspose, replace},   // Transpose(Transpose(x,p),q) -> Transpose(x,p.q)
-    {"squeeze-unsqueeze", squeezePair, forward},            // Unsqueeze(Squeeze(x)) -> x, and back
-    {"cast-noop", castNoop, forward},                       // Cast(x: T, to=T) -> x
-    {"sub-const-to-add", subConst, replace},                // x - c -> x + (-c)
-    {"div-pow2-to-mul", divPow2, replace},                  // x / 2^k -> x * 2^-k
-    {"conv-bn-fold", convBn, replace},                      // BN(Conv(x,W,b)) -> Conv(x,W',b')
-    {"gemm-bn-fold", gemmBn, replace},                      // BN(Gemm(a,B,C)) -> Gemm(a,B',C')
+    {"identity", identity, forward},                     // Identity(x) -> x
+    {"dropout", dropout, forward},                       // Dropout(x) -> x at inference
+    {"mul-one", mulOne, forward},                        // x*1 -> x
+    {"add-zero", addZero, forward},                      // x+0 -> x
+    {"sub-zero", subZero, forward},                      // x-0 -> x
+    {"div-one", divOne, forward},                        // x/1 -> x
+    {"reshape-noop", reshapeNoop, forward},              // Reshape(x) -> x, same shape
+    {"reshape-reshape", reshapeReshape, replace},        // Reshape(Reshape(x)) -> Reshape(x)
+    {"transpose-identity", transposeIdentity, forward},  // Transpose(x, [0,1,..]) -> x
+    {"transpose-transpose", transposeTranspose,
+     replace},                                    // Transpose(Transpose(x,p),q) -> Transpose(x,p.q)
+    {"squeeze-unsqueeze", squeezePair, forward},  // Unsqueeze(Squeeze(x)) -> x, and back
+    {"cast-noop", castNoop, forward},             // Cast(x: T, to=T) -> x
+    {"sub-const-to-add", subConst, replace},      // x - c -> x + (-c)
+    {"div-pow2-to-mul", divPow2, replace},        // x / 2^k -> x * 2^-k
+    {"conv-bn-fold", convBn, replace},            // BN(Conv(x,W,b)) -> Conv(x,W',b')
+    {"gemm-bn-fold", gemmBn, replace},            // BN(Gemm(a,B,C)) -> Gemm(a,B',C')
 };
 
 constexpr int kMaxSweeps = 16;

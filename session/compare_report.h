@@ -14,9 +14,9 @@
 namespace fuselens {
 
 struct CompareRow {
-  ValueId value;           // in the final (optimized) graph
-  std::string name;        // the value's name
-  std::string producer;    // the kernel or op that produced it ("graph input" for inputs)
+  ValueId value;         // in the final (optimized) graph
+  std::string name;      // the value's name
+  std::string producer;  // the kernel or op that produced it ("graph input" for inputs)
   bool isGraphOutput = false;
   // Produced by a reference-fallback kernel (codegen's KernelInfo::fallback, or
   // a view of such a tensor): not compiled, so never counted as agreement.
@@ -27,7 +27,8 @@ struct CompareRow {
 struct CompareReport {
   Tolerance tolerance;
   std::vector<CompareRow> rows;  // in topological order of the producers
-  std::string fallbackKernels;  // "k3_resize (Resize)": the reference-fallback kernels; empty when none
+  std::string
+      fallbackKernels;     // "k3_resize (Resize)": the reference-fallback kernels; empty when none
   bool allWithin() const;  // every compiled tensor (fallback rows are not judged)
   size_t fallbackCount() const;
   // The first row out of tolerance, in topological order; nullptr when none.
@@ -37,7 +38,8 @@ struct CompareReport {
   //   FAIL: y (from k0_fused) is the first tensor out of tolerance (atol 0.0001, rtol 0.0001)
   // A fallback tensor is never counted as within tolerance.
   std::string verdict() const;
-  // "NOTE: 2 tensors not compiled (reference fallback), not compared: kernels ..."; empty when none.
+  // "NOTE: 2 tensors not compiled (reference fallback), not compared: kernels ..."; empty when
+  // none.
   std::string fallbackNote() const;
 };
 
@@ -56,6 +58,5 @@ std::string isolatedVerdict(const IsolatedReport& report);
 
 // "2.4e-07": compact numbers for tables and sentences.
 std::string formatNumber(double v);
-
 
 }  // namespace fuselens

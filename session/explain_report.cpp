@@ -32,7 +32,8 @@ struct Selection {
   }
   bool edge(const SplitEdge& e, const Graph& g) const {
     if (!query.node.empty())
-      return has(memberNames(g.node(e.producer)), query.node) || has(memberNames(g.node(e.consumer)), query.node);
+      return has(memberNames(g.node(e.producer)), query.node) ||
+             has(memberNames(g.node(e.consumer)), query.node);
     if (query.group >= 0) return e.producerGroup == query.group || e.consumerGroup == query.group;
     return true;
   }
@@ -42,11 +43,13 @@ struct Selection {
 std::string removedBy(const std::vector<Snapshot>& snaps, const std::string& name) {
   for (size_t i = 1; i < snaps.size(); ++i) {
     bool present = false;
-    for (NodeId n : snaps[i].graph.nodeIds()) present = present || has(memberNames(snaps[i].graph.node(n)), name);
+    for (NodeId n : snaps[i].graph.nodeIds())
+      present = present || has(memberNames(snaps[i].graph.node(n)), name);
     if (present) continue;
     std::string out = "node '" + name + "' was removed by pass " + snaps[i].label;
     for (const Diagnostic& d : snaps[i].record.diagnostics)
-      if (d.where.find("'" + name + "'") != std::string::npos || d.message.find("'" + name + "'") != std::string::npos)
+      if (d.where.find("'" + name + "'") != std::string::npos ||
+          d.message.find("'" + name + "'") != std::string::npos)
         out += "\n        " + d.message;
     return out;
   }
@@ -62,8 +65,8 @@ std::string ExplainReport::summary() const {
 }
 
 std::string decisionText(const FusionDecision& d) {
-  std::string out = std::string(d.accepted ? "FUSED   " : "SPLIT   ") + d.producerOp + " '" + d.producerName +
-                    "' -> " + d.consumerOp + " '" + d.consumerName + "'";
+  std::string out = std::string(d.accepted ? "FUSED   " : "SPLIT   ") + d.producerOp + " '" +
+                    d.producerName + "' -> " + d.consumerOp + " '" + d.consumerName + "'";
   if (d.group >= 0) out += "  [group " + std::to_string(d.group) + "]";
   out += "\n        " + d.ruleId() + ": " + d.reason + "\n";
   if (!d.hint.empty()) out += "        hint: " + d.hint + "\n";
@@ -92,9 +95,11 @@ Expected<ExplainReport> Session::explain(const ExplainQuery& query) const {
   if (!query.node.empty() && !original().findNode(query.node))
     return Status::error("the model has no node named '" + query.node + "'", "--node");
   const Graph& g = finalGraph();
-  Selection sel{query, query.group >= 0 ? groupMembers(g, query.group) : std::vector<std::string>{}};
+  Selection sel{query,
+                query.group >= 0 ? groupMembers(g, query.group) : std::vector<std::string>{}};
   if (query.group >= 0 && sel.members.empty())
-    return Status::error("the optimized graph has no fused group " + std::to_string(query.group), "--group");
+    return Status::error("the optimized graph has no fused group " + std::to_string(query.group),
+                         "--group");
   ExplainReport rep;
   rep.fusionRan = !decisions_.empty();
   for (const FusionDecision& d : decisions_) {

@@ -29,9 +29,9 @@ struct ExplainBoundary {
 };
 
 struct ExplainReport {
-  std::vector<FusionDecision> decisions;   // in the order the passes made them
+  std::vector<FusionDecision> decisions;  // in the order the passes made them
   std::vector<ExplainBoundary> boundaries;
-  std::string removed;   // "node 'x' was removed by pass dce" and its notes; empty when it survived
+  std::string removed;  // "node 'x' was removed by pass dce" and its notes; empty when it survived
   size_t accepted = 0, rejected = 0, unexplained = 0;
   bool fusionRan = false;  // a fusion pass made decisions at all
   // "12 accepted, 3 rejected, 4 kernel boundaries[, 1 without a reason]"

@@ -1,9 +1,9 @@
 #include "session/input_shapes.h"
 
-#include "session/requests.h"
-
 #include <cctype>
 #include <cstdlib>
+
+#include "session/requests.h"
 
 namespace fuselens {
 namespace {
@@ -40,10 +40,12 @@ Expected<InputShapes> parseInputShapes(const std::string& text) {
                               ? -1
                               : std::strtoll(num.c_str(), &stop, 10);
       if (v < 0 || (stop && *stop != '\0'))
-        return Status::error("'" + num + "' is not a non-negative dim", "input shape '" + item + "'");
+        return Status::error("'" + num + "' is not a non-negative dim",
+                             "input shape '" + item + "'");
       dims.push_back(v);
       p = q + 1;
-      if (q + 1 == spec.size()) return Status::error("a dim is missing after the last 'x'", "input shape '" + item + "'");
+      if (q + 1 == spec.size())
+        return Status::error("a dim is missing after the last 'x'", "input shape '" + item + "'");
     }
     if (!shapes.emplace(name, dims).second)
       return Status::error("input '" + name + "' is given twice", "input shape '" + item + "'");
@@ -56,10 +58,12 @@ Expected<std::map<std::string, int64_t>> parseDimBindings(const std::vector<std:
   for (const std::string& arg : items) {
     size_t eq = arg.find('=');
     char* end = nullptr;
-    long long v = eq == std::string::npos || eq == 0 ? -1 : std::strtoll(arg.c_str() + eq + 1, &end, 10);
+    long long v =
+        eq == std::string::npos || eq == 0 ? -1 : std::strtoll(arg.c_str() + eq + 1, &end, 10);
     bool ok = v >= 0 && end && *end == '\0' && end != arg.c_str() + eq + 1;
     if (!ok || !dims.emplace(arg.substr(0, eq), v).second)
-      return Status::error("expected name=value with a non-negative integer, each name once", "--dim " + arg);
+      return Status::error("expected name=value with a non-negative integer, each name once",
+                           "--dim " + arg);
   }
   return dims;
 }

@@ -7,10 +7,14 @@ namespace fuselens {
 
 const char* verdictName(IsolatedVerdict v) {
   switch (v) {
-    case IsolatedVerdict::Ok: return "ok";
-    case IsolatedVerdict::KernelDiffers: return "kernel differs";
-    case IsolatedVerdict::AccumulatedUpstream: return "accumulated upstream";
-    case IsolatedVerdict::Skipped: return "skipped";
+    case IsolatedVerdict::Ok:
+      return "ok";
+    case IsolatedVerdict::KernelDiffers:
+      return "kernel differs";
+    case IsolatedVerdict::AccumulatedUpstream:
+      return "accumulated upstream";
+    case IsolatedVerdict::Skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -94,7 +98,8 @@ Expected<IsolatedReport> compareIsolated(const Graph& g, const std::vector<Kerne
     if (!g.hasNode(ki.node)) continue;
     if (ki.fallback) {  // the eager kernel itself: nothing compiled to check
       for (ValueId v : ki.outputs)
-        rep.rows.push_back(skippedRow(ki, g, v, std::string(kFallbackLabel) + ": " + ki.fallbackReason));
+        rep.rows.push_back(
+            skippedRow(ki, g, v, std::string(kFallbackLabel) + ": " + ki.fallbackReason));
       continue;
     }
     KernelGraph k = extractKernelGraph(g, g.node(ki.node));
@@ -125,7 +130,8 @@ Expected<IsolatedReport> compareIsolated(const Graph& g, const std::vector<Kerne
       ValueId v = k.outputs[o];
       const TensorData* ref = eager.find(g.value(v).origin);
       if (!why.empty() || !ref) {
-        rep.rows.push_back(skippedRow(ki, g, v, why.empty() ? "no eager tensor to compare with" : why));
+        rep.rows.push_back(
+            skippedRow(ki, g, v, why.empty() ? "no eager tensor to compare with" : why));
         continue;
       }
       ValueId mv = miniOuts[o];
@@ -137,9 +143,10 @@ Expected<IsolatedReport> compareIsolated(const Graph& g, const std::vector<Kerne
       r.isolated = compareTensors(*ref, *got[mv.index], tol);
       if (endToEnd && size_t(v.index) < endToEnd->size() && (*endToEnd)[v.index])
         r.endToEnd = compareTensors(*ref, *(*endToEnd)[v.index], tol);
-      r.verdict = !r.isolated.withinTolerance()                    ? IsolatedVerdict::KernelDiffers
-                  : (r.endToEnd && !r.endToEnd->withinTolerance()) ? IsolatedVerdict::AccumulatedUpstream
-                                                                   : IsolatedVerdict::Ok;
+      r.verdict = !r.isolated.withinTolerance() ? IsolatedVerdict::KernelDiffers
+                  : (r.endToEnd && !r.endToEnd->withinTolerance())
+                      ? IsolatedVerdict::AccumulatedUpstream
+                      : IsolatedVerdict::Ok;
       rep.rows.push_back(std::move(r));
     }
   }

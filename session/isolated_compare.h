@@ -57,9 +57,11 @@ KernelGraph extractKernelGraph(const Graph& g, const Node& n);
 // Checks every kernel of `kernels` (of the optimized graph `g`) against `eager`,
 // the eager run of the graph `g`'s origins name. `endToEnd`, when given, holds
 // the compiled run's tensors by g's ValueId.index, for the verdict.
-Expected<IsolatedReport> compareIsolated(
-    const Graph& g, const std::vector<KernelInfo>& kernels, const EagerResult& eager,
-    const std::vector<std::optional<TensorData>>* endToEnd, const Tolerance& tol,
-    const CompileOptions& opts, const Progress& progress = {}, const CancelToken& cancel = {});
+Expected<IsolatedReport> compareIsolated(const Graph& g, const std::vector<KernelInfo>& kernels,
+                                         const EagerResult& eager,
+                                         const std::vector<std::optional<TensorData>>* endToEnd,
+                                         const Tolerance& tol, const CompileOptions& opts,
+                                         const Progress& progress = {},
+                                         const CancelToken& cancel = {});
 
 }  // namespace fuselens

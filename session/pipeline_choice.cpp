@@ -12,16 +12,19 @@ std::string pipelineTextForLevel(int level) { return pipelineForLevel(level); }
 
 Expected<std::string> resolvePipeline(const PipelineChoice& choice, const std::string& fallback,
                                       std::vector<std::string>* warnings) {
-  if (!choice.passes.empty() && choice.level >= 0) return Status::error("give --passes or -O, not both", "-O");
-  std::string text = choice.level >= 0 ? pipelineForLevel(choice.level)
+  if (!choice.passes.empty() && choice.level >= 0)
+    return Status::error("give --passes or -O, not both", "-O");
+  std::string text = choice.level >= 0       ? pipelineForLevel(choice.level)
                      : choice.passes.empty() ? fallback
                                              : choice.passes;
   if (choice.disabled.empty()) return text;
   auto specs = parsePipeline(text);
   if (!specs) return specs.status();
   for (const std::string& name : choice.disabled) {
-    if (!findPass(name)) return Status::error("there is no pass named '" + name + "'", "--disable-pass");
-    auto gone = std::remove_if(specs->begin(), specs->end(), [&](const PassSpec& s) { return s.name == name; });
+    if (!findPass(name))
+      return Status::error("there is no pass named '" + name + "'", "--disable-pass");
+    auto gone = std::remove_if(specs->begin(), specs->end(),
+                               [&](const PassSpec& s) { return s.name == name; });
     if (gone == specs->end() && warnings)
       warnings->push_back("--disable-pass " + name + ": the pipeline has no such pass");
     specs->erase(gone, specs->end());

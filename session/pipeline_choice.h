@@ -37,7 +37,7 @@ struct Replay {
 // Replays the reproducer at `path` with its own pipeline, or `choice`'s when
 // one is given; no reproducer is written while replaying.
 Expected<Replay> replayReproducer(const std::string& path, const PipelineChoice& choice,
-                                  std::vector<std::string>* warnings = nullptr, const Progress& progress = {},
-                                  const CancelToken& cancel = {});
+                                  std::vector<std::string>* warnings = nullptr,
+                                  const Progress& progress = {}, const CancelToken& cancel = {});
 
 }  // namespace fuselens

@@ -23,7 +23,8 @@ GraphStats graphStats(const Graph& g) {
   return s;
 }
 
-Status Session::open(const std::string& modelPath, const Progress& progress, const CancelToken& cancel) {
+Status Session::open(const std::string& modelPath, const Progress& progress,
+                     const CancelToken& cancel) {
   report(progress, 0.0, "import " + modelPath);
   auto imported = importOnnxFile(modelPath);
   if (!imported) return imported.status();
@@ -48,13 +49,15 @@ Status Session::bindDims(const std::map<std::string, int64_t>& dims) {
     if (symbols.count(name)) continue;
     std::string known;
     for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
-    return Status::error("the model has no symbolic dim named '" + name + "'" +
-                             (known.empty() ? " (all its dims are static)" : " (it has: " + known + ")"),
-                         "--dim " + name);
+    return Status::error(
+        "the model has no symbolic dim named '" + name + "'" +
+            (known.empty() ? " (all its dims are static)" : " (it has: " + known + ")"),
+        "--dim " + name);
   }
   for (ValueId v : g.valueIds())
     for (Dim& d : g.mutableValue(v).type.shape)
-      if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end()) d = Dim::fixed(it->second);
+      if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end())
+        d = Dim::fixed(it->second);
   FL_RETURN_IF_ERROR(inferGraphTypes(g));
   dropResults();
   return Status::ok();
@@ -78,25 +81,29 @@ Expected<bool> Session::bindInputShapes(const std::map<std::string, std::vector<
     const std::vector<int64_t>& shape = it->second;
     const std::string where = "input '" + val.name + "'";
     if (val.type.rankKnown && val.type.shape.size() != shape.size())
-      return Status::error("the tensor has rank " + std::to_string(shape.size()) + " but the model declares " +
-                               val.type.str(), where);
+      return Status::error("the tensor has rank " + std::to_string(shape.size()) +
+                               " but the model declares " + val.type.str(),
+                           where);
     for (size_t d = 0; val.type.rankKnown && d < shape.size(); ++d) {
       const Dim& dim = val.type.shape[d];
       if (dim.isStatic() && dim.value != shape[d])
         return Status::error("dim " + std::to_string(d) + " is " + std::to_string(shape[d]) +
-                                 " but the model declares " + val.type.str(), where);
+                                 " but the model declares " + val.type.str(),
+                             where);
       if (dim.symbol.empty()) continue;
       auto [at, fresh] = symbols.emplace(dim.symbol, shape[d]);
       if (!fresh && at->second != shape[d])
-        return Status::error("dim '" + dim.symbol + "' is " + std::to_string(shape[d]) + " here but " +
-                                 std::to_string(at->second) + " in another input", where);
+        return Status::error("dim '" + dim.symbol + "' is " + std::to_string(shape[d]) +
+                                 " here but " + std::to_string(at->second) + " in another input",
+                             where);
     }
     fixes.emplace_back(v, shape);
   }
   if (fixes.empty()) return false;
   for (ValueId v : g.valueIds())
     for (Dim& d : g.mutableValue(v).type.shape)
-      if (auto it = symbols.find(d.symbol); !d.symbol.empty() && it != symbols.end()) d = Dim::fixed(it->second);
+      if (auto it = symbols.find(d.symbol); !d.symbol.empty() && it != symbols.end())
+        d = Dim::fixed(it->second);
   for (const auto& [v, shape] : fixes) {
     TensorType& t = g.mutableValue(v).type;
     t = TensorType::of(t.dtype, shape);
@@ -119,7 +126,8 @@ const Graph& Session::finalGraph() const {
   return snapshots_.empty() ? model_->graph : snapshots_.back().graph;
 }
 
-Status Session::optimize(const std::string& pipeline, const Progress& progress, const CancelToken& cancel) {
+Status Session::optimize(const std::string& pipeline, const Progress& progress,
+                         const CancelToken& cancel) {
   if (!model_) return Status::error("no model is open");
   auto specs = parsePipeline(pipeline);
   if (!specs) return specs.status();
@@ -134,7 +142,8 @@ Status Session::optimize(const std::string& pipeline, const Progress& progress, 
   return Status::ok();
 }
 
-Status Session::compile(const CompileOptions& opts, const Progress& progress, const CancelToken& cancel) {
+Status Session::compile(const CompileOptions& opts, const Progress& progress,
+                        const CancelToken& cancel) {
   if (!model_) return Status::error("no model is open");
   CompileOptions withPlan = opts;  // the memory-plan pass's plan, when it ran last
   if (!withPlan.bufferPlan && !snapshots_.empty())
@@ -146,8 +155,8 @@ Status Session::compile(const CompileOptions& opts, const Progress& progress, co
   return Status::ok();
 }
 
-Expected<std::map<std::string, TensorData>> Session::randomInputs(uint64_t seed,
-                                                           const std::map<std::string, TensorData>& skip) const {
+Expected<std::map<std::string, TensorData>> Session::randomInputs(
+    uint64_t seed, const std::map<std::string, TensorData>& skip) const {
   if (!model_) return Expected<std::map<std::string, TensorData>>::error("no model is open");
   std::map<std::string, TensorData> inputs;
   const Graph& g = model_->graph;
@@ -157,7 +166,8 @@ Expected<std::map<std::string, TensorData>> Session::randomInputs(uint64_t seed,
     for (const Dim& d : v.type.shape)
       if (!d.isStatic())
         return Status::error("has the dynamic dim '" + d.str() + "' in " + v.type.str() +
-                                 "; give the input a shape (--shape " + v.name + "=AxB..., Input shapes in the GUI)" +
+                                 "; give the input a shape (--shape " + v.name +
+                                 "=AxB..., Input shapes in the GUI)" +
                                  (d.symbol.empty() ? std::string(" or a tensor")
                                                    : " or bind the dim (--dim " + d.symbol + "=N)"),
                              "input '" + v.name + "'");
@@ -172,18 +182,22 @@ Status Session::save(const std::string& sessionPath) const {
   if (!model_) return Status::error("no model is open", sessionPath);
   auto hash = hashFile(path_);
   if (!hash) return hash.status();
-  return saveSessionFile(sessionPath, SessionFile{path_, *hash, pipeline_, tolerance, seed, bookmarks, boundShapes_});
+  return saveSessionFile(
+      sessionPath, SessionFile{path_, *hash, pipeline_, tolerance, seed, bookmarks, boundShapes_});
 }
 
-Expected<std::vector<Diagnostic>> Session::restore(const std::string& sessionPath, const Progress& progress,
+Expected<std::vector<Diagnostic>> Session::restore(const std::string& sessionPath,
+                                                   const Progress& progress,
                                                    const CancelToken& cancel) {
   auto file = loadSessionFile(sessionPath);
   if (!file) return file.status();
   std::vector<Diagnostic> warnings;
   auto hash = hashFile(file->modelPath);
-  if (!hash) return Status::error("the model it names cannot be read: " + file->modelPath, sessionPath);
+  if (!hash)
+    return Status::error("the model it names cannot be read: " + file->modelPath, sessionPath);
   if (!file->modelHash.empty() && *hash != file->modelHash)
-    warnings.push_back({Severity::Warning, file->modelPath, "the model changed since the session was saved"});
+    warnings.push_back(
+        {Severity::Warning, file->modelPath, "the model changed since the session was saved"});
   FL_RETURN_IF_ERROR(open(file->modelPath, progress, cancel));
   if (!file->inputShapes.empty()) {
     auto bound = bindInputShapes(file->inputShapes);

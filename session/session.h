@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "codegen/compiler.h"
+#include "codegen/schedule/tuner.h"
 #include "core/compare/compare.h"
 #include "core/onnx/import.h"
+#include "passes/pass_manager.h"
 #include "session/compare_report.h"
 #include "session/explain_report.h"
 #include "session/isolated_compare.h"
 #include "session/requests.h"
-#include "codegen/schedule/tuner.h"
-#include "passes/pass_manager.h"
 
 namespace fuselens {
 
@@ -39,7 +39,8 @@ class Session {
   Status open(Graph graph, const std::string& label);
   // Opens the model, binds its dims, fixes its dynamic inputs and runs the
   // pipeline: what both faces do when the user opens a model.
-  Status open(const OpenRequest& request, const Progress& progress = {}, const CancelToken& cancel = {});
+  Status open(const OpenRequest& request, const Progress& progress = {},
+              const CancelToken& cancel = {});
   bool isOpen() const { return model_ != nullptr; }
   const std::string& modelPath() const { return path_; }
   const ImportedModel& model() const { return *model_; }
@@ -59,7 +60,9 @@ class Session {
   Expected<bool> bindInputShapes(const std::map<std::string, TensorData>& inputs);
   Expected<bool> bindInputShapes(const std::map<std::string, std::vector<int64_t>>& shapes);
   // The shapes bindInputShapes fixed, by input name (saved with the session).
-  const std::map<std::string, std::vector<int64_t>>& boundInputShapes() const { return boundShapes_; }
+  const std::map<std::string, std::vector<int64_t>>& boundInputShapes() const {
+    return boundShapes_;
+  }
   // Fixes the model's dynamic input dims to the tensors' shapes and, when that
   // changed anything, reruns the current pipeline: compiling needs static shapes.
   Status fitToInputs(const std::map<std::string, TensorData>& inputs, const Progress& progress = {},
@@ -84,8 +87,8 @@ class Session {
 
   // Seeded random tensors for every graph input (static shapes only).
   // Inputs named in `skip` (given by the user) are left out, dynamic or not.
-  Expected<std::map<std::string, TensorData>> randomInputs(uint64_t seed,
-                                                           const std::map<std::string, TensorData>& skip = {}) const;
+  Expected<std::map<std::string, TensorData>> randomInputs(
+      uint64_t seed, const std::map<std::string, TensorData>& skip = {}) const;
 
   // The tensors a run is fed: .npy files read and checked against the model's
   // input names, seeded random values for the others (see InputRequest).
@@ -94,8 +97,10 @@ class Session {
   // Runs the model and returns every graph output by name: the eager reference
   // on the original graph, or the compiled module (compiling if needed, after
   // fitting dynamic inputs to the tensors given).
-  Expected<std::map<std::string, TensorData>> run(Engine engine, const std::map<std::string, TensorData>& inputs,
-                                                  const Progress& progress = {}, const CancelToken& cancel = {});
+  Expected<std::map<std::string, TensorData>> run(Engine engine,
+                                                  const std::map<std::string, TensorData>& inputs,
+                                                  const Progress& progress = {},
+                                                  const CancelToken& cancel = {});
 
   // Compiles if needed, runs compiled and eager on the same inputs, and compares
   // every kernel-boundary tensor with its origin in the eager run.
@@ -115,7 +120,8 @@ class Session {
   // export: loop IR and LLVM IR of the compiled module (compiling if needed),
   // CUDA C (codegen/cuda/cuda_c.h), PTX (through NVRTC; an error when it is absent).
   enum class CodeKind { Ir, LoopIr, LlvmIr, Asm, CudaC, Ptx };
-  Expected<std::string> codeText(CodeKind kind, const Progress& progress = {}, const CancelToken& cancel = {});
+  Expected<std::string> codeText(CodeKind kind, const Progress& progress = {},
+                                 const CancelToken& cancel = {});
   // The compiled kernel that runs node `n` of the final graph ("k3_fused_matmul_add");
   // empty before compile or when the node is no kernel of its own.
   std::string kernelNameOf(NodeId n) const;
@@ -133,7 +139,8 @@ class Session {
   static Status checkCpuName(const std::string& name);
   // Measures schedule candidates for every kernel of the final graph and keeps
   // the fastest in the tuning log (read, updated and saved).
-  Expected<std::vector<KernelTuneResult>> tune(const TuneRequest& request, const Progress& progress = {},
+  Expected<std::vector<KernelTuneResult>> tune(const TuneRequest& request,
+                                               const Progress& progress = {},
                                                const CancelToken& cancel = {});
 
   // Settings that travel with a saved session.
@@ -145,7 +152,8 @@ class Session {
   Status save(const std::string& sessionPath) const;
   // Opens the saved model and reruns the saved pipeline. A model whose bytes
   // changed since the save still opens; the returned warnings say so.
-  Expected<std::vector<Diagnostic>> restore(const std::string& sessionPath, const Progress& progress = {},
+  Expected<std::vector<Diagnostic>> restore(const std::string& sessionPath,
+                                            const Progress& progress = {},
                                             const CancelToken& cancel = {});
 
  private:

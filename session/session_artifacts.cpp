@@ -9,8 +9,8 @@
 
 #include "codegen/cuda/cuda_c.h"
 #include "codegen/cuda/cuda_export.h"
-#include "codegen/export/export.h"
 #include "codegen/cuda/nvrtc.h"
+#include "codegen/export/export.h"
 #include "codegen/target.h"
 #include "core/ir/printer.h"
 #include "session/session.h"
@@ -21,8 +21,8 @@ namespace {
 
 // The assembly of the final graph: an export without a link step into a
 // scratch folder, whose .s is read back; the folder is removed either way.
-Expected<std::string> assemblyText(const Graph& g, const CompileOptions& compile, const Progress& progress,
-                                   const CancelToken& cancel) {
+Expected<std::string> assemblyText(const Graph& g, const CompileOptions& compile,
+                                   const Progress& progress, const CancelToken& cancel) {
   std::error_code ec;
   fs::path dir = fs::temp_directory_path(ec) / ("fuselens-asm-" + std::to_string(::getpid()));
   ExportOptions o;
@@ -44,7 +44,8 @@ Expected<std::string> assemblyText(const Graph& g, const CompileOptions& compile
 
 }  // namespace
 
-Expected<std::string> Session::codeText(CodeKind kind, const Progress& progress, const CancelToken& cancel) {
+Expected<std::string> Session::codeText(CodeKind kind, const Progress& progress,
+                                        const CancelToken& cancel) {
   if (!model_) return Expected<std::string>::error("no model is open");
   switch (kind) {
     case CodeKind::Ir:
@@ -80,8 +81,9 @@ std::vector<std::string> Session::kernelNotes() const {
     if (k.fallback)
       notes.push_back("kernel " + k.name + " is " + kFallbackLabel + ": " + k.fallbackReason);
     else if (k.driver)
-      notes.push_back("kernel " + k.name + " is a driver kernel (compiled; control decided at run time): " +
-                      k.driverSummary);
+      notes.push_back(
+          "kernel " + k.name +
+          " is a driver kernel (compiled; control decided at run time): " + k.driverSummary);
   return notes;
 }
 
@@ -99,7 +101,8 @@ Expected<ExportFiles> Session::exportCpu(const CpuExportRequest& request, const 
   o.compile = compileOptions_;
   // The export's arena is the memory-plan pass's plan when that pass ran last,
   // as in compile(): one plan, reported and run.
-  if (!o.compile.bufferPlan && !snapshots_.empty()) o.compile.bufferPlan = snapshots_.back().record.bufferPlan;
+  if (!o.compile.bufferPlan && !snapshots_.empty())
+    o.compile.bufferPlan = snapshots_.back().record.bufferPlan;
   o.compile.optLevel = request.optLevel;
   o.cpu = request.cpu;
   if (!request.tuningLog.empty()) o.compile.tuningLog = request.tuningLog;
@@ -109,19 +112,22 @@ Expected<ExportFiles> Session::exportCpu(const CpuExportRequest& request, const 
   return ExportFiles{r->files, {}};
 }
 
-Expected<ExportFiles> Session::exportCuda(const CudaExportRequest& request, const Progress& progress,
-                                          const CancelToken& cancel) {
+Expected<ExportFiles> Session::exportCuda(const CudaExportRequest& request,
+                                          const Progress& progress, const CancelToken& cancel) {
   if (!model_) return Expected<ExportFiles>::error("no model is open");
-  auto r = fuselens::exportCuda(finalGraph(), CudaExportOptions{request.outDir, request.name, request.arch}, progress,
-                      cancel);
+  auto r = fuselens::exportCuda(finalGraph(),
+                                CudaExportOptions{request.outDir, request.name, request.arch},
+                                progress, cancel);
   if (!r) return r.status();
   return ExportFiles{r->files, r->ptxSkipped.empty() ? "" : "no .ptx: " + r->ptxSkipped};
 }
 
-Expected<std::vector<KernelTuneResult>> Session::tune(const TuneRequest& request, const Progress& progress,
+Expected<std::vector<KernelTuneResult>> Session::tune(const TuneRequest& request,
+                                                      const Progress& progress,
                                                       const CancelToken& cancel) {
   if (!model_) return Status::error("no model is open");
-  if (request.budgetSeconds <= 0) return Status::error("the budget must be positive", "--budget-seconds");
+  if (request.budgetSeconds <= 0)
+    return Status::error("the budget must be positive", "--budget-seconds");
   auto log = TuningLog::load(request.logPath);
   if (!log) return log.status();
   TuneOptions o;

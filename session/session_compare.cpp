@@ -21,7 +21,8 @@ bool CompareReport::allWithin() const {
 }
 
 size_t CompareReport::fallbackCount() const {
-  return size_t(std::count_if(rows.begin(), rows.end(), [](const CompareRow& r) { return r.fallback; }));
+  return size_t(
+      std::count_if(rows.begin(), rows.end(), [](const CompareRow& r) { return r.fallback; }));
 }
 
 const CompareRow* CompareReport::firstDivergent() const {
@@ -34,9 +35,11 @@ std::string CompareReport::verdict() const {
   char tol[96];
   std::snprintf(tol, sizeof tol, "(atol %g, rtol %g)", tolerance.atol, tolerance.rtol);
   if (const CompareRow* first = firstDivergent())
-    return "FAIL: " + first->name + " (from " + first->producer + ") is the first tensor out of tolerance " + tol;
+    return "FAIL: " + first->name + " (from " + first->producer +
+           ") is the first tensor out of tolerance " + tol;
   const size_t judged = rows.size() - fallbackCount();
-  return "PASS: " + std::to_string(judged) + " tensor" + (judged == 1 ? "" : "s") + " within tolerance " + tol;
+  return "PASS: " + std::to_string(judged) + " tensor" + (judged == 1 ? "" : "s") +
+         " within tolerance " + tol;
 }
 
 std::string CompareReport::fallbackNote() const {
@@ -68,17 +71,19 @@ std::string producerLabel(const CompareRow& row, const Graph& g) {
 
 std::string isolatedVerdict(const IsolatedReport& rep) {
   if (const IsolatedRow* first = rep.firstKernelDiffering())
-    return "FAIL: kernel " + first->kernel + " is the first that differs when fed eager inputs (" + first->name +
-           ", max abs " + formatNumber(first->isolated.maxAbs) + ")";
+    return "FAIL: kernel " + first->kernel + " is the first that differs when fed eager inputs (" +
+           first->name + ", max abs " + formatNumber(first->isolated.maxAbs) + ")";
   if (!rep.allWithin())
-    return "FAIL: every kernel is within tolerance alone; the end-to-end error accumulated upstream";
+    return "FAIL: every kernel is within tolerance alone; the end-to-end error accumulated "
+           "upstream";
   char tol[96];
   std::snprintf(tol, sizeof tol, "(atol %g, rtol %g)", rep.tolerance.atol, rep.tolerance.rtol);
   return std::string("PASS: every kernel within tolerance when fed eager inputs ") + tol;
 }
 
-Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs, const Tolerance& tol,
-                                         const Progress& progress, const CancelToken& cancel) {
+Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs,
+                                         const Tolerance& tol, const Progress& progress,
+                                         const CancelToken& cancel) {
   if (!model_) return Expected<CompareReport>::error("no model is open");
   if (!compiled_) FL_RETURN_IF_ERROR(compile({}, progress, cancel));
   report(progress, 0.1, "eager reference run");
@@ -122,8 +127,8 @@ Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>
     row.isGraphOutput = g.isGraphOutput(v);
     row.fallback = fallback.count(v.index) != 0;
     // A value the layout pass blocked is compared with its plain origin unblocked.
-    row.metrics = compareTensors(*ref, model_->graph.value(val.origin).layout, *(*compiled)[v.index],
-                                 val.layout, tol);
+    row.metrics = compareTensors(*ref, model_->graph.value(val.origin).layout,
+                                 *(*compiled)[v.index], val.layout, tol);
     rep.rows.push_back(std::move(row));
   }
   rep.fallbackKernels = fallbackKernelList(compiled_->kernels());

@@ -63,13 +63,17 @@ Expected<SessionFile> loadSessionFile(const std::string& path) {
   text << in.rdbuf();
   nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
-    return Expected<SessionFile>::error("not a FuseLens session file (the JSON does not parse)", path);
+    return Expected<SessionFile>::error("not a FuseLens session file (the JSON does not parse)",
+                                        path);
   if (!j.contains("fuselens_session") || j["fuselens_session"] != kVersion)
-    return Expected<SessionFile>::error("not a FuseLens session file of version " + std::to_string(kVersion), path);
+    return Expected<SessionFile>::error(
+        "not a FuseLens session file of version " + std::to_string(kVersion), path);
   SessionFile s;
   try {
     fs::path model = j.at("model").get<std::string>();
-    s.modelPath = (model.is_absolute() ? model : fs::absolute(path).parent_path() / model).lexically_normal().string();
+    s.modelPath = (model.is_absolute() ? model : fs::absolute(path).parent_path() / model)
+                      .lexically_normal()
+                      .string();
     s.modelHash = j.value("model_hash", "");
     s.pipeline = j.at("pipeline").get<std::string>();
     s.tolerance.atol = j.value("atol", s.tolerance.atol);
@@ -79,10 +83,12 @@ Expected<SessionFile> loadSessionFile(const std::string& path) {
     s.inputShapes = j.value("input_shapes", std::map<std::string, std::vector<int64_t>>{});
     for (const auto& [name, dims] : s.inputShapes)
       for (int64_t d : dims)
-        if (d < 0) return Expected<SessionFile>::error("input_shapes: '" + name + "' has a negative dim", path);
+        if (d < 0)
+          return Expected<SessionFile>::error("input_shapes: '" + name + "' has a negative dim",
+                                              path);
   } catch (const nlohmann::json::exception& e) {
-    return Expected<SessionFile>::error(std::string("a field is missing or has the wrong type (") + e.what() + ")",
-                                        path);
+    return Expected<SessionFile>::error(
+        std::string("a field is missing or has the wrong type (") + e.what() + ")", path);
   }
   return s;
 }

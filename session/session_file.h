@@ -1,7 +1,8 @@
 // Saving and reopening a session: a small JSON file naming the model (path
 // relative to the session file when it lies below it, plus a content hash so
 // a changed model is noticed), the pipeline, the tolerances, the input seed,
-// the shapes given to dynamic inputs and the user's bookmarks. Written atomically; never holds tensors.
+// the shapes given to dynamic inputs and the user's bookmarks. Written atomically; never holds
+// tensors.
 #pragma once
 
 #include <cstdint>

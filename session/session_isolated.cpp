@@ -15,7 +15,9 @@ Expected<IsolatedReport> Session::compareIsolated(const std::map<std::string, Te
   report(progress, 0.1, "compiled run");
   auto compiled = compiled_->run(inputs, cancel);
   if (!compiled) return compiled.status();
-  auto scaled = [&progress](double f, const std::string& stage) { report(progress, 0.1 + 0.9 * f, stage); };
+  auto scaled = [&progress](double f, const std::string& stage) {
+    report(progress, 0.1 + 0.9 * f, stage);
+  };
   auto rep = fuselens::compareIsolated(finalGraph(), compiled_->kernels(), *eager, &*compiled, tol,
                                        compileOptions_, scaled, cancel);
   if (rep) isolated_ = *rep;

@@ -18,7 +18,8 @@ bool hasInput(const Graph& g, const std::string& name) {
 
 }  // namespace
 
-Status Session::open(const OpenRequest& request, const Progress& progress, const CancelToken& cancel) {
+Status Session::open(const OpenRequest& request, const Progress& progress,
+                     const CancelToken& cancel) {
   FL_RETURN_IF_ERROR(open(request.model, progress, cancel));
   if (!request.dims.empty()) FL_RETURN_IF_ERROR(bindDims(request.dims));
   if (!request.shapes.empty()) {
@@ -43,8 +44,8 @@ Status Session::open(Graph graph, const std::string& label) {
   return Status::ok();
 }
 
-Status Session::fitToInputs(const std::map<std::string, TensorData>& inputs, const Progress& progress,
-                            const CancelToken& cancel) {
+Status Session::fitToInputs(const std::map<std::string, TensorData>& inputs,
+                            const Progress& progress, const CancelToken& cancel) {
   auto changed = bindInputShapes(inputs);
   if (!changed) return changed.status();
   if (!*changed) return Status::ok();
@@ -57,7 +58,8 @@ Expected<std::map<std::string, TensorData>> Session::inputs(const InputRequest& 
   std::map<std::string, TensorData> out;
   for (const auto& [name, path] : request.files) {
     if (!hasInput(original(), name))
-      return Result::error("the model has no input named '" + name + "'", "--input " + name + "=" + path);
+      return Result::error("the model has no input named '" + name + "'",
+                           "--input " + name + "=" + path);
     auto t = readNpy(path);
     if (!t) return t.status();
     out[name] = std::move(*t);
@@ -69,9 +71,9 @@ Expected<std::map<std::string, TensorData>> Session::inputs(const InputRequest& 
   return out;
 }
 
-Expected<std::map<std::string, TensorData>> Session::run(Engine engine,
-                                                         const std::map<std::string, TensorData>& inputs,
-                                                         const Progress& progress, const CancelToken& cancel) {
+Expected<std::map<std::string, TensorData>> Session::run(
+    Engine engine, const std::map<std::string, TensorData>& inputs, const Progress& progress,
+    const CancelToken& cancel) {
   using Result = Expected<std::map<std::string, TensorData>>;
   if (!model_) return Result::error("no model is open");
   std::map<std::string, TensorData> outputs;

@@ -16,8 +16,12 @@
 namespace fuselens::viewer {
 
 CodePane::CodePane(QWidget* parent)
-    : QWidget(parent), tabs_(new QTabWidget(this)), status_(new QLabel(this)), saveButton_(new QPushButton(tr("Save..."), this)) {
-  const QString names[TabCount] = {tr("Loop IR"), tr("LLVM IR"), tr("Assembly"), tr("CUDA C"), tr("PTX")};
+    : QWidget(parent),
+      tabs_(new QTabWidget(this)),
+      status_(new QLabel(this)),
+      saveButton_(new QPushButton(tr("Save..."), this)) {
+  const QString names[TabCount] = {tr("Loop IR"), tr("LLVM IR"), tr("Assembly"), tr("CUDA C"),
+                                   tr("PTX")};
   for (int t = 0; t < TabCount; ++t) {
     auto* e = new QPlainTextEdit(this);
     e->setReadOnly(true);
@@ -95,10 +99,12 @@ QString CodePane::suggestedFileName(int tab, const QString& base) {
 void CodePane::save() {
   const int t = currentTab();
   if (t < 0 || !filled_[size_t(t)]) return;
-  const QString file = QFileDialog::getSaveFileName(this, tr("Save code"), suggestedFileName(t, "model"));
+  const QString file =
+      QFileDialog::getSaveFileName(this, tr("Save code"), suggestedFileName(t, "model"));
   if (file.isEmpty()) return;
   if (Status s = writeFileAtomically(file.toStdString(), text(t).toStdString()); !s)
-    QMessageBox::warning(this, tr("Save code"), tr("Could not save: %1").arg(QString::fromStdString(s.message())));
+    QMessageBox::warning(this, tr("Save code"),
+                         tr("Could not save: %1").arg(QString::fromStdString(s.message())));
 }
 
 }  // namespace fuselens::viewer

@@ -60,12 +60,18 @@ QString CompareModel::statusText(const CompareRow& row) {
 QVariant CompareModel::display(const CompareRow& row, int column) const {
   const TensorMetrics& m = row.metrics;
   switch (column) {
-    case TensorColumn: return QString::fromStdString(row.name);
-    case KernelColumn: return QString::fromStdString(producerLabel(row, session_->finalGraph()));
-    case MaxAbsColumn: return number(m.maxAbs);
-    case MaxRelColumn: return number(m.maxRel);
-    case RmseColumn: return number(m.rmse);
-    case CosineColumn: return QString::number(m.cosine, 'g', 6);
+    case TensorColumn:
+      return QString::fromStdString(row.name);
+    case KernelColumn:
+      return QString::fromStdString(producerLabel(row, session_->finalGraph()));
+    case MaxAbsColumn:
+      return number(m.maxAbs);
+    case MaxRelColumn:
+      return number(m.maxRel);
+    case RmseColumn:
+      return number(m.rmse);
+    case CosineColumn:
+      return QString::number(m.cosine, 'g', 6);
     case AloneColumn: {
       const IsolatedRow* iso = isolatedRow(*session_, row);
       if (!iso) return {};
@@ -90,13 +96,16 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
   const bool within = row->metrics.withinTolerance();
   const bool first = index.row() == firstDivergentRow();
   switch (role) {
-    case Qt::DisplayRole: return display(*row, index.column());
+    case Qt::DisplayRole:
+      return display(*row, index.column());
     case Qt::TextAlignmentRole:
       if (index.column() >= MaxAbsColumn && index.column() <= AloneColumn)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
       return {};
-    case Qt::ForegroundRole: return within ? QVariant() : QBrush(QColor(170, 30, 30));
-    case Qt::BackgroundRole: return first ? QBrush(QColor(254, 215, 215)) : QVariant();
+    case Qt::ForegroundRole:
+      return within ? QVariant() : QBrush(QColor(170, 30, 30));
+    case Qt::BackgroundRole:
+      return first ? QBrush(QColor(254, 215, 215)) : QVariant();
     case Qt::FontRole:
       if (!first) return {};
       {
@@ -106,9 +115,12 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
       }
     case Qt::ToolTipRole:
       return first ? tr("The first tensor out of tolerance, in topological order") : QVariant();
-    case ValueNameRole: return QString::fromStdString(row->name);
-    case WithinToleranceRole: return within;
-    case FirstDivergentRole: return first;
+    case ValueNameRole:
+      return QString::fromStdString(row->name);
+    case WithinToleranceRole:
+      return within;
+    case FirstDivergentRole:
+      return first;
   }
   return {};
 }
@@ -116,14 +128,22 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
 QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case TensorColumn: return tr("Tensor");
-    case KernelColumn: return tr("Kernel");
-    case MaxAbsColumn: return tr("Max abs");
-    case MaxRelColumn: return tr("Max rel");
-    case RmseColumn: return tr("RMSE");
-    case CosineColumn: return tr("Cosine");
-    case AloneColumn: return tr("Alone");
-    case StatusColumn: return tr("Status");
+    case TensorColumn:
+      return tr("Tensor");
+    case KernelColumn:
+      return tr("Kernel");
+    case MaxAbsColumn:
+      return tr("Max abs");
+    case MaxRelColumn:
+      return tr("Max rel");
+    case RmseColumn:
+      return tr("RMSE");
+    case CosineColumn:
+      return tr("Cosine");
+    case AloneColumn:
+      return tr("Alone");
+    case StatusColumn:
+      return tr("Status");
   }
   return {};
 }

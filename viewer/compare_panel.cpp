@@ -1,9 +1,9 @@
 // ComparePanel: summary line and table over CompareModel.
 #include "viewer/compare_panel.h"
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QTableView>

@@ -90,25 +90,35 @@ QVariant FusionDecisionModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
-        case RuleColumn: return qs(d->ruleId());
-        case ResultColumn: return d->accepted ? tr("fused") : tr("not fused");
+        case RuleColumn:
+          return qs(d->ruleId());
+        case ResultColumn:
+          return d->accepted ? tr("fused") : tr("not fused");
         case EdgeColumn:
           return QStringLiteral("%1 \u2192 %2")
               .arg(nodeText(d->producerName, d->producerOp),
                    nodeText(d->consumerName, d->consumerOp));
-        case ReasonColumn: return reasonText(*d);
-        case HintColumn: return qs(d->hint);
-        case GroupColumn: return d->group >= 0 ? QVariant(d->group) : QVariant();
-        case PassColumn: return qs(d->passName);
+        case ReasonColumn:
+          return reasonText(*d);
+        case HintColumn:
+          return qs(d->hint);
+        case GroupColumn:
+          return d->group >= 0 ? QVariant(d->group) : QVariant();
+        case PassColumn:
+          return qs(d->passName);
       }
       return {};
-    case Qt::ToolTipRole: return toolTip(*d);
+    case Qt::ToolTipRole:
+      return toolTip(*d);
     case Qt::ForegroundRole:
       if (!d->accepted && index.column() <= ResultColumn) return QBrush(QColor(190, 50, 45));
       return {};
-    case ProducerNameRole: return qs(d->producerName);
-    case ConsumerNameRole: return qs(d->consumerName);
-    case AcceptedRole: return d->accepted;
+    case ProducerNameRole:
+      return qs(d->producerName);
+    case ConsumerNameRole:
+      return qs(d->consumerName);
+    case AcceptedRole:
+      return d->accepted;
   }
   return {};
 }
@@ -116,13 +126,20 @@ QVariant FusionDecisionModel::data(const QModelIndex& index, int role) const {
 QVariant FusionDecisionModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case RuleColumn: return tr("Rule");
-    case ResultColumn: return tr("Result");
-    case EdgeColumn: return tr("Producer \u2192 consumer");
-    case ReasonColumn: return tr("Reason");
-    case HintColumn: return tr("Hint");
-    case GroupColumn: return tr("Group");
-    case PassColumn: return tr("Pass");
+    case RuleColumn:
+      return tr("Rule");
+    case ResultColumn:
+      return tr("Result");
+    case EdgeColumn:
+      return tr("Producer \u2192 consumer");
+    case ReasonColumn:
+      return tr("Reason");
+    case HintColumn:
+      return tr("Hint");
+    case GroupColumn:
+      return tr("Group");
+    case PassColumn:
+      return tr("Pass");
   }
   return {};
 }

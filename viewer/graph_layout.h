@@ -50,11 +50,11 @@ enum class LayoutNodeKind { Op, Input, Output };
 
 struct LayoutNode {
   LayoutNodeKind kind = LayoutNodeKind::Op;
-  NodeId node;      // the node of the laid-out graph (for body ops: their Fused node)
-  NodeId bodyNode;  // the op inside the fused body; invalid outside a group
-  ValueId value;    // inputs/outputs: the graph input or output
-  int group = -1;   // the fused group the op belongs to, else -1
-  std::string op;   // "MatMul"; inputs/outputs: the value's name
+  NodeId node;       // the node of the laid-out graph (for body ops: their Fused node)
+  NodeId bodyNode;   // the op inside the fused body; invalid outside a group
+  ValueId value;     // inputs/outputs: the graph input or output
+  int group = -1;    // the fused group the op belongs to, else -1
+  std::string op;    // "MatMul"; inputs/outputs: the value's name
   std::string name;  // the op's node name ("fc1/MatMul"); inputs/outputs: the value's name
   // The names of the values it produces (inputs/outputs: its own value), by
   // which decisions, compare rows and searches find it in any snapshot.
@@ -70,7 +70,7 @@ struct LayoutEdge {
   // (control, control, end). Empty when dot routed no spline.
   std::vector<LayoutPoint> points;
   bool hasArrow = false;
-  LayoutPoint arrowTip;  // where the arrowhead points, when hasArrow
+  LayoutPoint arrowTip;   // where the arrowhead points, when hasArrow
   bool hasLabel = false;  // an edgeLabels entry applied
   LayoutPoint labelCenter;
 };

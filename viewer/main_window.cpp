@@ -177,9 +177,10 @@ void MainWindow::buildActions() {
   shapesEdit_ = new QLineEdit(this);
   shapesEdit_->setObjectName("inputShapes");
   shapesEdit_->setPlaceholderText(tr("input shapes, e.g. x=1x3x224x224"));
-  shapesEdit_->setToolTip(tr("Shapes for inputs with dynamic dims (name=AxBxC; separated by ';'): "
-                             "compiling and comparing need static shapes. Applied when a model is "
-                             "opened or the pipeline reruns."));
+  shapesEdit_->setToolTip(
+      tr("Shapes for inputs with dynamic dims (name=AxBxC; separated by ';'): "
+         "compiling and comparing need static shapes. Applied when a model is "
+         "opened or the pipeline reruns."));
   shapesEdit_->setMaximumWidth(220);
   connect(shapesEdit_, &QLineEdit::returnPressed, this, &MainWindow::runPipeline);
   searchEdit_ = new QLineEdit(this);
@@ -187,8 +188,7 @@ void MainWindow::buildActions() {
   searchEdit_->setPlaceholderText(tr("Find node (name or op)"));
   searchEdit_->setClearButtonEnabled(true);
   searchEdit_->setMaximumWidth(240);
-  connect(searchEdit_, &QLineEdit::returnPressed, this,
-          [this] { findNode(searchEdit_->text()); });
+  connect(searchEdit_, &QLineEdit::returnPressed, this, [this] { findNode(searchEdit_->text()); });
   connect(findAct, &QAction::triggered, this, [this] {
     searchEdit_->setFocus();
     searchEdit_->selectAll();
@@ -294,7 +294,8 @@ void MainWindow::showSnapshot(int row) {
 void MainWindow::onNodeSelected(NodeId node) {
   if (!shown_ || !shown_->hasNode(node)) return;
   const Node& n = shown_->node(node);
-  if (session_ && shown_ == &session_->finalGraph()) codePane_->showKernel(qs(session_->kernelNameOf(node)));
+  if (session_ && shown_ == &session_->finalGraph())
+    codePane_->showKernel(qs(session_->kernelNameOf(node)));
   if (n.outputs.empty()) return;
   // Scroll the IR pane to the line that defines the node's first output.
   const QString def = "%" + qs(shown_->value(n.outputs[0]).name) + " =";
@@ -341,9 +342,7 @@ void MainWindow::showError(const QString& message) {
 
 // --- files ---
 
-QStringList MainWindow::recentFiles() const {
-  return QSettings().value(kRecentKey).toStringList();
-}
+QStringList MainWindow::recentFiles() const { return QSettings().value(kRecentKey).toStringList(); }
 
 void MainWindow::addRecentFile(const QString& path) {
   QStringList files = recentFiles();

@@ -1,7 +1,6 @@
 // MainWindow's worker jobs: open a model or a saved session, optimize,
 // compare, save. Each runs on a QtConcurrent thread with a Progress sink and
 // the window's cancel token; its result comes back through onJobDone.
-#include <utility>
 #include <QAction>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -14,6 +13,7 @@
 #include <QToolButton>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
+#include <utility>
 
 #include "core/ir/printer.h"
 #include "session/input_shapes.h"
@@ -220,8 +220,10 @@ void MainWindow::startCode(int tab) {
     JobResult r;
     r.codeTab = tab;
     auto text = s->codeText(kinds[tab], progress, cancel);
-    if (text) r.summary = std::move(*text);
-    else r.status = text.status();
+    if (text)
+      r.summary = std::move(*text);
+    else
+      r.status = text.status();
     return r;
   });
 }
@@ -257,9 +259,15 @@ void MainWindow::onJobDone() {
   const JobResult r = watcher_->result();
   setIdle();
   switch (job) {
-    case Job::Open: finishOpen(r); break;
-    case Job::Optimize: finishOptimize(r); break;
-    case Job::Compare: finishCompare(r); break;
+    case Job::Open:
+      finishOpen(r);
+      break;
+    case Job::Optimize:
+      finishOptimize(r);
+      break;
+    case Job::Compare:
+      finishCompare(r);
+      break;
     case Job::Code:
       codePane_->setCode(r.codeTab, qs(r.status ? r.summary : r.status.message()), !r.status);
       break;
@@ -267,8 +275,11 @@ void MainWindow::onJobDone() {
       comparePanel_->setSession(session_.get());
       if (!r.status && !cancel_.cancelled()) showError(qs(r.status.message()));
       break;
-    case Job::Save: finishSave(r); break;
-    case Job::None: break;
+    case Job::Save:
+      finishSave(r);
+      break;
+    case Job::None:
+      break;
   }
   if (!isBusy() && pendingCodeTab_ >= 0) {
     const int tab = std::exchange(pendingCodeTab_, -1);

@@ -38,7 +38,8 @@ Progress terminalProgress() {
 }
 
 Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
-                       const std::vector<std::string>& dimArgs, const std::vector<std::string>& shapeArgs) {
+                       const std::vector<std::string>& dimArgs,
+                       const std::vector<std::string>& shapeArgs) {
   OpenRequest request{model, {}, {}, pipeline};
   auto dims = parseDimBindings(dimArgs);
   if (!dims) return dims.status();
@@ -61,22 +62,26 @@ Status fitToInputs(Session& session, const std::map<std::string, TensorData>& in
 
 void addInputOptions(CLI::App* cmd, InputArgs& in) {
   cmd->add_option("--input", in.inputs, "An input tensor: name=file.npy (repeatable)");
-  cmd->add_flag("--random-inputs", in.random, "Seeded random values for inputs not given with --input");
+  cmd->add_flag("--random-inputs", in.random,
+                "Seeded random values for inputs not given with --input");
   cmd->add_option("--seed", in.seed, "Seed of --random-inputs")->capture_default_str();
   addShapeOptions(cmd, in.dims, in.shapes);
 }
 
-void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims, std::vector<std::string>& shapes) {
+void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims,
+                     std::vector<std::string>& shapes) {
   cmd->add_option("--dim", dims, "Bind a symbolic dim of the model: name=value (repeatable)");
   cmd->add_option("--shape", shapes,
                   "Fix a dynamic input's shape: name=AxBxC, e.g. x=1x3x224x224 (repeatable)");
 }
 
-Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args) {
+Expected<std::map<std::string, TensorData>> loadInputs(const Session& session,
+                                                       const InputArgs& args) {
   InputRequest request{{}, args.random, args.seed};
   for (const std::string& arg : args.inputs) {
     size_t eq = arg.find('=');
-    if (eq == std::string::npos || eq == 0) return Status::error("expected name=file.npy", "--input " + arg);
+    if (eq == std::string::npos || eq == 0)
+      return Status::error("expected name=file.npy", "--input " + arg);
     request.files[arg.substr(0, eq)] = arg.substr(eq + 1);
   }
   return session.inputs(request);

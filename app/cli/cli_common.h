@@ -3,12 +3,11 @@
 // arguments, Ctrl-C as cancel, and printing one-sentence errors.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "session/pipeline_choice.h"
 #include "session/report_json.h"
@@ -39,10 +38,12 @@ struct InputArgs {
 
 // Opens the model, binds --dim values, and runs the pipeline.
 Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
-                       const std::vector<std::string>& dims = {}, const std::vector<std::string>& shapes = {});
+                       const std::vector<std::string>& dims = {},
+                       const std::vector<std::string>& shapes = {});
 // Explicit inputs from .npy files; seeded random tensors for the rest when
 // `random` is set (or when no input was given at all).
-Expected<std::map<std::string, TensorData>> loadInputs(const Session& session, const InputArgs& args);
+Expected<std::map<std::string, TensorData>> loadInputs(const Session& session,
+                                                       const InputArgs& args);
 
 // Session::fitToInputs with the terminal's progress line and Ctrl-C.
 Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs);
@@ -52,6 +53,7 @@ std::string formatDouble(double v);  // "2.4e-07", compact for tables
 // --input, --random-inputs, --seed, --dim and --shape on a subcommand.
 void addInputOptions(CLI::App* cmd, InputArgs& in);
 // --dim and --shape alone, for subcommands that take no input tensors.
-void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims, std::vector<std::string>& shapes);
+void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims,
+                     std::vector<std::string>& shapes);
 
 }  // namespace fuselens::cli

@@ -34,7 +34,9 @@ struct CompileArgs {
   bool noFallback = false;
 };
 
-PipelineChoice choiceOf(const CompileArgs& a) { return PipelineChoice{a.passes, a.level, a.disabled}; }
+PipelineChoice choiceOf(const CompileArgs& a) {
+  return PipelineChoice{a.passes, a.level, a.disabled};
+}
 
 void printWarnings(const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
@@ -42,12 +44,14 @@ void printWarnings(const std::vector<std::string>& warnings) {
 
 void printPassTable(std::ostream& os, const std::vector<Snapshot>& snaps) {
   char line[512];
-  std::snprintf(line, sizeof line, "%-28s %-11s %14s %9s  %s\n", "pass", "changed", "nodes", "ms", "statistics");
+  std::snprintf(line, sizeof line, "%-28s %-11s %14s %9s  %s\n", "pass", "changed", "nodes", "ms",
+                "statistics");
   os << line;
   for (size_t i = 1; i < snaps.size(); ++i) {
     const PassRecord& r = snaps[i].record;
     std::string stats;
-    for (const auto& [k, v] : r.stats) stats += (stats.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    for (const auto& [k, v] : r.stats)
+      stats += (stats.empty() ? "" : ", ") + k + " " + std::to_string(v);
     std::string nodes = std::to_string(r.nodesBefore) + " -> " + std::to_string(r.nodesAfter);
     std::snprintf(line, sizeof line, "%-28s %-11s %14s %9.3f  ", r.pass.c_str(),
                   r.changed ? "changed" : "(unchanged)", nodes.c_str(), r.millis);
@@ -63,7 +67,8 @@ void printTimeReport(std::ostream& os, const std::vector<Snapshot>& snaps) {
     recs.push_back(&snaps[i].record);
     total += snaps[i].record.millis;
   }
-  std::stable_sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->millis > b->millis; });
+  std::stable_sort(recs.begin(), recs.end(),
+                   [](auto* a, auto* b) { return a->millis > b->millis; });
   char line[256];
   os << "===-------------------------------------------------------===\n"
      << "                 Pass execution timing report\n"
@@ -71,15 +76,15 @@ void printTimeReport(std::ostream& os, const std::vector<Snapshot>& snaps) {
   std::snprintf(line, sizeof line, "  Total: %.3f ms\n%10s %7s  %s\n", total, "ms", "%", "pass");
   os << line;
   for (const PassRecord* r : recs) {
-    std::snprintf(line, sizeof line, "%10.3f %6.1f%%  %s\n", r->millis, total > 0 ? 100.0 * r->millis / total : 0.0,
-                  r->pass.c_str());
+    std::snprintf(line, sizeof line, "%10.3f %6.1f%%  %s\n", r->millis,
+                  total > 0 ? 100.0 * r->millis / total : 0.0, r->pass.c_str());
     os << line;
   }
 }
 
 void printStats(std::ostream& os, const char* label, const GraphStats& st) {
-  os << label << std::string(8 - std::min<size_t>(7, std::string(label).size()), ' ') << st.nodes << " nodes, "
-     << st.fusedGroups << " fused groups, " << st.kernels << " kernels\n";
+  os << label << std::string(8 - std::min<size_t>(7, std::string(label).size()), ' ') << st.nodes
+     << " nodes, " << st.fusedGroups << " fused groups, " << st.kernels << " kernels\n";
 }
 
 void printIrViews(std::ostream& os, const CompileArgs& a, const std::vector<Snapshot>& snaps) {
@@ -87,14 +92,18 @@ void printIrViews(std::ostream& os, const CompileArgs& a, const std::vector<Snap
     const Snapshot& snap = snaps[i];
     if (i > 0) {
       std::string name = snap.label.substr(0, snap.label.find('{'));
-      bool before = std::find(a.printBefore.begin(), a.printBefore.end(), name) != a.printBefore.end() ||
-                    std::find(a.printBefore.begin(), a.printBefore.end(), snap.label) != a.printBefore.end();
-      if (before) os << "// ----- IR before " << snap.label << " -----\n" << printGraph(snaps[i - 1].graph) << "\n";
+      bool before =
+          std::find(a.printBefore.begin(), a.printBefore.end(), name) != a.printBefore.end() ||
+          std::find(a.printBefore.begin(), a.printBefore.end(), snap.label) != a.printBefore.end();
+      if (before)
+        os << "// ----- IR before " << snap.label << " -----\n"
+           << printGraph(snaps[i - 1].graph) << "\n";
     }
     bool after = a.printAfterAll || (a.printAfterChange && (i == 0 || snap.record.changed));
     if (after)
-      os << "// ----- IR after " << snap.label << (snap.record.changed || i == 0 ? "" : " (unchanged)")
-         << " -----\n" << printGraph(snap.graph) << "\n";
+      os << "// ----- IR after " << snap.label
+         << (snap.record.changed || i == 0 ? "" : " (unchanged)") << " -----\n"
+         << printGraph(snap.graph) << "\n";
   }
 }
 
@@ -102,27 +111,38 @@ nlohmann::json statsJson(const GraphStats& st) {
   return {{"nodes", st.nodes}, {"fused_groups", st.fusedGroups}, {"kernels", st.kernels}};
 }
 
-nlohmann::json reportJson(const std::string& source, const std::string& pipeline, const std::vector<Snapshot>& snaps,
-                          size_t decisions) {
+nlohmann::json reportJson(const std::string& source, const std::string& pipeline,
+                          const std::vector<Snapshot>& snaps, size_t decisions) {
   nlohmann::json passes = nlohmann::json::array();
   for (size_t i = 1; i < snaps.size(); ++i) {
     const PassRecord& r = snaps[i].record;
     nlohmann::json notes = nlohmann::json::array();
     for (const Diagnostic& d : r.diagnostics)
-      notes.push_back({{"severity", d.severity == Severity::Note ? "note" : d.severity == Severity::Warning ? "warning" : "error"},
-                       {"where", d.where}, {"message", d.message}});
-    passes.push_back({{"pass", r.pass}, {"changed", r.changed}, {"nodes_before", r.nodesBefore},
-                      {"nodes_after", r.nodesAfter}, {"ms", r.millis}, {"stats", r.stats}, {"notes", notes},
+      notes.push_back({{"severity", d.severity == Severity::Note      ? "note"
+                                    : d.severity == Severity::Warning ? "warning"
+                                                                      : "error"},
+                       {"where", d.where},
+                       {"message", d.message}});
+    passes.push_back({{"pass", r.pass},
+                      {"changed", r.changed},
+                      {"nodes_before", r.nodesBefore},
+                      {"nodes_after", r.nodesAfter},
+                      {"ms", r.millis},
+                      {"stats", r.stats},
+                      {"notes", notes},
                       {"decisions", r.decisions.size()}});
   }
-  return {{"model", source}, {"pipeline", pipeline}, {"passes", passes},
-          {"before", statsJson(graphStats(snaps.front().graph))}, {"after", statsJson(graphStats(snaps.back().graph))},
+  return {{"model", source},
+          {"pipeline", pipeline},
+          {"passes", passes},
+          {"before", statsJson(graphStats(snaps.front().graph))},
+          {"after", statsJson(graphStats(snaps.back().graph))},
           {"decisions", decisions}};
 }
 
 // Everything but --emit: the views of the pass records, on `os`.
-void report(std::ostream& os, const CompileArgs& a, const std::string& source, const std::string& pipeline,
-            const std::vector<Snapshot>& snaps, size_t decisions) {
+void report(std::ostream& os, const CompileArgs& a, const std::string& source,
+            const std::string& pipeline, const std::vector<Snapshot>& snaps, size_t decisions) {
   if (a.json) {
     os << reportJson(source, pipeline, snaps, decisions).dump(2) << "\n";
     return;
@@ -136,7 +156,8 @@ void report(std::ostream& os, const CompileArgs& a, const std::string& source, c
 
 int runReproduce(const CompileArgs& a) {
   std::vector<std::string> warnings;
-  auto replay = replayReproducer(a.reproduce, choiceOf(a), &warnings, terminalProgress(), interruptToken());
+  auto replay =
+      replayReproducer(a.reproduce, choiceOf(a), &warnings, terminalProgress(), interruptToken());
   printWarnings(warnings);
   if (!replay) return fail(replay.status());
   report(std::cout, a, a.reproduce, replay->pipeline, replay->snapshots, replay->decisions);
@@ -154,9 +175,11 @@ Session::CodeKind codeKindOf(const std::string& emit) {
 
 int runCompile(const CompileArgs& a) {
   if (a.json && !a.emit.empty() && a.output.empty())
-    return fail(Status::error("--json and --emit both print to stdout; write the emitted text with -o", "--json"));
+    return fail(Status::error(
+        "--json and --emit both print to stdout; write the emitted text with -o", "--json"));
   if (!a.reproduce.empty()) return runReproduce(a);
-  if (a.model.empty()) return fail(Status::error("a model file (or --reproduce FILE) is required", "compile"));
+  if (a.model.empty())
+    return fail(Status::error("a model file (or --reproduce FILE) is required", "compile"));
   std::vector<std::string> warnings;
   auto pipeline = resolvePipeline(choiceOf(a), defaultPipelineText(), &warnings);
   printWarnings(warnings);
@@ -171,7 +194,8 @@ int runCompile(const CompileArgs& a) {
     if (compiles) {
       CompileOptions copts;
       copts.fallback = !a.noFallback;
-      if (Status s = session.compile(copts, terminalProgress(), interruptToken()); !s) return fail(s);
+      if (Status s = session.compile(copts, terminalProgress(), interruptToken()); !s)
+        return fail(s);
       for (const std::string& note : session.kernelNotes()) std::cerr << "note: " << note << "\n";
     }
     auto text = session.codeText(kind, terminalProgress(), interruptToken());
@@ -184,9 +208,11 @@ int runCompile(const CompileArgs& a) {
   } else if (emitToStdout) {
     std::cout << emitted;  // stdout carries only the emitted text, for pipes
   }
-  bool views = a.printAfterAll || a.printAfterChange || !a.printBefore.empty() || a.timePasses || a.json;
+  bool views =
+      a.printAfterAll || a.printAfterChange || !a.printBefore.empty() || a.timePasses || a.json;
   if (emitToStdout && !views) return kExitOk;
-  report(emitToStdout ? std::cerr : std::cout, a, a.model, *pipeline, session.snapshots(), session.decisions().size());
+  report(emitToStdout ? std::cerr : std::cout, a, a.model, *pipeline, session.snapshots(),
+         session.decisions().size());
   return kExitOk;
 }
 
@@ -194,28 +220,37 @@ int runCompile(const CompileArgs& a) {
 
 void addCompileCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<CompileArgs>();
-  CLI::App* cmd = app.add_subcommand("compile", "Run the pass pipeline and emit IR, loop IR or LLVM IR");
+  CLI::App* cmd =
+      app.add_subcommand("compile", "Run the pass pipeline and emit IR, loop IR or LLVM IR");
   cmd->add_option("model", args->model, "ONNX model file (not needed with --reproduce)");
   cmd->add_option("--passes", args->passes,
-                  "Pipeline string, e.g. 'const-fold,cse,simplify,dce,fuse-ops{max-ops=8}' (default: -O2, which "
+                  "Pipeline string, e.g. 'const-fold,cse,simplify,dce,fuse-ops{max-ops=8}' "
+                  "(default: -O2, which "
                   "also runs layout{block=8} and fuse-patterns)");
-  cmd->add_option("-O", args->level, "Default pipeline of an optimization level: -O0, -O1, -O2 (default), -O3")
+  cmd->add_option("-O", args->level,
+                  "Default pipeline of an optimization level: -O0, -O1, -O2 (default), -O3")
       ->check(CLI::Range(0, 3));
-  cmd->add_option("--disable-pass", args->disabled, "Drop every pass with this name from the pipeline (repeatable)");
+  cmd->add_option("--disable-pass", args->disabled,
+                  "Drop every pass with this name from the pipeline (repeatable)");
   cmd->add_flag("--print-ir-after-all", args->printAfterAll, "Print the IR after every pass");
-  cmd->add_flag("--print-ir-after-change", args->printAfterChange, "Print the IR after every pass that changed it");
-  cmd->add_option("--print-ir-before", args->printBefore, "Print the IR before each run of pass NAME (repeatable)");
+  cmd->add_flag("--print-ir-after-change", args->printAfterChange,
+                "Print the IR after every pass that changed it");
+  cmd->add_option("--print-ir-before", args->printBefore,
+                  "Print the IR before each run of pass NAME (repeatable)");
   cmd->add_flag("--time-passes", args->timePasses, "Print a timing report, slowest pass first");
   cmd->add_flag("--json", args->json, "Print the pass report as JSON");
   cmd->add_option("--reproduce", args->reproduce, "Replay a reproducer written by a failing pass");
   addShapeOptions(cmd, args->dims, args->shapes);
-  cmd->add_option("--emit", args->emit, "Print ir (optimized graph), loops (loop IR), llvm (LLVM IR), asm (x86 assembly), cuda (CUDA C) "
+  cmd->add_option("--emit", args->emit,
+                  "Print ir (optimized graph), loops (loop IR), llvm (LLVM IR), asm (x86 "
+                  "assembly), cuda (CUDA C) "
                   "or ptx (through NVRTC)")
       ->check(CLI::IsMember({"ir", "loops", "llvm", "asm", "cuda", "ptx"}));
   cmd->add_option("-o,--output", args->output, "Write the --emit text to this file (atomically)");
-  cmd->add_flag("--no-fallback", args->noFallback,
-                "With --emit loops/llvm/asm: fail on ops without code generation instead of running them as "
-                "the reference fallback");
+  cmd->add_flag(
+      "--no-fallback", args->noFallback,
+      "With --emit loops/llvm/asm: fail on ops without code generation instead of running them as "
+      "the reference fallback");
   cmd->callback([args, &exitCode] { exitCode = runCompile(*args); });
 }
 

@@ -32,8 +32,8 @@ int runExplain(const ExplainArgs& a) {
     for (const FusionDecision& d : rep->decisions) std::cout << decisionText(d);
     if (!rep->boundaries.empty()) std::cout << "kernel boundaries:\n";
     for (const ExplainBoundary& b : rep->boundaries)
-      std::cout << "  " << b.producer << " -> " << b.consumer << " (%" << b.value << "): "
-                << (b.explained ? b.rule + ": " : "") << b.reason << "\n";
+      std::cout << "  " << b.producer << " -> " << b.consumer << " (%" << b.value
+                << "): " << (b.explained ? b.rule + ": " : "") << b.reason << "\n";
     if (!rep->removed.empty()) std::cout << rep->removed << "\n";
     std::cout << rep->summary() << "\n";
   }
@@ -44,7 +44,8 @@ int runExplain(const ExplainArgs& a) {
 
 void addExplainCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<ExplainArgs>();
-  CLI::App* cmd = app.add_subcommand("explain", "Why ops fused or did not: every fusion decision with its reason");
+  CLI::App* cmd = app.add_subcommand(
+      "explain", "Why ops fused or did not: every fusion decision with its reason");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--passes", args->passes, "Pipeline string")->capture_default_str();
   cmd->add_option("--node", args->node, "Only decisions touching this node (by name)");

@@ -31,7 +31,8 @@ int runExport(const ExportArgs& a) {
   Session s;
   if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
   auto r = a.target == "cuda"
-               ? s.exportCuda(CudaExportRequest{a.out, a.name, a.arch}, terminalProgress(), interruptToken())
+               ? s.exportCuda(CudaExportRequest{a.out, a.name, a.arch}, terminalProgress(),
+                              interruptToken())
                : s.exportCpu(CpuExportRequest{a.out, a.name, a.opt, a.cpu, a.tuningLog, !a.noLink},
                              terminalProgress(), interruptToken());
   if (!r) return fail(r.status());
@@ -58,9 +59,11 @@ void addExportCommand(CLI::App& app, int& exitCode) {
                   "x86-64-v3 or x86-64-v4");
   addShapeOptions(cmd, args->dims, args->shapes);
   cmd->add_option("--target", args->target,
-                  "cpu (.ll .s .o .so model.h manifest) or cuda (.cu, .ptx through NVRTC, launch plan .cuda.json)")
+                  "cpu (.ll .s .o .so model.h manifest) or cuda (.cu, .ptx through NVRTC, launch "
+                  "plan .cuda.json)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--arch", args->arch, "NVRTC virtual architecture for --target cuda (default compute_90)");
+  cmd->add_option("--arch", args->arch,
+                  "NVRTC virtual architecture for --target cuda (default compute_90)");
   cmd->callback([args, &exitCode] { exitCode = runExport(*args); });
 }
 

@@ -26,11 +26,15 @@ int runInspect(const InspectArgs& a) {
   for (const auto& [domain, version] : m.opsets)
     std::cout << " " << (domain.empty() ? "ai.onnx" : domain) << ":" << version;
   std::cout << "\n";
-  for (ValueId v : g.inputs()) std::cout << "input     " << g.value(v).name << ": " << g.value(v).type.str() << "\n";
-  for (ValueId v : g.outputs()) std::cout << "output    " << g.value(v).name << ": " << g.value(v).type.str() << "\n";
+  for (ValueId v : g.inputs())
+    std::cout << "input     " << g.value(v).name << ": " << g.value(v).type.str() << "\n";
+  for (ValueId v : g.outputs())
+    std::cout << "output    " << g.value(v).name << ": " << g.value(v).type.str() << "\n";
   GraphStats stats = graphStats(g);
-  std::cout << "nodes     " << stats.nodes << "\nconstants " << g.constants().size() << "\n\nop histogram\n";
-  for (const auto& [op, count] : stats.opHistogram) std::cout << "  " << count << "  " << op << "\n";
+  std::cout << "nodes     " << stats.nodes << "\nconstants " << g.constants().size()
+            << "\n\nop histogram\n";
+  for (const auto& [op, count] : stats.opHistogram)
+    std::cout << "  " << count << "  " << op << "\n";
   if (!m.diagnostics.empty()) {
     std::cout << "\ndiagnostics\n";
     for (const Diagnostic& d : m.diagnostics) std::cout << "  " << d.str() << "\n";
@@ -47,10 +51,12 @@ int runInspect(const InspectArgs& a) {
 
 void addInspectCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<InspectArgs>();
-  CLI::App* cmd = app.add_subcommand("inspect", "Summarize a model: inputs, outputs, op histogram, IR text");
+  CLI::App* cmd =
+      app.add_subcommand("inspect", "Summarize a model: inputs, outputs, op histogram, IR text");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_flag("--no-ir", args->noIr, "Do not print the IR text");
-  cmd->add_flag("--full-constants", args->full, "Print every constant element instead of dense<...>");
+  cmd->add_flag("--full-constants", args->full,
+                "Print every constant element instead of dense<...>");
   cmd->callback([args, &exitCode] { exitCode = runInspect(*args); });
 }
 

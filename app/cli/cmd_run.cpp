@@ -24,19 +24,22 @@ struct RunArgs {
 // keep file names flat and portable.
 std::string fileNameFor(const std::string& name) {
   std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  for (char c : name)
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
   return out.empty() ? "output" : out;
 }
 
 int runRun(const RunArgs& a) {
   Session session;
   if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : "", a.inputs.dims,
-                               a.inputs.shapes); !s)
+                                 a.inputs.shapes);
+      !s)
     return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
-  auto outputs = session.run(a.engine == "cpu" ? Engine::Cpu : Engine::Eager, *inputs, terminalProgress(),
-                             interruptToken());
+  auto outputs = session.run(a.engine == "cpu" ? Engine::Cpu : Engine::Eager, *inputs,
+                             terminalProgress(), interruptToken());
   if (!outputs) return fail(outputs.status());
   std::error_code ec;
   std::filesystem::create_directories(a.outputDir, ec);
@@ -44,10 +47,14 @@ int runRun(const RunArgs& a) {
   for (const auto& [name, t] : *outputs) {
     std::string path = (std::filesystem::path(a.outputDir) / (fileNameFor(name) + ".npy")).string();
     if (Status s = writeNpy(path, t); !s) return fail(s);
-    report.push_back({{"name", name}, {"file", path}, {"dtype", std::string(dtypeName(t.dtype))}, {"shape", t.shape}});
+    report.push_back({{"name", name},
+                      {"file", path},
+                      {"dtype", std::string(dtypeName(t.dtype))},
+                      {"shape", t.shape}});
     if (!a.json) std::cout << name << ": " << t.type().str() << " -> " << path << "\n";
   }
-  if (a.json) std::cout << nlohmann::json{{"engine", a.engine}, {"outputs", report}}.dump(2) << "\n";
+  if (a.json)
+    std::cout << nlohmann::json{{"engine", a.engine}, {"outputs", report}}.dump(2) << "\n";
   return kExitOk;
 }
 
@@ -55,14 +62,17 @@ int runRun(const RunArgs& a) {
 
 void addRunCommand(CLI::App& app, int& exitCode) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a model eagerly or compiled; write outputs as .npy");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run a model eagerly or compiled; write outputs as .npy");
   cmd->add_option("model", args->model, "ONNX model file")->required();
-  cmd->add_option("--engine", args->engine, "eager (reference interpreter) or cpu (compiled with LLVM)")
+  cmd->add_option("--engine", args->engine,
+                  "eager (reference interpreter) or cpu (compiled with LLVM)")
       ->check(CLI::IsMember({"eager", "cpu"}))
       ->capture_default_str();
   cmd->add_option("--passes", args->passes, "Pipeline for --engine cpu")->capture_default_str();
   addInputOptions(cmd, args->inputs);
-  cmd->add_option("--output-dir", args->outputDir, "Where <output name>.npy files go")->capture_default_str();
+  cmd->add_option("--output-dir", args->outputDir, "Where <output name>.npy files go")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print a JSON report");
   cmd->callback([args, &exitCode] { exitCode = runRun(*args); });
 }

@@ -9,7 +9,8 @@ namespace fuselens::cli {
 namespace {
 
 void printTable(const IsolatedReport& rep) {
-  std::printf("%-28s %-28s %12s %12s  %s\n", "kernel", "tensor", "isolated", "end to end", "verdict");
+  std::printf("%-28s %-28s %12s %12s  %s\n", "kernel", "tensor", "isolated", "end to end",
+              "verdict");
   for (const IsolatedRow& r : rep.rows) {
     std::string iso = r.verdict == IsolatedVerdict::Skipped ? "-" : formatDouble(r.isolated.maxAbs);
     std::string e2e = r.endToEnd ? formatDouble(r.endToEnd->maxAbs) : "-";
@@ -27,8 +28,10 @@ int runIsolatedCompare(Session& session, const std::map<std::string, TensorData>
                        const Tolerance& tol, bool json) {
   auto rep = session.compareIsolated(inputs, tol, terminalProgress(), interruptToken());
   if (!rep) return fail(rep.status());
-  if (json) std::cout << isolatedJson(*rep, session) << "\n";
-  else printTable(*rep);
+  if (json)
+    std::cout << isolatedJson(*rep, session) << "\n";
+  else
+    printTable(*rep);
   return rep->allWithin() ? kExitOk : kExitCheckFailed;
 }
 

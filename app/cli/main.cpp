@@ -6,8 +6,9 @@
 #include "app/cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"FuseLens: import an ONNX model, optimize and fuse it, compile the kernels "
-               "with LLVM, and compare every tensor with an eager reference."};
+  CLI::App app{
+      "FuseLens: import an ONNX model, optimize and fuse it, compile the kernels "
+      "with LLVM, and compare every tensor with an eager reference."};
   app.require_subcommand(1);
   int exitCode = 0;
   fuselens::cli::addInspectCommand(app, exitCode);

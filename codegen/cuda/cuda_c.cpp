@@ -59,22 +59,30 @@ class Emitter {
 
   std::string expr(const ExprRef& e) {
     switch (e->kind) {
-      case ExprKind::FloatConst: return floatLiteral(e->f, e->type);
-      case ExprKind::IntConst: return intLiteral(e->i, e->type);
-      case ExprKind::VarRef: return var(e->var);
-      case ExprKind::Load: return buf(e->buffer) + "[" + expr(e->ops[0]) + "]";
-      case ExprKind::Binary: return binary(e);
-      case ExprKind::Unary: return unary(e);
+      case ExprKind::FloatConst:
+        return floatLiteral(e->f, e->type);
+      case ExprKind::IntConst:
+        return intLiteral(e->i, e->type);
+      case ExprKind::VarRef:
+        return var(e->var);
+      case ExprKind::Load:
+        return buf(e->buffer) + "[" + expr(e->ops[0]) + "]";
+      case ExprKind::Binary:
+        return binary(e);
+      case ExprKind::Unary:
+        return unary(e);
       case ExprKind::Compare: {
         static const char* ops[] = {"<", "<=", ">", ">=", "==", "!="};
-        return "((fl_bool)(" + expr(e->ops[0]) + " " + ops[int(e->cmp)] + " " + expr(e->ops[1]) + "))";
+        return "((fl_bool)(" + expr(e->ops[0]) + " " + ops[int(e->cmp)] + " " + expr(e->ops[1]) +
+               "))";
       }
       case ExprKind::Select:
         return "(" + expr(e->ops[0]) + " ? " + expr(e->ops[1]) + " : " + expr(e->ops[2]) + ")";
       case ExprKind::Fma:
         return std::string(e->type == DType::F64 ? "fma(" : "fmaf(") + expr(e->ops[0]) + ", " +
                expr(e->ops[1]) + ", " + expr(e->ops[2]) + ")";
-      case ExprKind::Cast: return cast(expr(e->ops[0]), e->ops[0]->type, e->type);
+      case ExprKind::Cast:
+        return cast(expr(e->ops[0]), e->ops[0]->type, e->type);
     }
     error_ = "an expression kind the CUDA C emitter does not know";
     return "0";
@@ -90,12 +98,14 @@ class Emitter {
     }
     if (to == DType::Bool) return "((fl_bool)((" + v + ") != 0))";
     if (to == DType::F16 || to == DType::BF16)
-      return std::string(to == DType::F16 ? "fl_f2h(" : "fl_f2b(") + cast(v, from, DType::F32) + ")";
+      return std::string(to == DType::F16 ? "fl_f2h(" : "fl_f2b(") + cast(v, from, DType::F32) +
+             ")";
     if (isFloatType(to)) {
       if (from == DType::I64 && to == DType::F32) return "((float)(double)(" + v + "))";
       return std::string("((") + cudaTypeName(to) + ")(" + v + "))";
     }
-    if (isFloatType(from)) return std::string("((") + cudaTypeName(to) + ")fl_f2i((double)(" + v + ")))";
+    if (isFloatType(from))
+      return std::string("((") + cudaTypeName(to) + ")fl_f2i((double)(" + v + ")))";
     return std::string("((") + cudaTypeName(to) + ")(" + v + "))";
   }
 
@@ -104,19 +114,31 @@ class Emitter {
     const DType t = e->type;
     const bool fp = isFloatType(t);
     const bool f64 = t == DType::F64;
-    auto wrap = [&](const std::string& s) { return fp ? s : std::string("((") + cudaTypeName(t) + ")" + s + ")"; };
+    auto wrap = [&](const std::string& s) {
+      return fp ? s : std::string("((") + cudaTypeName(t) + ")" + s + ")";
+    };
     switch (e->bin) {
-      case BinOp::Add: return wrap("(" + a + " + " + b + ")");
-      case BinOp::Sub: return wrap("(" + a + " - " + b + ")");
-      case BinOp::Mul: return wrap("(" + a + " * " + b + ")");
-      case BinOp::Div: return fp ? "(" + a + " / " + b + ")" : "fl_idiv(" + a + ", " + b + ")";
+      case BinOp::Add:
+        return wrap("(" + a + " + " + b + ")");
+      case BinOp::Sub:
+        return wrap("(" + a + " - " + b + ")");
+      case BinOp::Mul:
+        return wrap("(" + a + " * " + b + ")");
+      case BinOp::Div:
+        return fp ? "(" + a + " / " + b + ")" : "fl_idiv(" + a + ", " + b + ")";
       case BinOp::Mod:
-        return fp ? std::string(f64 ? "fmod(" : "fmodf(") + a + ", " + b + ")" : "fl_imod(" + a + ", " + b + ")";
-      case BinOp::Max: return "fl_max(" + a + ", " + b + ")";
-      case BinOp::Min: return "fl_min(" + a + ", " + b + ")";
-      case BinOp::Pow: return std::string(f64 ? "pow(" : "powf(") + a + ", " + b + ")";
-      case BinOp::Shl: return "fl_shl(" + a + ", " + b + ")";
-      case BinOp::Shr: return "fl_shr(" + a + ", " + b + ")";
+        return fp ? std::string(f64 ? "fmod(" : "fmodf(") + a + ", " + b + ")"
+                  : "fl_imod(" + a + ", " + b + ")";
+      case BinOp::Max:
+        return "fl_max(" + a + ", " + b + ")";
+      case BinOp::Min:
+        return "fl_min(" + a + ", " + b + ")";
+      case BinOp::Pow:
+        return std::string(f64 ? "pow(" : "powf(") + a + ", " + b + ")";
+      case BinOp::Shl:
+        return "fl_shl(" + a + ", " + b + ")";
+      case BinOp::Shr:
+        return "fl_shr(" + a + ", " + b + ")";
     }
     return "0";
   }
@@ -134,20 +156,47 @@ class Emitter {
     if (e->un == UnOp::Neg) return "(-" + a + ")";
     const char* n = nullptr;
     switch (e->un) {
-      case UnOp::Neg: break;
-      case UnOp::Exp: n = "exp"; break;
-      case UnOp::Tanh: n = "tanh"; break;
-      case UnOp::Sqrt: n = "sqrt"; break;
-      case UnOp::Abs: n = "fabs"; break;
-      case UnOp::Erf: n = "erf"; break;
-      case UnOp::Log: n = "log"; break;
-      case UnOp::Sin: n = "sin"; break;
-      case UnOp::Cos: n = "cos"; break;
-      case UnOp::Tan: n = "tan"; break;
-      case UnOp::Atan: n = "atan"; break;
-      case UnOp::Floor: n = "floor"; break;
-      case UnOp::Ceil: n = "ceil"; break;
-      case UnOp::Round: n = "rint"; break;  // half to even in the default rounding mode
+      case UnOp::Neg:
+        break;
+      case UnOp::Exp:
+        n = "exp";
+        break;
+      case UnOp::Tanh:
+        n = "tanh";
+        break;
+      case UnOp::Sqrt:
+        n = "sqrt";
+        break;
+      case UnOp::Abs:
+        n = "fabs";
+        break;
+      case UnOp::Erf:
+        n = "erf";
+        break;
+      case UnOp::Log:
+        n = "log";
+        break;
+      case UnOp::Sin:
+        n = "sin";
+        break;
+      case UnOp::Cos:
+        n = "cos";
+        break;
+      case UnOp::Tan:
+        n = "tan";
+        break;
+      case UnOp::Atan:
+        n = "atan";
+        break;
+      case UnOp::Floor:
+        n = "floor";
+        break;
+      case UnOp::Ceil:
+        n = "ceil";
+        break;
+      case UnOp::Round:
+        n = "rint";
+        break;  // half to even in the default rounding mode
     }
     if (!n) {
       error_ = "a unary op the CUDA C emitter does not know";
@@ -175,7 +224,8 @@ class Emitter {
         o << pad << buf(s->buffer) << "[" << expr(s->index) << "] = " << expr(s->value) << ";\n";
         return;
       case StmtKind::Let:
-        o << pad << cudaTypeName(f_.var(s->var).type) << " " << var(s->var) << " = " << expr(s->value) << ";\n";
+        o << pad << cudaTypeName(f_.var(s->var).type) << " " << var(s->var) << " = "
+          << expr(s->value) << ";\n";
         return;
       case StmtKind::Assign:
         o << pad << var(s->var) << " = " << expr(s->value) << ";\n";
@@ -228,14 +278,17 @@ std::string signature(const LoopFunc& f, const Emitter& em, const std::string& n
 }
 
 void embedConstant(const Buffer& b, const Emitter& em, std::ostringstream& o) {
-  o << "__device__ static const " << cudaTypeName(b.dtype) << " " << em.buf(b.id) << "[" << std::max<int64_t>(b.numel(), 1)
-    << "] = {";
+  o << "__device__ static const " << cudaTypeName(b.dtype) << " " << em.buf(b.id) << "["
+    << std::max<int64_t>(b.numel(), 1) << "] = {";
   const TensorData& d = *b.data;
   for (int64_t i = 0; i < b.numel(); ++i) {
     if (i % 8 == 0) o << "\n  ";
-    if (b.dtype == DType::F16 || b.dtype == DType::BF16) o << d.data<uint16_t>()[i];
-    else if (isFloatType(b.dtype)) o << floatLiteral(d.at(i), b.dtype);
-    else o << intLiteral(int64_t(d.at(i)), b.dtype);
+    if (b.dtype == DType::F16 || b.dtype == DType::BF16)
+      o << d.data<uint16_t>()[i];
+    else if (isFloatType(b.dtype))
+      o << floatLiteral(d.at(i), b.dtype);
+    else
+      o << intLiteral(int64_t(d.at(i)), b.dtype);
     o << ",";
   }
   if (b.numel() == 0) o << "0";
@@ -246,16 +299,26 @@ void embedConstant(const Buffer& b, const Emitter& em, std::ostringstream& o) {
 
 const char* cudaTypeName(DType t) {
   switch (t) {
-    case DType::F32: return "float";
-    case DType::F64: return "double";
-    case DType::F16: return "fl_f16";
-    case DType::BF16: return "fl_bf16";
-    case DType::I8: return "fl_i8";
-    case DType::U8: return "fl_u8";
-    case DType::I16: return "fl_i16";
-    case DType::I32: return "fl_i32";
-    case DType::I64: return "fl_i64";
-    case DType::Bool: return "fl_bool";
+    case DType::F32:
+      return "float";
+    case DType::F64:
+      return "double";
+    case DType::F16:
+      return "fl_f16";
+    case DType::BF16:
+      return "fl_bf16";
+    case DType::I8:
+      return "fl_i8";
+    case DType::U8:
+      return "fl_u8";
+    case DType::I16:
+      return "fl_i16";
+    case DType::I32:
+      return "fl_i32";
+    case DType::I64:
+      return "fl_i64";
+    case DType::Bool:
+      return "fl_bool";
   }
   return "void";
 }
@@ -275,7 +338,8 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source) {
   CudaKernel k;
   k.name = f.name;
   if (!f.body)  // a driver or fallback kernel's placeholder: host code, no loop nest
-    return Status::error("kernel " + f.name + " runs on the host (driver or reference fallback) and has no CUDA form");
+    return Status::error("kernel " + f.name +
+                         " runs on the host (driver or reference fallback) and has no CUDA form");
   Emitter em(f, f.name);
   std::vector<StmtRef> top;
   em.flatten(f.body, top);
@@ -291,7 +355,8 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source) {
     embedded += b.numel();
     if (embedded > kMaxEmbeddedElements)
       return Status::error("constant '" + b.name + "' makes the kernel embed more than " +
-                               std::to_string(kMaxEmbeddedElements) + " elements in its CUDA source",
+                               std::to_string(kMaxEmbeddedElements) +
+                               " elements in its CUDA source",
                            f.name);
     embedConstant(b, em, o);
   }
@@ -305,18 +370,19 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source) {
     o << signature(f, em, st.name) << " {\n";
     for (const Buffer& b : f.buffers) {
       if (b.kind == BufferKind::Local)
-        o << "  " << cudaTypeName(b.dtype) << " " << em.buf(b.id) << "[" << std::max<int64_t>(b.numel(), 1) << "];\n";
+        o << "  " << cudaTypeName(b.dtype) << " " << em.buf(b.id) << "["
+          << std::max<int64_t>(b.numel(), 1) << "];\n";
       if (b.kind == BufferKind::Temp && em.inScratch_.count(b.id.index))
-        o << "  " << cudaTypeName(b.dtype) << "* " << em.buf(b.id) << " = (" << cudaTypeName(b.dtype) << "*)(fl_scratch + "
-          << offsets[b.id.index] << "LL);\n";
+        o << "  " << cudaTypeName(b.dtype) << "* " << em.buf(b.id) << " = ("
+          << cudaTypeName(b.dtype) << "*)(fl_scratch + " << offsets[b.id.index] << "LL);\n";
     }
     if (s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared) {
       st.extent = s->extent;
       st.block = std::min<int64_t>(kBlock, std::max<int64_t>(s->extent, 1));
       st.grid = std::min<int64_t>((s->extent + st.block - 1) / st.block, kMaxGrid);
       const std::string v = em.var(s->var);
-      o << "  for (fl_i64 " << v << " = (fl_i64)blockIdx.x * blockDim.x + threadIdx.x; " << v << " < "
-        << s->extent << "LL; " << v << " += (fl_i64)gridDim.x * blockDim.x) {\n";
+      o << "  for (fl_i64 " << v << " = (fl_i64)blockIdx.x * blockDim.x + threadIdx.x; " << v
+        << " < " << s->extent << "LL; " << v << " += (fl_i64)gridDim.x * blockDim.x) {\n";
       for (const StmtRef& c : s->body) em.stmt(c, 2, o);
       o << "  }\n";
     } else {
@@ -341,7 +407,7 @@ Expected<CudaModuleSource> emitCudaModule(const Graph& g, const Progress& progre
                                           const CancelToken& cancel) {
   CompileOptions opts;
   opts.schedule = cudaSchedule();
-  opts.tuningLog = "";  // CPU tuning results do not apply to the GPU
+  opts.tuningLog = "";    // CPU tuning results do not apply to the GPU
   opts.fallback = false;  // a CUDA module has no host kernels: unlowered ops are errors
   opts.drivers = false;
   auto plan = planKernels(g, opts, progress, cancel);

@@ -30,8 +30,8 @@ namespace fuselens {
 
 // One launch of a kernel's stage: `grid` blocks of `block` threads.
 struct CudaStage {
-  std::string name;      // the __global__ function
-  int64_t extent = 1;    // iterations of its grid-stride loop (1: a single-thread stage)
+  std::string name;    // the __global__ function
+  int64_t extent = 1;  // iterations of its grid-stride loop (1: a single-thread stage)
   int64_t grid = 1, block = 1;
 };
 

@@ -17,28 +17,42 @@ std::string cudaManifestJson(const Graph& g, const CudaModuleSource& m, const st
     for (size_t p = 0; p < k.paramTypes.size(); ++p) {
       const bool input = p < info.inputs.size();
       const ValueId v = input ? info.inputs[p] : info.outputs[p - info.inputs.size()];
-      params.push_back({{"value", g.value(v).name}, {"dtype", dtypeName(k.paramTypes[p])},
-                        {"elements", k.paramElements[p]}, {"role", input ? "input" : "output"}});
+      params.push_back({{"value", g.value(v).name},
+                        {"dtype", dtypeName(k.paramTypes[p])},
+                        {"elements", k.paramElements[p]},
+                        {"role", input ? "input" : "output"}});
     }
     nlohmann::json stages = nlohmann::json::array();
     for (const CudaStage& s : k.stages)
-      stages.push_back({{"function", s.name}, {"grid", s.grid}, {"block", s.block}, {"extent", s.extent}});
-    kernels.push_back({{"name", k.name}, {"node", g.node(info.node).name}, {"params", params},
-                       {"stages", stages}, {"scratch_bytes", k.scratchBytes}});
+      stages.push_back(
+          {{"function", s.name}, {"grid", s.grid}, {"block", s.block}, {"extent", s.extent}});
+    kernels.push_back({{"name", k.name},
+                       {"node", g.node(info.node).name},
+                       {"params", params},
+                       {"stages", stages},
+                       {"scratch_bytes", k.scratchBytes}});
   }
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
-  for (ValueId v : g.inputs()) inputs.push_back({{"name", g.value(v).name}, {"type", g.value(v).type.str()}});
-  for (ValueId v : g.outputs()) outputs.push_back({{"name", g.value(v).name}, {"type", g.value(v).type.str()}});
-  nlohmann::json j = {{"format", "fuselens-cuda-1"}, {"name", name}, {"source", name + ".cu"},
-                      {"ptx", name + ".ptx"}, {"inputs", inputs}, {"outputs", outputs},
-                      {"kernels", kernels},
-                      {"note", "launch the kernels in order, each stage in order, with the stage's grid and block; "
-                               "every stage takes the kernel's params then a scratch pointer of scratch_bytes"}};
+  for (ValueId v : g.inputs())
+    inputs.push_back({{"name", g.value(v).name}, {"type", g.value(v).type.str()}});
+  for (ValueId v : g.outputs())
+    outputs.push_back({{"name", g.value(v).name}, {"type", g.value(v).type.str()}});
+  nlohmann::json j = {
+      {"format", "fuselens-cuda-1"},
+      {"name", name},
+      {"source", name + ".cu"},
+      {"ptx", name + ".ptx"},
+      {"inputs", inputs},
+      {"outputs", outputs},
+      {"kernels", kernels},
+      {"note",
+       "launch the kernels in order, each stage in order, with the stage's grid and block; "
+       "every stage takes the kernel's params then a scratch pointer of scratch_bytes"}};
   return j.dump(2) + "\n";
 }
 
-Expected<CudaExportResult> exportCuda(const Graph& g, const CudaExportOptions& opts, const Progress& progress,
-                                      const CancelToken& cancel) {
+Expected<CudaExportResult> exportCuda(const Graph& g, const CudaExportOptions& opts,
+                                      const Progress& progress, const CancelToken& cancel) {
   std::error_code ec;
   std::filesystem::create_directories(opts.outDir, ec);
   if (ec) return Status::error("cannot create the output folder: " + ec.message(), opts.outDir);

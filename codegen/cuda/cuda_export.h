@@ -24,7 +24,8 @@ struct CudaExportResult {
 };
 
 Expected<CudaExportResult> exportCuda(const Graph& g, const CudaExportOptions& opts,
-                                      const Progress& progress = {}, const CancelToken& cancel = {});
+                                      const Progress& progress = {},
+                                      const CancelToken& cancel = {});
 
 // The launch plan as JSON text (what `<name>.cuda.json` holds).
 std::string cudaManifestJson(const Graph& g, const CudaModuleSource& m, const std::string& name);

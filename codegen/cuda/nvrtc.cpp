@@ -14,7 +14,8 @@ namespace {
 // needed to build (nvrtcResult is an int-sized enum; 0 is success).
 using Program = void*;
 struct Nvrtc {
-  int (*create)(Program*, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
+  int (*create)(Program*, const char*, const char*, int, const char* const*,
+                const char* const*) = nullptr;
   int (*compile)(Program, int, const char* const*) = nullptr;
   int (*logSize)(Program, size_t*) = nullptr;
   int (*log)(Program, char*) = nullptr;
@@ -69,7 +70,8 @@ Expected<std::string> compileToPtx(const std::string& source, const std::string&
   if (!n.error.empty()) return Status::error(n.error);
   Program prog = nullptr;
   if (int r = n.create(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr); r != 0)
-    return Status::error(std::string("NVRTC could not create a program: ") + n.errorString(r), name);
+    return Status::error(std::string("NVRTC could not create a program: ") + n.errorString(r),
+                         name);
   const std::string archOpt = "--gpu-architecture=" + arch;
   const char* opts[] = {archOpt.c_str(), "--std=c++17", "-default-device"};
   int r = n.compile(prog, 3, opts);
@@ -89,7 +91,8 @@ Expected<std::string> compileToPtx(const std::string& source, const std::string&
   n.destroy(&prog);
   if (r != 0) {
     size_t cut = log.find('\n');
-    return Status::error("NVRTC rejected the CUDA C: " + (log.empty() ? std::string(n.errorString(r)) : log.substr(0, cut)),
+    return Status::error("NVRTC rejected the CUDA C: " +
+                             (log.empty() ? std::string(n.errorString(r)) : log.substr(0, cut)),
                          name);
   }
   return ptx;

@@ -14,7 +14,8 @@ bool nvrtcAvailable(std::string* why = nullptr);
 
 // Compiles `source` for a virtual architecture such as "compute_90". A compile
 // error returns NVRTC's log, first line first.
-Expected<std::string> compileToPtx(const std::string& source, const std::string& arch = "compute_90",
+Expected<std::string> compileToPtx(const std::string& source,
+                                   const std::string& arch = "compute_90",
                                    const std::string& name = "fuselens.cu");
 
 }  // namespace fuselens

@@ -23,7 +23,7 @@ namespace fuselens::cfdriver {
 struct Body {
   std::string attr;  // "then_branch", "body"
   std::shared_ptr<SpecializedGraph> graph;
-  size_t formal = 0;              // formal inputs (bound by position)
+  size_t formal = 0;               // formal inputs (bound by position)
   std::vector<size_t> implicitAt;  // per body input past `formal`: the node input feeding it
   std::string loopIr;              // the ahead-of-time listing, or why there is none
   size_t kernels = 0;              // kernels of the ahead-of-time module; 0 when lazy
@@ -37,8 +37,7 @@ size_t formalInputs(const Node& n);
 
 // Binds graph attribute `attr` of n, whose first `formal` inputs are formal.
 // Bodies are compiled without the reference fallback inside, with opts else.
-Expected<Body> bindBody(const Node& n, const char* attr, size_t formal,
-                        const CompileOptions& opts);
+Expected<Body> bindBody(const Node& n, const char* attr, size_t formal, const CompileOptions& opts);
 
 // Compiles `body` now for these formal input types (outer types from g for the
 // implicit ones) when all are static; otherwise leaves it to run time. An error
@@ -48,8 +47,8 @@ Status precompile(const Graph& g, const Node& n, Body& body,
 
 // The node's present inputs (the executor passes only those) spread back to
 // one entry per node input, nullptr for omitted ones.
-Expected<std::vector<const TensorData*>> spreadInputs(const Node& n,
-                                                      const std::vector<const TensorData*>& present);
+Expected<std::vector<const TensorData*>> spreadInputs(
+    const Node& n, const std::vector<const TensorData*>& present);
 
 // Runs `body` on formal inputs (by position) and its implicit ones from `all`.
 Expected<std::vector<TensorData>> runBody(const Node& n, Body& body,

@@ -73,8 +73,7 @@ Status precompile(const Graph& g, const Node& n, Body& body,
   }
   if (!dynamicOne.empty()) {
     body.loopIr = "//   " + body.attr + " (graph '" + bg.name +
-                  "'): compiled at run time for the input types it meets (" + dynamicOne +
-                  ")\n";
+                  "'): compiled at run time for the input types it meets (" + dynamicOne + ")\n";
     return Status::ok();
   }
   bool typesRejected = false;
@@ -150,9 +149,12 @@ std::string counted(size_t n, const std::string& noun) {
 
 int64_t intAt(const TensorData& t, int64_t i) {
   switch (t.dtype) {
-    case DType::I64: return t.data<int64_t>()[i];
-    case DType::I32: return t.data<int32_t>()[i];
-    default: return int64_t(t.at(i));
+    case DType::I64:
+      return t.data<int64_t>()[i];
+    case DType::I32:
+      return t.data<int32_t>()[i];
+    default:
+      return int64_t(t.at(i));
   }
 }
 
@@ -180,15 +182,15 @@ Expected<TensorData> stack(const Node& n, const std::vector<TensorData>& parts, 
   const TensorData& p0 = parts.at(0);
   int64_t r = int64_t(p0.rank()) + 1;
   if (axis < -r || axis >= r)
-    return Status::error("scan output axis " + std::to_string(axis) + " is out of range",
-                         place(n));
+    return Status::error("scan output axis " + std::to_string(axis) + " is out of range", place(n));
   if (axis < 0) axis += r;
   std::vector<int64_t> shape = p0.shape;
   int64_t T = int64_t(parts.size());
   shape.insert(shape.begin() + axis, T);
   TensorData o(p0.dtype, shape);
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < int64_t(p0.rank()); ++i) (i < axis ? outer : inner) *= p0.shape[size_t(i)];
+  for (int64_t i = 0; i < int64_t(p0.rank()); ++i)
+    (i < axis ? outer : inner) *= p0.shape[size_t(i)];
   size_t es = dtypeSize(p0.dtype);
   for (int64_t t = 0; t < T; ++t) {
     const TensorData& p = parts[size_t(reverse ? T - 1 - t : t)];

@@ -40,9 +40,10 @@ Expected<DriverKernel> lowerIf(const Graph& g, const Node& n, const CompileOptio
   DriverKernel k;
   k.loopIr = bodiesLoopIr({&s->thenBody, &s->elseBody});
   bool both = s->thenBody.compiled && s->elseBody.compiled;
-  k.summary = std::string("If: ") +
-              (both ? "both branches compiled" : "branches compiled for the types met at run time") +
-              " (" + kernelCounts({&s->thenBody, &s->elseBody}) + ")";
+  k.summary =
+      std::string("If: ") +
+      (both ? "both branches compiled" : "branches compiled for the types met at run time") + " (" +
+      kernelCounts({&s->thenBody, &s->elseBody}) + ")";
   k.run = [s](const std::vector<const TensorData*>& present) -> Expected<std::vector<TensorData>> {
     const Node& n = *s->node;
     auto all = spreadInputs(n, present);
@@ -50,8 +51,7 @@ Expected<DriverKernel> lowerIf(const Graph& g, const Node& n, const CompileOptio
     const TensorData* c = (*all)[0];
     if (!c) return Status::error("the condition input is missing", place(n));
     if (c->numel() != 1)
-      return Status::error("the condition must hold one element, got " + c->type().str(),
-                           place(n));
+      return Status::error("the condition must hold one element, got " + c->type().str(), place(n));
     Body& b = truthy(*c) ? s->thenBody : s->elseBody;
     return runBody(n, b, {}, *all, currentRunCancelToken());
   };

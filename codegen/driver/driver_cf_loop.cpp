@@ -13,8 +13,8 @@
 // the node's input types, so the body compiles ahead of time when those are
 // static. With zero iterations a scan output is empty, shaped [0, ...] from
 // the body's inferred per-iteration type where it is known.
-#include "codegen/runtime/cpu_executor.h"
 #include "codegen/driver/driver_cf.h"
+#include "codegen/runtime/cpu_executor.h"
 
 namespace fuselens::cfdriver {
 namespace {
@@ -35,8 +35,10 @@ struct LoopState {
 TensorData scalarFor(const Graph& body, size_t input, DType dt, int64_t v) {
   const TensorType& t = body.value(body.inputs()[input]).type;
   TensorData d(dt, t.rankKnown && t.rank() == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{});
-  if (dt == DType::I64) d.data<int64_t>()[0] = v;
-  else d.data<bool>()[0] = v != 0;
+  if (dt == DType::I64)
+    d.data<int64_t>()[0] = v;
+  else
+    d.data<bool>()[0] = v != 0;
   return d;
 }
 
@@ -72,19 +74,21 @@ Expected<DriverKernel> lowerLoop(const Graph& g, const Node& n, const CompileOpt
   s->body = std::move(*b);
   const Graph& bg = s->body.graph->graph();
   if (bg.outputs().size() < 1 + s->carried || n.outputs.size() != bg.outputs().size() - 1)
-    return Status::error("the body returns " + std::to_string(bg.outputs().size()) +
-                             " values; the node needs the condition, its " +
-                             std::to_string(s->carried) + " carried values and " +
-                             std::to_string(n.outputs.size() - std::min(n.outputs.size(), s->carried)) +
-                             " scan outputs",
-                         place(n));
+    return Status::error(
+        "the body returns " + std::to_string(bg.outputs().size()) +
+            " values; the node needs the condition, its " + std::to_string(s->carried) +
+            " carried values and " +
+            std::to_string(n.outputs.size() - std::min(n.outputs.size(), s->carried)) +
+            " scan outputs",
+        place(n));
   s->scans = bg.outputs().size() - 1 - s->carried;
 
   std::vector<TensorType> first{scalarFor(bg, 0, DType::I64, 0).type(),
                                 scalarFor(bg, 1, DType::Bool, 1).type()};
   for (size_t i = 0; i < s->carried; ++i) {
     ValueId v = n.inputs[2 + i];
-    if (!v.valid()) return Status::error("loop-carried input " + std::to_string(i) + " is missing", place(n));
+    if (!v.valid())
+      return Status::error("loop-carried input " + std::to_string(i) + " is missing", place(n));
     first.push_back(g.value(v).type);
   }
   FL_RETURN_IF_ERROR(precompile(g, n, s->body, first));
@@ -110,7 +114,8 @@ Expected<DriverKernel> lowerLoop(const Graph& g, const Node& n, const CompileOpt
     std::vector<TensorData> carried;
     for (size_t i = 0; i < s->carried; ++i) {
       const TensorData* t = (*all)[2 + i];
-      if (!t) return Status::error("loop-carried input " + std::to_string(i) + " is missing", place(n));
+      if (!t)
+        return Status::error("loop-carried input " + std::to_string(i) + " is missing", place(n));
       carried.push_back(*t);
     }
     std::vector<TensorType> firstTypes{scalarFor(bg, 0, DType::I64, 0).type(),
@@ -131,7 +136,8 @@ Expected<DriverKernel> lowerLoop(const Graph& g, const Node& n, const CompileOpt
       if (!outs) return outs.status();
       cond = truthy((*outs)[0]);
       for (size_t i = 0; i < s->carried; ++i) carried[i] = std::move((*outs)[1 + i]);
-      for (size_t k = 0; k < s->scans; ++k) scans[k].push_back(std::move((*outs)[1 + s->carried + k]));
+      for (size_t k = 0; k < s->scans; ++k)
+        scans[k].push_back(std::move((*outs)[1 + s->carried + k]));
     }
     std::vector<TensorData> result = std::move(carried);
     for (size_t k = 0; k < s->scans; ++k) {

@@ -12,8 +12,8 @@
 // Scan-8 (the importer sets scan8_batch_axis): a sequence_lens input first and
 // batch axis 0 on every state, scan input and output; it runs as one opset-9
 // scan per batch entry (scan axis 0 of the batch slice), stacked along axis 0.
-#include "codegen/runtime/cpu_executor.h"
 #include "codegen/driver/driver_cf.h"
+#include "codegen/runtime/cpu_executor.h"
 
 namespace fuselens::cfdriver {
 namespace {
@@ -78,9 +78,11 @@ Expected<std::vector<TensorData>> scanOnce(ScanState& s, std::vector<TensorData>
       auto shape = per.staticShape();
       int64_t a = s.outAxes[k] < 0 ? s.outAxes[k] + int64_t(per.rank()) + 1 : s.outAxes[k];
       if (!shape || a < 0 || a > int64_t(shape->size()))
-        return Status::error("the scan inputs are empty along the scan axis and the body's "
-                             "per-step output type " + per.str() + " gives no shape to stack",
-                             place(n));
+        return Status::error(
+            "the scan inputs are empty along the scan axis and the body's "
+            "per-step output type " +
+                per.str() + " gives no shape to stack",
+            place(n));
       shape->insert(shape->begin() + a, 0);
       result.emplace_back(per.dtype, *shape);
       continue;
@@ -99,7 +101,8 @@ Expected<std::vector<TensorData>> runScan(ScanState& s, const std::vector<const 
   if (!s.batched) {
     std::vector<TensorData> state;
     for (size_t i = 0; i < N; ++i) {
-      if (!all[i]) return Status::error("state input " + std::to_string(i) + " is missing", place(n));
+      if (!all[i])
+        return Status::error("state input " + std::to_string(i) + " is missing", place(n));
       state.push_back(*all[i]);
     }
     std::vector<const TensorData*> scanIn(all.begin() + long(N), all.begin() + long(N + M));
@@ -114,9 +117,8 @@ Expected<std::vector<TensorData>> runScan(ScanState& s, const std::vector<const 
     for (size_t i = 0; i < N + M; ++i) {
       const TensorData* x = all[f + i];
       if (!x || x->rank() < (i < N ? 1u : 2u) || x->shape[0] != B)
-        return Status::error("every state and scan input needs batch axis 0 of size " +
-                                 std::to_string(B),
-                             place(n));
+        return Status::error(
+            "every state and scan input needs batch axis 0 of size " + std::to_string(B), place(n));
       (i < N ? state : slices).push_back(sliceAt(*x, 0, b));
     }
     int64_t T = slices.empty() ? 0 : slices[0].shape[0];

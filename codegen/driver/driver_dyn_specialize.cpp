@@ -18,9 +18,9 @@
 #include <map>
 #include <mutex>
 
-#include "codegen/lower/compute.h"
 #include "codegen/driver/driver_dyn_kernels.h"
 #include "codegen/driver/specialize.h"
+#include "codegen/lower/compute.h"
 
 namespace fuselens {
 namespace {

@@ -12,12 +12,11 @@ Expected<Graph> specializeGraph(const Graph& g, const std::vector<TensorType>& i
     return Status::error("graph '" + g.name + "' takes " + std::to_string(g.inputs().size()) +
                          " inputs, not " + std::to_string(inputTypes.size()));
   Graph s = g;
-  for (size_t i = 0; i < inputTypes.size(); ++i)
-    s.mutableValue(s.inputs()[i]).type = inputTypes[i];
+  for (size_t i = 0; i < inputTypes.size(); ++i) s.mutableValue(s.inputs()[i]).type = inputTypes[i];
   Status st = inferGraphTypes(s);
   if (!st)
-    return Status::error("graph '" + g.name + "' cannot take these input types: " +
-                         st.diagnostic().str());
+    return Status::error("graph '" + g.name +
+                         "' cannot take these input types: " + st.diagnostic().str());
   return s;
 }
 
@@ -33,7 +32,8 @@ Expected<SpecializedGraph::Key> SpecializedGraph::keyOf(const std::vector<Tensor
   for (const TensorType& t : types) {
     auto shape = t.staticShape();
     if (!shape)
-      return Status::error("the input type " + t.str() + " is not static; specialization needs "
+      return Status::error("the input type " + t.str() +
+                           " is not static; specialization needs "
                            "the concrete types met at run time");
     key.emplace_back(t.dtype, *shape);
   }
@@ -61,8 +61,8 @@ Expected<SpecializedGraph::Entry> SpecializedGraph::entryFor(const std::vector<T
   auto spec = specializeGraph(*g_, types);
   if (spec && fold_)
     if (Status st = foldKnownValues(*spec, opts_); !st)
-      spec = Status::error("graph '" + g_->name + "' cannot take these input types: " +
-                           st.diagnostic().str());
+      spec = Status::error("graph '" + g_->name +
+                           "' cannot take these input types: " + st.diagnostic().str());
   if (!spec) {
     if (typesRejected) *typesRejected = true;
     return spec.status();

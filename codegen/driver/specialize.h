@@ -69,7 +69,7 @@ class SpecializedGraph {
   // returns the module's loop IR: compile-time errors and the loop IR listing.
   Expected<std::string> precompileLoopIr();
 
-  size_t cachedCount() const;  // specializations held now
+  size_t cachedCount() const;   // specializations held now
   size_t compileCount() const;  // specializations compiled so far (evicted ones included)
 
  private:

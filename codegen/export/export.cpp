@@ -33,7 +33,6 @@ std::string shellQuote(const std::string& s) {
   return out + "'";
 }
 
-
 // What a kernel argument points at in the generated C.
 class Storage {
  public:
@@ -161,7 +160,8 @@ std::string runtimeC(
     << "  fl_start_pool();\n"
     << "  unsigned char* arena = NULL;\n";
   if (mp.blockBytes() > 0)
-    c << "  arena = (unsigned char*)aligned_alloc(64, " << (mp.blockBytes() + 63) / 64 * 64 << ");\n"
+    c << "  arena = (unsigned char*)aligned_alloc(64, " << (mp.blockBytes() + 63) / 64 * 64
+      << ");\n"
       << "  if (!arena) {\n    snprintf(fl_error, sizeof fl_error, \"cannot allocate the "
       << mp.blockBytes() << "-byte arena\");\n    return 2;\n  }\n";
   c << body.str() << "  free(arena);\n  return 0;\n}\n";

@@ -36,7 +36,7 @@ struct ExportOptions {
   std::string outDir;
   std::string name = "model";  // file base name and C prefix; made a C identifier
   CompileOptions compile;
-  std::string cc = "cc";  // links the .so; empty: stop after .o/.c/.h
+  std::string cc = "cc";       // links the .so; empty: stop after .o/.c/.h
   std::string cpu = "native";  // "native" or x86-64, x86-64-v2, x86-64-v3, x86-64-v4
 };
 

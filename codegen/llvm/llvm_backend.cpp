@@ -177,8 +177,8 @@ Status writeAtomically(const std::string& path,
 }  // namespace
 
 Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
-                       const std::vector<DataGlobal>& globals, int optLevel,
-                       const CpuTarget& cpu, const ObjectFiles& out) {
+                       const std::vector<DataGlobal>& globals, int optLevel, const CpuTarget& cpu,
+                       const ObjectFiles& out) {
   static std::once_flag initOnce;
   std::call_once(initOnce, [] {
     llvm::InitializeNativeTarget();
@@ -204,9 +204,9 @@ Status emitObjectFiles(const std::vector<const LoopFunc*>& funcs,
   static const llvm::CodeGenOpt::Level cgLevels[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less,
                                                      llvm::CodeGenOpt::Default,
                                                      llvm::CodeGenOpt::Aggressive};
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpuName, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-      llvm::None, cgLevels[level]));
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(triple, cpuName, features, llvm::TargetOptions(),
+                                  llvm::Reloc::PIC_, llvm::None, cgLevels[level]));
   if (!tm) return Status::error("cannot create a target machine for " + triple, "LLVM backend");
 
   llvm::LLVMContext ctx;

@@ -101,11 +101,9 @@ llvm::Constant* constantData(llvm::LLVMContext& c, const Buffer& b) {
   return llvm::ConstantDataArray::getRaw(raw, uint64_t(b.data->numel()), elem);
 }
 
-
 }  // namespace llvm_emit_detail
 
 using namespace llvm_emit_detail;
-
 
 Status emitLoopFunc(llvm::Module& m, const LoopFunc& lf) {
   llvm::LLVMContext& c = m.getContext();

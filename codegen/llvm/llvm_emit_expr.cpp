@@ -191,8 +191,7 @@ llvm::Value* Emitter::unary(UnOp op, llvm::Value* a, bool fp) {
 // A libm function (`name` for f64, `name`f for f32), lane by lane on vectors.
 llvm::Value* Emitter::libm(const std::string& name, llvm::Value* a) {
   llvm::Type* st = a->getType()->getScalarType();
-  llvm::FunctionCallee fn =
-      m_.getOrInsertFunction(st->isFloatTy() ? name + "f" : name, st, st);
+  llvm::FunctionCallee fn = m_.getOrInsertFunction(st->isFloatTy() ? name + "f" : name, st, st);
   if (auto* f = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
     f->setDoesNotThrow();
     f->setDoesNotAccessMemory();
@@ -201,8 +200,8 @@ llvm::Value* Emitter::libm(const std::string& name, llvm::Value* a) {
   if (!vt) return b_.CreateCall(fn, {a});
   llvm::Value* out = llvm::UndefValue::get(vt);
   for (unsigned k = 0; k < vt->getNumElements(); ++k)
-    out = b_.CreateInsertElement(
-        out, b_.CreateCall(fn, {b_.CreateExtractElement(a, uint64_t(k))}), uint64_t(k));
+    out = b_.CreateInsertElement(out, b_.CreateCall(fn, {b_.CreateExtractElement(a, uint64_t(k))}),
+                                 uint64_t(k));
   return out;
 }
 

@@ -288,7 +288,8 @@ class Emitter {
       v = b_.CreateMaskedGather(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
     else
       v = b_.CreateAlignedLoad(ty, p, align);
-    if (buf.dtype == DType::Bool) v = b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+    if (buf.dtype == DType::Bool)
+      v = b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
     return v;
   }
 

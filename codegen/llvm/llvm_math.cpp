@@ -2,12 +2,12 @@
 // constants are splats, selects replace branches.
 #include "codegen/llvm/llvm_math.h"
 
-#include "codegen/loop/loop_ir.h"
-
 #include <llvm/IR/Intrinsics.h>
 
 #include <cmath>
 #include <cstdint>
+
+#include "codegen/loop/loop_ir.h"
 
 namespace fuselens {
 namespace {
@@ -37,8 +37,8 @@ llvm::Value* halfToFloat(llvm::IRBuilder<>& b, llvm::Value* h16) {
   llvm::Value* sign = b.CreateShl(b.CreateAnd(h, ic(0x8000)), ic(16));
   llvm::Value* e = b.CreateAnd(b.CreateLShr(h, ic(10)), ic(0x1f));
   llvm::Value* m = b.CreateAnd(h, ic(0x3ff));
-  llvm::Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(e, ic(112)), ic(23)),
-                                    b.CreateShl(m, ic(13)));
+  llvm::Value* normal =
+      b.CreateOr(b.CreateShl(b.CreateAdd(e, ic(112)), ic(23)), b.CreateShl(m, ic(13)));
   llvm::Value* special = b.CreateOr(ic(0x7f800000), b.CreateShl(m, ic(13)));
   llvm::Type* ft = floatLike(b, h16, false);
   llvm::Value* subF = b.CreateFMul(b.CreateUIToFP(m, ft), fconst(ft, 5.9604644775390625e-8));
@@ -58,16 +58,14 @@ llvm::Value* floatToHalf(llvm::IRBuilder<>& b, llvm::Value* f) {
   llvm::Type* ft = f->getType();
   llvm::Value* scaled = b.CreateFMul(b.CreateBitCast(ax, ft), fconst(ft, 16777216.0));
   scaled = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, scaled, fconst(ft, 1024.0));
-  llvm::Value* sub =
-      b.CreateFPToUI(b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, scaled), it);
+  llvm::Value* sub = b.CreateFPToUI(b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, scaled), it);
   llvm::Value* mant = b.CreateAnd(ax, ic(0x7fffff));
   llvm::Value* e = b.CreateSub(b.CreateLShr(ax, ic(23)), ic(112));
   llvm::Value* h = b.CreateOr(b.CreateShl(e, ic(10)), b.CreateLShr(mant, ic(13)));
   llvm::Value* rest = b.CreateAnd(mant, ic(0x1fff));
   llvm::Value* up = b.CreateOr(
       b.CreateICmpUGT(rest, ic(0x1000)),
-      b.CreateAnd(b.CreateICmpEQ(rest, ic(0x1000)),
-                   b.CreateICmpNE(b.CreateAnd(h, ic(1)), ic(0))));
+      b.CreateAnd(b.CreateICmpEQ(rest, ic(0x1000)), b.CreateICmpNE(b.CreateAnd(h, ic(1)), ic(0))));
   h = b.CreateAdd(h, b.CreateZExt(up, it));  // may carry into the exponent: right
   llvm::Value* r = b.CreateSelect(b.CreateICmpULT(ax, ic(0x38800000)), sub, h);
   r = b.CreateSelect(b.CreateICmpUGE(ax, ic(0x477ff000)), ic(0x7c00), r);
@@ -78,7 +76,7 @@ llvm::Value* floatToHalf(llvm::IRBuilder<>& b, llvm::Value* f) {
 llvm::Value* bf16ToFloat(llvm::IRBuilder<>& b, llvm::Value* h16) {
   llvm::Type* it = intLike(b, h16, 32);
   return b.CreateBitCast(b.CreateShl(b.CreateZExt(h16, it), llvm::ConstantInt::get(it, 16)),
-                          floatLike(b, h16, false));
+                         floatLike(b, h16, false));
 }
 
 llvm::Value* floatToBf16(llvm::IRBuilder<>& b, llvm::Value* f) {
@@ -110,8 +108,7 @@ llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* lo = fconst(t, -88.3762626647949);
   llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, hi), hi, x);
   xc = b.CreateSelect(b.CreateFCmpOLT(xc, lo), lo, xc);
-  llvm::Value* fx =
-      b.CreateFAdd(b.CreateFMul(xc, fconst(t, 1.44269504088896341)), fconst(t, 0.5));
+  llvm::Value* fx = b.CreateFAdd(b.CreateFMul(xc, fconst(t, 1.44269504088896341)), fconst(t, 0.5));
   fx = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, fx);
   llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(fx, fconst(t, 0.693359375)));
   r = b.CreateFSub(r, b.CreateFMul(fx, fconst(t, -2.12194440e-4)));
@@ -127,8 +124,7 @@ llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
   // defined (y is NaN already). fptosi.sat would scalarize on x86.
   llvm::Value* fxi = b.CreateSelect(b.CreateFCmpUNO(fx, fx), fconst(t, 0.0), fx);
   llvm::Value* n = b.CreateFPToSI(fxi, it);
-  n = b.CreateShl(b.CreateAdd(n, llvm::ConstantInt::get(it, 127)),
-                   llvm::ConstantInt::get(it, 23));
+  n = b.CreateShl(b.CreateAdd(n, llvm::ConstantInt::get(it, 127)), llvm::ConstantInt::get(it, 23));
   y = b.CreateFMul(y, b.CreateBitCast(n, t));
   y = b.CreateSelect(b.CreateFCmpOGT(x, fconst(t, 88.72283935546875)), fconst(t, INFINITY), y);
   return b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, -103.972076416015625)), fconst(t, 0.0), y);
@@ -139,9 +135,9 @@ llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
 llvm::Value* emitErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  llvm::Value* tt = b.CreateFDiv(fconst(t, 1.0),
-                                  b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t},
-                                                     {ax, fconst(t, 0.3275911), fconst(t, 1.0)}));
+  llvm::Value* tt = b.CreateFDiv(
+      fconst(t, 1.0),
+      b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {ax, fconst(t, 0.3275911), fconst(t, 1.0)}));
   static const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
   llvm::Value* p = fconst(t, a[0]);
   for (int k = 1; k < 5; ++k)
@@ -165,8 +161,8 @@ llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   llvm::Value* e = emitExp(b, b.CreateFMul(ax, fconst(t, 2.0)));
-  llvm::Value* big = b.CreateFSub(
-      fconst(t, 1.0), b.CreateFDiv(fconst(t, 2.0), b.CreateFAdd(e, fconst(t, 1.0))));
+  llvm::Value* big =
+      b.CreateFSub(fconst(t, 1.0), b.CreateFDiv(fconst(t, 2.0), b.CreateFAdd(e, fconst(t, 1.0))));
   big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
   static const double q[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
                              1.33314422036E-1, -3.33332819422E-1};
@@ -174,8 +170,7 @@ llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* y = fconst(t, q[0]);
   for (int k = 1; k < 5; ++k)
     y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, z, fconst(t, q[k])});
-  llvm::Value* small =
-      b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {b.CreateFMul(y, z), x, x});
+  llvm::Value* small = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {b.CreateFMul(y, z), x, x});
   return b.CreateSelect(b.CreateFCmpOGE(ax, fconst(t, 0.625)), big, small);
 }
 
@@ -193,14 +188,15 @@ llvm::Value* emitLog(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* bits = b.CreateBitCast(xs, it);
   llvm::Value* e = b.CreateSub(b.CreateLShr(bits, ic(23)), ic(126));
   e = b.CreateSub(e, b.CreateSelect(sub, ic(24), ic(0)));
-  llvm::Value* m = b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, ic(0x807fffff)), ic(0x3f000000)), t);
+  llvm::Value* m =
+      b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, ic(0x807fffff)), ic(0x3f000000)), t);
   // m in [0.5, 1): below sqrt(1/2) use 2m and e - 1.
   llvm::Value* lowM = b.CreateFCmpOLT(m, fconst(t, 0.707106781186547524));
   llvm::Value* ef = b.CreateSIToFP(b.CreateSub(e, b.CreateZExt(lowM, it)), t);
   llvm::Value* r = b.CreateFSub(b.CreateSelect(lowM, b.CreateFAdd(m, m), m), fconst(t, 1.0));
-  static const double p[] = {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1,
-                             -1.2420140846E-1, 1.4249322787E-1, -1.6668057665E-1,
-                             2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1};
+  static const double p[] = {7.0376836292E-2,  -1.1514610310E-1, 1.1676998740E-1,
+                             -1.2420140846E-1, 1.4249322787E-1,  -1.6668057665E-1,
+                             2.0000714765E-1,  -2.4999993993E-1, 3.3333331174E-1};
   llvm::Value* y = fconst(t, p[0]);
   for (int k = 1; k < 9; ++k)
     y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r, fconst(t, p[k])});
@@ -233,8 +229,9 @@ llvm::Value* emitCast(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to
   }
   if (isFloat(to)) {  // f32 or f64
     bool f64 = to == DType::F64;
-    if (isFloat(from)) return f64 ? b.CreateFPExt(v, floatLike(b, v, true))
-                                  : b.CreateFPTrunc(v, floatLike(b, v, false));
+    if (isFloat(from))
+      return f64 ? b.CreateFPExt(v, floatLike(b, v, true))
+                 : b.CreateFPTrunc(v, floatLike(b, v, false));
     // Integers of up to 32 bits convert exactly to f64, so one rounding to
     // f32 equals eager's i -> f64 -> f32; i64 goes through f64 like eager.
     if (castIntBits(from) == 64 && !f64)
@@ -246,14 +243,14 @@ llvm::Value* emitCast(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to
     llvm::Type* ft = v->getType();
     llvm::Type* i64 = intLike(b, v, 64);
     llvm::Value* hiC = fconst(ft, 9223372036854775808.0);
-    llvm::Value* inRange =
-        b.CreateAnd(b.CreateFCmpOLT(v, hiC), b.CreateFCmpOGT(v, fconst(ft, -9223372036854775808.0)));
+    llvm::Value* inRange = b.CreateAnd(b.CreateFCmpOLT(v, hiC),
+                                       b.CreateFCmpOGT(v, fconst(ft, -9223372036854775808.0)));
     llvm::Value* safe = b.CreateSelect(inRange, v, fconst(ft, 0.0));
     llvm::Value* r = b.CreateFPToSI(safe, i64);
-    r = b.CreateSelect(b.CreateFCmpOGE(v, hiC),
-                        llvm::ConstantInt::get(i64, uint64_t(INT64_MAX)), r);
+    r = b.CreateSelect(b.CreateFCmpOGE(v, hiC), llvm::ConstantInt::get(i64, uint64_t(INT64_MAX)),
+                       r);
     r = b.CreateSelect(b.CreateFCmpOLE(v, fconst(ft, -9223372036854775808.0)),
-                        llvm::ConstantInt::get(i64, uint64_t(INT64_MIN)), r);
+                       llvm::ConstantInt::get(i64, uint64_t(INT64_MIN)), r);
     return tb == 64 ? r : b.CreateTrunc(r, intLike(b, v, tb));
   }
   unsigned fb = unsigned(castIntBits(from));

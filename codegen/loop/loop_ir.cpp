@@ -240,9 +240,11 @@ bool widensExactly(DType from, DType to) {
 
 ExprRef cast(ExprRef a, DType to) {
   if (a->type == to) return a;
-  if (a->kind == ExprKind::Cast && widensExactly(a->ops[0]->type, a->type)) return cast(a->ops[0], to);
+  if (a->kind == ExprKind::Cast && widensExactly(a->ops[0]->type, a->type))
+    return cast(a->ops[0], to);
   // Fold constants into the compute types (f16/bf16 rounding is left to the backend).
-  bool fromFloat = a->kind == ExprKind::FloatConst && (a->type == DType::F32 || a->type == DType::F64);
+  bool fromFloat =
+      a->kind == ExprKind::FloatConst && (a->type == DType::F32 || a->type == DType::F64);
   bool fromInt = a->kind == ExprKind::IntConst;
   if (fromFloat || fromInt) {
     double v = fromFloat ? a->f : double(a->i);

@@ -52,7 +52,18 @@ struct Var {
 };
 
 // ---- expressions ----
-enum class ExprKind { FloatConst, IntConst, VarRef, Load, Binary, Unary, Compare, Select, Fma, Cast };
+enum class ExprKind {
+  FloatConst,
+  IntConst,
+  VarRef,
+  Load,
+  Binary,
+  Unary,
+  Compare,
+  Select,
+  Fma,
+  Cast
+};
 // Div on integers truncates toward zero; Mod is C's % on integers and fmod on
 // floats (the sign of the dividend). Pow: floats only. Shl/Shr: integers only;
 // Shr is logical on unsigned types (u8, bool) and arithmetic on the others.

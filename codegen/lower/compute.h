@@ -185,6 +185,7 @@ std::vector<StmtRef> lowerPool(KernelBuilder& kb, const Node& n, const KernelBui
 // ToNCHWc / FromNCHWc at output position `out`.
 ExprRef layoutTransformValue(KernelBuilder& kb, const Node& n, const Index& out);
 // ConvNCHWc and the blocked pools: a window nest vectorized over the channel block.
-std::vector<StmtRef> lowerLayoutOp(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink);
+std::vector<StmtRef> lowerLayoutOp(KernelBuilder& kb, const Node& n,
+                                   const KernelBuilder::Sink& sink);
 
 }  // namespace fuselens

@@ -321,8 +321,8 @@ std::vector<StmtRef> maxPoolWithIndices(KernelBuilder& kb, const Node& n,
       const Axis& a = axes[i];
       Var k = kb.newLoopVar();
       loops.emplace_back(k, a.k);
-      ExprRef pos = add(sub(mul(od[2 + i], intConst(a.s)), intConst(a.pb)),
-                        mul(varRef(k), intConst(a.d)));
+      ExprRef pos =
+          add(sub(mul(od[2 + i], intConst(a.s)), intConst(a.pb)), mul(varRef(k), intConst(a.d)));
       inside = andCond(inside, andCond(compare(CmpOp::GE, pos, intConst(0)),
                                        compare(CmpOp::LT, pos, intConst(a.in))));
       xi.push_back(clampTo(pos, a.in - 1));

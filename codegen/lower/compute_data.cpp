@@ -107,10 +107,9 @@ Status checkDtypes(const Graph& g, const Node& n) {
 }  // namespace
 
 bool isDataMovementOp(const std::string& op) {
-  static const char* const kOps[] = {"Gather", "GatherElements", "GatherND",     "Split",
-                                     "Tile",   "Expand",         "DepthToSpace", "SpaceToDepth",
-                                     "Resize", "Size",           "Shape",        "OneHot",
-                                     "ConstantOfShape"};
+  static const char* const kOps[] = {"Gather", "GatherElements", "GatherND",       "Split",  "Tile",
+                                     "Expand", "DepthToSpace",   "SpaceToDepth",   "Resize", "Size",
+                                     "Shape",  "OneHot",         "ConstantOfShape"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 

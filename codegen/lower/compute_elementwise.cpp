@@ -85,8 +85,8 @@ Index elementwiseOperandIndex(KernelBuilder& kb, const Node& n, size_t input, co
     if (axisOk && inShape.size() == 1 && inShape[0] > 1 && n.attrs.getInt("block_size", 0) <= 0)
       return Index::ofDims(inShape, {out.dimExprs()[size_t(axis)]});
     // Blocked (opset 21): x's rank, `axis` counting blocks of block_size elements.
-    if (int64_t block = n.attrs.getInt("block_size", 0); axisOk && block > 0 &&
-                                                        inShape.size() == out.shape.size()) {
+    if (int64_t block = n.attrs.getInt("block_size", 0);
+        axisOk && block > 0 && inShape.size() == out.shape.size()) {
       std::vector<ExprRef> dims = out.dimExprs();
       dims[size_t(axis)] = div(dims[size_t(axis)], intConst(block));
       return Index::ofDims(inShape, std::move(dims));
@@ -122,9 +122,11 @@ Status checkElementwiseOperands(const Graph& g, const Node& n) {
       int64_t numel = 1;
       for (int64_t d : s) numel *= d;
       bool perAxis = s.size() == 1 && numel > 1;
-      if (numel != 1 && (!perAxis || axis < 0 || axis >= int64_t(x.size()) || x[size_t(axis)] != numel))
+      if (numel != 1 &&
+          (!perAxis || axis < 0 || axis >= int64_t(x.size()) || x[size_t(axis)] != numel))
         return Status::error("input '" + g.value(n.inputs[i]).name + "' of shape " +
-                                 formatShape(s) + " is neither one value nor one per element of axis " +
+                                 formatShape(s) +
+                                 " is neither one value nor one per element of axis " +
                                  std::to_string(axis) + " of " + formatShape(x),
                              nodePlace(n));
     }
@@ -203,15 +205,19 @@ ExprRef modExpr(const ExprRef& a, const ExprRef& b, bool cStyle) {
 ExprRef quantize(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args) {
   DType out = outDType(kb, n);
   int64_t lo = 0, hi = 255;
-  if (out == DType::I8) lo = -128, hi = 127;
-  else if (out == DType::I16) lo = -32768, hi = 32767;
-  else if (out != DType::U8) return bad(kb, n, "quantizing to " + std::string(dtypeName(out)) + " has no code generation");
+  if (out == DType::I8)
+    lo = -128, hi = 127;
+  else if (out == DType::I16)
+    lo = -32768, hi = 32767;
+  else if (out != DType::U8)
+    return bad(kb, n, "quantizing to " + std::string(dtypeName(out)) + " has no code generation");
   ExprRef x = cast(args[0], DType::F32), s = cast(args[1], DType::F32);
   // x / scale in f32 (as ONNX Runtime), round half to even, add the zero point,
   // saturate to the output type (NaN -> 0).
   ExprRef q = unary(UnOp::Round, div(x, s));
   if (args.size() > 2 && args[2]) q = add(q, cast(args[2], DType::F32));
-  ExprRef c = binary(BinOp::Max, binary(BinOp::Min, q, floatConst(double(hi))), floatConst(double(lo)));
+  ExprRef c =
+      binary(BinOp::Max, binary(BinOp::Min, q, floatConst(double(hi))), floatConst(double(lo)));
   c = select(compare(CmpOp::NE, q, q), floatConst(0), c);
   return cast(c, DType::I64);
 }
@@ -227,7 +233,9 @@ ExprRef dequantize(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>&
 // Unary float functions and activations; nullptr when op is not one of them.
 ExprRef floatUnary(const Node& n, const ExprRef& x) {
   const std::string& op = n.op;
-  auto attr = [&](const char* name, double dflt) { return num(x, n.attrs.getFloat(name, float(dflt))); };
+  auto attr = [&](const char* name, double dflt) {
+    return num(x, n.attrs.getFloat(name, float(dflt)));
+  };
   if (op == "Sqrt") return unary(UnOp::Sqrt, x);
   if (op == "Reciprocal") return div(num(x, 1), x);
   if (op == "Erf") return unary(UnOp::Erf, x);
@@ -247,7 +255,8 @@ ExprRef floatUnary(const Node& n, const ExprRef& x) {
     return select(compare(CmpOp::GE, x, num(x, 0)), x, mul(x, attr("alpha", 0.01)));
   if (op == "Gelu") {
     if (n.attrs.getString("approximate", "none") == "tanh") {
-      ExprRef inner = mul(num(x, 0.7978845608028654), add(x, mul(num(x, 0.044715), mul(mul(x, x), x))));
+      ExprRef inner =
+          mul(num(x, 0.7978845608028654), add(x, mul(num(x, 0.044715), mul(mul(x, x), x))));
       return mul(mul(num(x, 0.5), x), add(num(x, 1), unary(UnOp::Tanh, inner)));
     }
     return mul(mul(num(x, 0.5), x),
@@ -259,7 +268,8 @@ ExprRef floatUnary(const Node& n, const ExprRef& x) {
   if (op == "Elu")
     return select(compare(CmpOp::GE, x, num(x, 0)), x, mul(attr("alpha", 1.0), expm1(x)));
   if (op == "Selu") {
-    ExprRef a = attr("alpha", 1.67326319217681884765625), g = attr("gamma", 1.05070102214813232421875);
+    ExprRef a = attr("alpha", 1.67326319217681884765625),
+            g = attr("gamma", 1.05070102214813232421875);
     return select(compare(CmpOp::GT, x, num(x, 0)), mul(g, x), mul(mul(g, a), expm1(x)));
   }
   if (op == "Celu") {
@@ -267,7 +277,8 @@ ExprRef floatUnary(const Node& n, const ExprRef& x) {
     return add(binary(BinOp::Max, x, num(x, 0)),
                binary(BinOp::Min, mul(a, expm1(div(x, a))), num(x, 0)));
   }
-  if (op == "ThresholdedRelu") return select(compare(CmpOp::GT, x, attr("alpha", 1.0)), x, num(x, 0));
+  if (op == "ThresholdedRelu")
+    return select(compare(CmpOp::GT, x, attr("alpha", 1.0)), x, num(x, 0));
   if (op == "HardSigmoid") return clamp01(add(mul(attr("alpha", 0.2), x), attr("beta", 0.5)));
   if (op == "HardSwish") return mul(x, clamp01(add(div(x, num(x, 6)), num(x, 0.5))));
   return nullptr;
@@ -305,7 +316,8 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   if (n.op == "Clip") {  // min and max are optional inputs (absent: unbounded)
     ExprRef y = x;
     for (size_t i = 1; i < args.size(); ++i)
-      if (args[i] && args[i]->type != x->type) return bad(kb, n, "Clip takes bounds of its input's type");
+      if (args[i] && args[i]->type != x->type)
+        return bad(kb, n, "Clip takes bounds of its input's type");
     if (args.size() > 1 && args[1]) y = binary(BinOp::Max, y, args[1]);
     if (args.size() > 2 && args[2]) y = binary(BinOp::Min, y, args[2]);
     return y;
@@ -318,8 +330,9 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   }
   bool binaryOp = isBinaryElementwise(n.op);
   if (args.size() != (binaryOp ? 2u : 1u))
-    return bad(kb, n, n.op + " takes " + (binaryOp ? "2" : "1") + " inputs, got " +
-                          std::to_string(args.size()));
+    return bad(
+        kb, n,
+        n.op + " takes " + (binaryOp ? "2" : "1") + " inputs, got " + std::to_string(args.size()));
   if (isCompareOrLogic(n.op)) {
     bool logic = n.op == "And" || n.op == "Or" || n.op == "Xor" || n.op == "Not";
     for (const ExprRef& a : args)
@@ -339,9 +352,9 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   if (x->type == DType::Bool) return bad(kb, n, n.op + " does not take bool inputs");
   if (n.op == "Pow") return powGeneral(x, args[1]);
   if (binaryOp && args[1]->type != x->type)
-    return bad(kb, n, n.op + " takes inputs of one type, got " +
-                          std::string(dtypeName(x->type)) + " and " +
-                          std::string(dtypeName(args[1]->type)));
+    return bad(kb, n,
+               n.op + " takes inputs of one type, got " + std::string(dtypeName(x->type)) +
+                   " and " + std::string(dtypeName(args[1]->type)));
   bool fp = isFloatExpr(x);
   if (n.op == "Add") return add(x, args[1]);
   if (n.op == "Sub") return sub(x, args[1]);
@@ -350,8 +363,7 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   if (n.op == "Max") return binary(BinOp::Max, x, args[1]);
   if (n.op == "Min") return binary(BinOp::Min, x, args[1]);
   if (n.op == "Mod") return modExpr(x, args[1], n.attrs.getInt("fmod", 0) != 0);
-  if (n.op == "PRelu")
-    return select(compare(CmpOp::GE, x, num(x, 0)), x, mul(x, args[1]));
+  if (n.op == "PRelu") return select(compare(CmpOp::GE, x, num(x, 0)), x, mul(x, args[1]));
   if (n.op == "BitShift") {
     if (fp) return bad(kb, n, "BitShift takes unsigned integer inputs");
     bool left = n.attrs.getString("direction", "") == "LEFT";
@@ -359,7 +371,8 @@ ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<Expr
   }
   if (n.op == "Neg") return unary(UnOp::Neg, x);
   if (n.op == "Abs")
-    return fp ? unary(UnOp::Abs, x) : select(compare(CmpOp::LT, x, num(x, 0)), unary(UnOp::Neg, x), x);
+    return fp ? unary(UnOp::Abs, x)
+              : select(compare(CmpOp::LT, x, num(x, 0)), unary(UnOp::Neg, x), x);
   if (n.op == "Relu") return binary(BinOp::Max, x, num(x, 0));
   if (n.op == "Sign") {
     ExprRef zeroOrX = fp ? select(compare(CmpOp::EQ, x, num(x, 0)), num(x, 0), x) : num(x, 0);

@@ -43,8 +43,12 @@ ExprRef andCond(ExprRef a, ExprRef b) {
   return select(a, b, a);
 }
 
-ExprRef divI(ExprRef a, int64_t b) { return b == 1 ? a : binary(BinOp::Div, std::move(a), intConst(b)); }
-ExprRef modI(ExprRef a, int64_t b) { return b == 1 ? intConst(0) : binary(BinOp::Mod, std::move(a), intConst(b)); }
+ExprRef divI(ExprRef a, int64_t b) {
+  return b == 1 ? a : binary(BinOp::Div, std::move(a), intConst(b));
+}
+ExprRef modI(ExprRef a, int64_t b) {
+  return b == 1 ? intConst(0) : binary(BinOp::Mod, std::move(a), intConst(b));
+}
 
 bool isLayoutOp(const Node& n, const char* op) { return n.domain == kFuseLensDomain && n.op == op; }
 
@@ -163,8 +167,8 @@ class BlockedWindow {
     const int64_t perBlock = (b_ + lanes - 1) / lanes, registers = wide ? 32 : 16;
     auto fits = [&] { return (tile * obPer_ + obPer_) * perBlock + 1 <= registers; };
     while (!fits() && tile > 1) --tile;
-    while (!fits() && obPer_ > 1)
-      do --obPer_;
+    while (!fits() && obPer_ > 1) do
+        --obPer_;
       while (OB % obPer_);
   }
 
@@ -173,8 +177,8 @@ class BlockedWindow {
     x_ = kb_.shapeOf(n_.inputs[0]);
     y_ = kb_.shapeOf(n_.outputs[0]);
     if (x_.size() != 5 || y_.size() != 5 || x_[4] != y_[4] || x_[0] != y_[0])
-      return fail("expects blocked [N,C/b,H,W,b] input and output, got " + formatShape(x_) + " and " +
-                  formatShape(y_));
+      return fail("expects blocked [N,C/b,H,W,b] input and output, got " + formatShape(x_) +
+                  " and " + formatShape(y_));
     b_ = x_[4];
     std::vector<int64_t> kernel;
     if (kind_ == Kind::Conv) {
@@ -188,7 +192,8 @@ class BlockedWindow {
       kernel = {w_shape_[2], w_shape_[3]};
       hasBias_ = n_.inputs.size() > 2 && n_.inputs[2].valid();
       if (hasBias_ && kb_.shapeOf(n_.inputs[2]) != std::vector<int64_t>{y_[1], b_})
-        return fail("bias must have shape [" + std::to_string(y_[1]) + "," + std::to_string(b_) + "]");
+        return fail("bias must have shape [" + std::to_string(y_[1]) + "," + std::to_string(b_) +
+                    "]");
     } else {
       auto ks = n_.attrs.getInts("kernel_shape");
       if (!ks || ks->size() != 2) return fail("kernel_shape must name 2 spatial sizes");
@@ -221,12 +226,13 @@ class BlockedWindow {
     BufferId accId = fn.addBuffer("acc" + std::to_string(fn.buffers.size()), BufferKind::Local,
                                   DType::F32, {obPer_, width, b_});
     const double fill = kind_ == Kind::Max ? -INFINITY : 0.0;
-    bool counted = kind_ == Kind::Avg && !includePad_ &&
-                   ((guardH_ && (h_.guardLo() || h_.guardHi())) ||
-                    (guardW && (w_.guardLo() || w_.guardHi())));
+    bool counted =
+        kind_ == Kind::Avg && !includePad_ &&
+        ((guardH_ && (h_.guardLo() || h_.guardHi())) || (guardW && (w_.guardLo() || w_.guardHi())));
     std::optional<BufferId> cntId;
     if (counted)
-      cntId = fn.addBuffer("cnt" + std::to_string(fn.buffers.size()), BufferKind::Local, DType::F32, {width});
+      cntId = fn.addBuffer("cnt" + std::to_string(fn.buffers.size()), BufferKind::Local, DType::F32,
+                           {width});
     const Buffer& acc = fn.buffer(accId);
     // acc[o][t][l]: o < obPer_ output blocks (o_ is the current block's counter).
     auto accAt = [&](ExprRef t, ExprRef l) {
@@ -247,7 +253,8 @@ class BlockedWindow {
     }));
     if (cntId) {
       Var t = kb_.newLoopVar();
-      out.push_back(pinned(t, width, ForKind::Unrolled, {store(fn.buffer(*cntId), varRef(t), floatConst(0))}));
+      out.push_back(pinned(t, width, ForKind::Unrolled,
+                           {store(fn.buffer(*cntId), varRef(t), floatConst(0))}));
     }
     // The reduction loops: input channel (conv), then the window.
     std::vector<std::pair<Var, int64_t>> loops;
@@ -268,7 +275,8 @@ class BlockedWindow {
                  : pos;
     };
     auto windowAt = [&](ExprRef t, ExprRef& inside) {
-      ExprRef iw = add(sub(mul(add(ow0, t), intConst(w_.s)), intConst(w_.p)), mul(kw, intConst(w_.d)));
+      ExprRef iw =
+          add(sub(mul(add(ow0, t), intConst(w_.s)), intConst(w_.p)), mul(kw, intConst(w_.d)));
       ExprRef hIdx = guardH_ ? position(h_, ih, inside) : ih;
       ExprRef wIdx = guardW ? position(w_, iw, inside) : iw;
       return std::make_pair(hIdx, wIdx);
@@ -295,9 +303,11 @@ class BlockedWindow {
       windowAt(varRef(t), inside);
       const Buffer& cnt = fn.buffer(*cntId);
       ExprRef one = inside ? select(inside, floatConst(1), floatConst(0)) : floatConst(1);
-      step.push_back(pinned(t, width, ForKind::Unrolled, {store(cnt, varRef(t), add(load(cnt, varRef(t)), one))}));
+      step.push_back(pinned(t, width, ForKind::Unrolled,
+                            {store(cnt, varRef(t), add(load(cnt, varRef(t)), one))}));
     }
-    for (size_t i = loops.size(); i-- > 0;) step = {pinned(loops[i].first, loops[i].second, ForKind::Serial, step)};
+    for (size_t i = loops.size(); i-- > 0;)
+      step = {pinned(loops[i].first, loops[i].second, ForKind::Serial, step)};
     for (StmtRef& s : step) out.push_back(std::move(s));
     // The results, through the sink (a fused epilogue applies there).
     out.push_back(lanes([&](ExprRef t, ExprRef l) {
@@ -335,7 +345,8 @@ ExprRef layoutTransformValue(KernelBuilder& kb, const Node& n, const Index& out)
   std::vector<ExprRef> o = out.dimExprs();
   if (n.op == "FromNCHWc") {  // y[n,c,h,w] = x[n, c/b, h, w, c%b]
     int64_t b = in[4];
-    return kb.valueAt(n.inputs[0], Index::ofDims(in, {o[0], divI(o[1], b), o[2], o[3], modI(o[1], b)}));
+    return kb.valueAt(n.inputs[0],
+                      Index::ofDims(in, {o[0], divI(o[1], b), o[2], o[3], modI(o[1], b)}));
   }
   // ToNCHWc: y[n,cb,h,w,l] = c < C ? x[n, c, h, w] : 0 with c = cb*b + l.
   int64_t b = out.shape[4], C = in[1];
@@ -346,7 +357,8 @@ ExprRef layoutTransformValue(KernelBuilder& kb, const Node& n, const Index& out)
   return select(compare(CmpOp::LT, c, intConst(C)), v, floatConst(0));
 }
 
-std::vector<StmtRef> lowerLayoutOp(KernelBuilder& kb, const Node& n, const KernelBuilder::Sink& sink) {
+std::vector<StmtRef> lowerLayoutOp(KernelBuilder& kb, const Node& n,
+                                   const KernelBuilder::Sink& sink) {
   Kind k = n.op == "ConvNCHWc" ? Kind::Conv : n.op == "MaxPoolNCHWc" ? Kind::Max : Kind::Avg;
   return BlockedWindow(kb, n, k).build(sink);
 }

@@ -46,11 +46,16 @@ struct Combine {
 // The range of integer dtype t: what eager's (and ORT's) saturating store clamps to.
 std::pair<int64_t, int64_t> intRange(DType t) {
   switch (t) {
-    case DType::I8: return {INT8_MIN, INT8_MAX};
-    case DType::U8: return {0, UINT8_MAX};
-    case DType::I16: return {INT16_MIN, INT16_MAX};
-    case DType::I32: return {INT32_MIN, INT32_MAX};
-    default: return {INT64_MIN, INT64_MAX};
+    case DType::I8:
+      return {INT8_MIN, INT8_MAX};
+    case DType::U8:
+      return {0, UINT8_MAX};
+    case DType::I16:
+      return {INT16_MIN, INT16_MAX};
+    case DType::I32:
+      return {INT32_MIN, INT32_MAX};
+    default:
+      return {INT64_MIN, INT64_MAX};
   }
 }
 
@@ -83,8 +88,7 @@ std::vector<StmtRef> laneReduce(
   int64_t chunks = len / lanes, tail = len - chunks * lanes;
   std::vector<StmtRef> body;
   Var l0 = kb.newLoopVar();
-  body.push_back(
-      kindLoop(l0, lanes, ForKind::Vectorized, {store(part, varRef(l0), c.initExpr())}));
+  body.push_back(kindLoop(l0, lanes, ForKind::Vectorized, {store(part, varRef(l0), c.initExpr())}));
   Var ch = kb.newLoopVar(), l = kb.newLoopVar();
   std::vector<StmtRef> inner = {
       kindLoop(ch, chunks, ForKind::Serial,
@@ -202,8 +206,8 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
     std::optional<Var> mx;  // LogSumExp: the max, subtracted before exp so it cannot overflow
     if (n.op == "ReduceLogSumExp" && innerAxis >= 0) {
       mx = kb.newLocal("max");
-      body = laneReduce(kb, shape[size_t(innerAxis)], lanes, combineOf("ReduceMax"), *mx, x,
-                        around);
+      body =
+          laneReduce(kb, shape[size_t(innerAxis)], lanes, combineOf("ReduceMax"), *mx, x, around);
       // All -inf: exp(x - max) would be NaN; subtract 0 instead and get log(0) = -inf.
       body.push_back(assign(*mx, select(compare(CmpOp::EQ, varRef(*mx), floatConst(-INFINITY)),
                                         floatConst(0), varRef(*mx))));

@@ -224,7 +224,8 @@ ExprRef resizeValue(KernelBuilder& kb, const Node& n, const Index& out) {
       cache[key + ".w"] = constant(t.weight, "weights");
       if (crop) cache[key + ".o"] = constant(t.outside, "outside");
     }
-    int64_t taps = o > 0 ? fn.buffer(cache[key + ".i"]).numel() / o : 1;  // taps per output coordinate
+    int64_t taps =
+        o > 0 ? fn.buffer(cache[key + ".i"]).numel() / o : 1;  // taps per output coordinate
     axes.push_back(
         {d, taps, cache[key + ".i"], cache[key + ".w"], crop ? cache[key + ".o"] : BufferId()});
   }

@@ -19,9 +19,7 @@ namespace {
 
 // A value in the type it is compared in: its compute type, with bool widened to
 // i64 so that every integer and bool orders as a signed i64.
-ExprRef ordered(ExprRef x) {
-  return x->type == DType::Bool ? cast(std::move(x), DType::I64) : x;
-}
+ExprRef ordered(ExprRef x) { return x->type == DType::Bool ? cast(std::move(x), DType::I64) : x; }
 
 ExprRef zeroOf(DType t) { return t == DType::I64 ? intConst(0) : floatConst(0, t); }
 
@@ -186,9 +184,9 @@ std::vector<StmtRef> lowerTopK(KernelBuilder& kb, const Node& n, const KernelBui
     Var v = kb.newLocal("v", vt);
     ExprRef ri = varRef(r);
     // Ranks after (pv, pi): a value after pv's, or the same rank at a higher index.
-    ExprRef after = either(ord.valueBefore(varRef(pv), varRef(v)),
-                           both(ord.sameRank(varRef(v), varRef(pv)),
-                                compare(CmpOp::GT, ri, varRef(pi))));
+    ExprRef after =
+        either(ord.valueBefore(varRef(pv), varRef(v)),
+               both(ord.sameRank(varRef(v), varRef(pv)), compare(CmpOp::GT, ri, varRef(pi))));
     ExprRef eligible = either(compare(CmpOp::EQ, varRef(j), intConst(0)), after);
     ExprRef take = both(eligible, either(compare(CmpOp::LT, varRef(bi), intConst(0)),
                                          ord.valueBefore(varRef(v), varRef(best))));

@@ -46,7 +46,8 @@ ExprRef borderIndex(const std::string& mode, ExprRef p, int64_t len, int64_t bef
   }
   // reflect (pads smaller than len, as ONNX requires): -p below, 2(len-1)-p above.
   ExprRef lo = select(compare(CmpOp::LT, p, intConst(0)), sub(intConst(0), p), p);
-  ExprRef r = select(compare(CmpOp::GT, lo, intConst(len - 1)), sub(intConst(2 * (len - 1)), lo), lo);
+  ExprRef r =
+      select(compare(CmpOp::GT, lo, intConst(len - 1)), sub(intConst(2 * (len - 1)), lo), lo);
   return clampIndex(r, len - 1);
 }
 
@@ -160,7 +161,7 @@ ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out) {
   }
   ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(in, di));
   if (!inside) return v;
-  ExprRef f = v->type == DType::Bool                             ? boolConst(fill != 0)
+  ExprRef f = v->type == DType::Bool                           ? boolConst(fill != 0)
               : v->type == DType::F32 || v->type == DType::F64 ? floatConst(fill, v->type)
                                                                : intConst(int64_t(fill));
   return select(inside, v, f);

@@ -44,9 +44,10 @@ std::vector<StmtRef> foldLanes(KernelBuilder& kb, BufferId pid, int64_t lanes, d
     live /= 2;
     Var h = kb.newLoopVar();
     const Buffer& p = fn.buffer(pid);
-    out.push_back(kindLoop(h, live, ForKind::Vectorized,
-                           {store(p, varRef(h),
-                                  combine(load(p, varRef(h)), load(p, add(varRef(h), intConst(live)))))}));
+    out.push_back(
+        kindLoop(h, live, ForKind::Vectorized,
+                 {store(p, varRef(h),
+                        combine(load(p, varRef(h)), load(p, add(varRef(h), intConst(live)))))}));
   }
   out.push_back(declare ? let(acc, floatConst(init)) : assign(acc, floatConst(init)));
   Var l = kb.newLoopVar();
@@ -98,7 +99,8 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
                                        return store(p(), varRef(l),
                                                     combine(load(p(), varRef(l)), v));
                                      }))}));
-    for (StmtRef& st : foldLanes(kb, pid, lanes, init, acc, true, combine)) out.push_back(std::move(st));
+    for (StmtRef& st : foldLanes(kb, pid, lanes, init, acc, true, combine))
+      out.push_back(std::move(st));
     if (tail > 0) {
       Var t = kb.newLoopVar();
       out.push_back(kindLoop(t, tail, ForKind::Serial,
@@ -159,8 +161,8 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
 // one process). Moving the stores of row r-1 into the same loop as well was
 // slower (the store misses then stall the exp arithmetic).
 std::vector<StmtRef> pipelinedRows(KernelBuilder& kb, const Node& n,
-                                   const std::vector<int64_t>& shape, int64_t lanes,
-                                   int64_t block, const KernelBuilder::Sink& sink) {
+                                   const std::vector<int64_t>& shape, int64_t lanes, int64_t block,
+                                   const KernelBuilder::Sink& sink) {
   const int64_t len = shape.back(), chunks = len / lanes, tail = len - chunks * lanes;
   const std::vector<int64_t> outer(shape.begin(), shape.end() - 1);
   int64_t rows = 1;
@@ -186,23 +188,26 @@ std::vector<StmtRef> pipelinedRows(KernelBuilder& kb, const Node& n,
     ExprRef first = mul(at.dimExprs()[0], intConst(block));
     auto fill = [&](BufferId b, double v) {
       Var l = kb.newLoopVar();
-      return kindLoop(l, lanes, ForKind::Vectorized, {store(fn.buffer(b), varRef(l), floatConst(v))});
+      return kindLoop(l, lanes, ForKind::Vectorized,
+                      {store(fn.buffer(b), varRef(l), floatConst(v))});
     };
     // mx = max over row `row`'s tail, after the lanes were folded into mx.
     auto maxTail = [&](ExprRef row) -> std::vector<StmtRef> {
       if (tail == 0) return {};
       Var t = kb.newLoopVar();
-      return {kindLoop(t, tail, ForKind::Serial,
-                       {assign(mx, maxOf(varRef(mx), x(row, add(intConst(chunks * lanes), varRef(t)))))})};
+      return {kindLoop(
+          t, tail, ForKind::Serial,
+          {assign(mx, maxOf(varRef(mx), x(row, add(intConst(chunks * lanes), varRef(t)))))})};
     };
     std::vector<StmtRef> body = {fill(pmax, -INFINITY)};
     {
       Var c = kb.newLoopVar(), l = kb.newLoopVar();
       ExprRef pos = add(mul(varRef(c), intConst(lanes)), varRef(l));
       const Buffer& p = fn.buffer(pmax);
-      body.push_back(kindLoop(c, chunks, ForKind::Serial,
-                              {kindLoop(l, lanes, ForKind::Vectorized,
-                                        {store(p, varRef(l), maxOf(load(p, varRef(l)), x(first, pos)))})}));
+      body.push_back(
+          kindLoop(c, chunks, ForKind::Serial,
+                   {kindLoop(l, lanes, ForKind::Vectorized,
+                             {store(p, varRef(l), maxOf(load(p, varRef(l)), x(first, pos)))})}));
     }
     for (StmtRef& st : foldLanes(kb, pmax, lanes, -INFINITY, mx, true, maxOf)) body.push_back(st);
     for (StmtRef& st : maxTail(first)) body.push_back(st);
@@ -226,7 +231,8 @@ std::vector<StmtRef> pipelinedRows(KernelBuilder& kb, const Node& n,
       ExprRef ev = expAt(pos, lane);
       lane.push_back(store(ps, varRef(l), add(load(ps, varRef(l)), ev)));
       lane.push_back(store(pm, varRef(l), maxOf(load(pm, varRef(l)), x(next, pos))));
-      step.push_back(kindLoop(c, chunks, ForKind::Serial, {kindLoop(l, lanes, ForKind::Vectorized, lane)}));
+      step.push_back(
+          kindLoop(c, chunks, ForKind::Serial, {kindLoop(l, lanes, ForKind::Vectorized, lane)}));
     }
     for (StmtRef& st : foldLanes(kb, psum, lanes, 0.0, sum, true, sumOf)) step.push_back(st);
     if (tail > 0) {
@@ -240,13 +246,14 @@ std::vector<StmtRef> pipelinedRows(KernelBuilder& kb, const Node& n,
     step.push_back(let(inv, div(floatConst(1), varRef(sum))));
     Var q = kb.newLoopVar();
     Index out = Index::ofDims(shape, rowDims(row, varRef(q)));
-    step.push_back(kindLoop(q, len, ForKind::Vectorized, sink(out, mul(load(e, varRef(q)), varRef(inv)))));
+    step.push_back(
+        kindLoop(q, len, ForKind::Vectorized, sink(out, mul(load(e, varRef(q)), varRef(inv)))));
     // The next row's max, its lanes gathered above.
     for (StmtRef& st : foldLanes(kb, pmax, lanes, -INFINITY, mx, false, maxOf)) step.push_back(st);
     for (StmtRef& st : maxTail(next)) step.push_back(st);
     body.push_back(kindLoop(r, block, ForKind::Serial, step));
-    return {allocate(fn.buffer(erow),
-                     {allocate(fn.buffer(psum), {allocate(fn.buffer(pmax), body)})})};
+    return {
+        allocate(fn.buffer(erow), {allocate(fn.buffer(psum), {allocate(fn.buffer(pmax), body)})})};
   });
 }
 

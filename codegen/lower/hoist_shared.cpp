@@ -11,8 +11,7 @@ namespace {
 
 bool composite(const Expr& e) {
   return e.kind == ExprKind::Binary || e.kind == ExprKind::Unary || e.kind == ExprKind::Compare ||
-         e.kind == ExprKind::Select || e.kind == ExprKind::Fma ||
-         e.kind == ExprKind::Cast;
+         e.kind == ExprKind::Select || e.kind == ExprKind::Fma || e.kind == ExprKind::Cast;
 }
 
 class Hoister {

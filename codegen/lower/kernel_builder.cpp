@@ -59,7 +59,8 @@ ExprRef Index::flatExpr() const {
 }
 
 ComputeClass computeClassOf(const Node& n) {
-  if (isBatchNormTraining(n)) return ComputeClass::Reduction;  // it also reduces the batch statistics
+  if (isBatchNormTraining(n))
+    return ComputeClass::Reduction;  // it also reduces the batch statistics
   const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
   return info ? info->compute : ComputeClass::Unsupported;
 }
@@ -105,11 +106,21 @@ static ExprRef scalarLiteral(const TensorData& c) {
   if (ct == DType::Bool) return boolConst(c.at(0) != 0);
   int64_t v = 0;
   switch (c.dtype) {
-    case DType::I8: v = c.data<int8_t>()[0]; break;
-    case DType::U8: v = c.data<uint8_t>()[0]; break;
-    case DType::I16: v = c.data<int16_t>()[0]; break;
-    case DType::I32: v = c.data<int32_t>()[0]; break;
-    default: v = c.data<int64_t>()[0]; break;
+    case DType::I8:
+      v = c.data<int8_t>()[0];
+      break;
+    case DType::U8:
+      v = c.data<uint8_t>()[0];
+      break;
+    case DType::I16:
+      v = c.data<int16_t>()[0];
+      break;
+    case DType::I32:
+      v = c.data<int32_t>()[0];
+      break;
+    default:
+      v = c.data<int64_t>()[0];
+      break;
   }
   return intConst(v);
 }
@@ -146,9 +157,9 @@ struct InjectiveRow {
   ExprRef (*value)(KernelBuilder&, const Node&, const Index&);
 };
 const InjectiveRow kInjectiveRows[] = {
-    {"Concat", concatValue},                  // the input whose slab holds the index
-    {"Pad", padValue},                        // the input, or the pad value outside it
-    {"BatchNormalization", batchNormValue},   // inference form: a per-channel affine map
+    {"Concat", concatValue},                 // the input whose slab holds the index
+    {"Pad", padValue},                       // the input, or the pad value outside it
+    {"BatchNormalization", batchNormValue},  // inference form: a per-channel affine map
 };
 
 }  // namespace
@@ -157,7 +168,8 @@ ExprRef KernelBuilder::inlineProducer(const Node& p, ValueId v, const Index& idx
   switch (computeClassOf(p)) {
     case ComputeClass::Elementwise: {
       std::vector<ExprRef> args;
-      for (size_t i = 0; i < p.inputs.size(); ++i)  // an omitted optional input (Clip's min) stays null
+      for (size_t i = 0; i < p.inputs.size();
+           ++i)  // an omitted optional input (Clip's min) stays null
         args.push_back(p.inputs[i].valid()
                            ? valueAt(p.inputs[i], elementwiseOperandIndex(*this, p, i, idx))
                            : nullptr);

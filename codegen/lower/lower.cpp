@@ -36,27 +36,27 @@ struct ReductionRow {
   LowerFn lower;
 };
 const ReductionRow kReductionTable[] = {
-    {"MatMul", lowerMatMul},                  // tiled by the schedule's MatMul template
-    {"Gemm", lowerGemm},                      // MatMul with transposes, alpha, beta and C
-    {"Softmax", lowerSoftmax},                // max, exp-sum, divide over one axis
-    {"LogSoftmax", lowerSoftmax},             // the same rows, log of the quotient
-    {"LayerNormalization", lowerLayerNorm},   // mean and variance over the last axes
-    {"Conv", lowerConv},                      // direct NCHW convolution
-    {"MaxPool", lowerPool},                   // window max
-    {"AveragePool", lowerPool},               // window mean
-    {"GlobalAveragePool", lowerGlobalPool},   // mean over H x W
-    {"GlobalMaxPool", lowerGlobalPool},       // max over H x W
-    {"ArgMax", lowerScan},                    // index of the greatest along an axis
-    {"ArgMin", lowerScan},                    // index of the least along an axis
-    {"CumSum", lowerScan},                    // running sum along an axis
-    {"TopK", lowerScan},                      // k greatest or least, values and indices
+    {"MatMul", lowerMatMul},                    // tiled by the schedule's MatMul template
+    {"Gemm", lowerGemm},                        // MatMul with transposes, alpha, beta and C
+    {"Softmax", lowerSoftmax},                  // max, exp-sum, divide over one axis
+    {"LogSoftmax", lowerSoftmax},               // the same rows, log of the quotient
+    {"LayerNormalization", lowerLayerNorm},     // mean and variance over the last axes
+    {"Conv", lowerConv},                        // direct NCHW convolution
+    {"MaxPool", lowerPool},                     // window max
+    {"AveragePool", lowerPool},                 // window mean
+    {"GlobalAveragePool", lowerGlobalPool},     // mean over H x W
+    {"GlobalMaxPool", lowerGlobalPool},         // max over H x W
+    {"ArgMax", lowerScan},                      // index of the greatest along an axis
+    {"ArgMin", lowerScan},                      // index of the least along an axis
+    {"CumSum", lowerScan},                      // running sum along an axis
+    {"TopK", lowerScan},                        // k greatest or least, values and indices
     {"InstanceNormalization", lowerGroupNorm},  // per (n, c) statistics
-    {"GroupNormalization", lowerGroupNorm},   // per (n, group) statistics
-    {"ConvTranspose", lowerConvTranspose},    // transposed convolution
-    {"Einsum", lowerEinsum},                  // generic contraction
-    {"ScatterND", lowerScatter},              // data with updates at index tuples
-    {"ScatterElements", lowerScatter},        // data with updates at per-element indices
-    {"RNN", lowerRecurrent},                  // recurrences: the time loop in the kernel
+    {"GroupNormalization", lowerGroupNorm},     // per (n, group) statistics
+    {"ConvTranspose", lowerConvTranspose},      // transposed convolution
+    {"Einsum", lowerEinsum},                    // generic contraction
+    {"ScatterND", lowerScatter},                // data with updates at index tuples
+    {"ScatterElements", lowerScatter},          // data with updates at per-element indices
+    {"RNN", lowerRecurrent},                    // recurrences: the time loop in the kernel
     {"GRU", lowerRecurrent},
     {"LSTM", lowerRecurrent},
 };
@@ -205,7 +205,8 @@ class BodyLowering {
   }
 
   std::vector<StmtRef> lowerReduction(const Node& n, const KernelBuilder::Sink& sink) {
-    if (n.domain == kFuseLensDomain) return lowerLayoutOp(kb_, n, sink);  // ConvNCHWc, blocked pools
+    if (n.domain == kFuseLensDomain)
+      return lowerLayoutOp(kb_, n, sink);  // ConvNCHWc, blocked pools
     if (isIntegerMatMul(body_, n)) return lowerMatMulAsEinsum(kb_, n, sink);
     if (isBatchNormTraining(n)) return lowerGroupNorm(kb_, n, sink);
     for (const ReductionRow& row : kReductionTable)

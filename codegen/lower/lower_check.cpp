@@ -89,25 +89,28 @@ struct OperandRow {
   uint32_t optional = 0;  // bit i: input i may be omitted
 };
 constexpr OperandRow kOperandRows[] = {
-    {"Gemm", 2, 3, 1, kAllInputs, 1u << 2},                 // C optional
-    {"LayerNormalization", 2, 3, 3, kAllInputs, 1u << 2},   // bias optional; Mean, InvStdDev
-    {"Conv", 2, 3, 1, kAllInputs, 1u << 2},                 // bias optional
-    {"ConvNCHWc", 2, 3},                                    // blocked conv, bias given
-    {"Max", 1, kVariadic}, {"Min", 1, kVariadic},           // variadic
-    {"Sum", 1, kVariadic}, {"Mean", 1, kVariadic},
+    {"Gemm", 2, 3, 1, kAllInputs, 1u << 2},                // C optional
+    {"LayerNormalization", 2, 3, 3, kAllInputs, 1u << 2},  // bias optional; Mean, InvStdDev
+    {"Conv", 2, 3, 1, kAllInputs, 1u << 2},                // bias optional
+    {"ConvNCHWc", 2, 3},                                   // blocked conv, bias given
+    {"Max", 1, kVariadic},
+    {"Min", 1, kVariadic},  // variadic
+    {"Sum", 1, kVariadic},
+    {"Mean", 1, kVariadic},
     {"Concat", 1, kVariadic},
     {"Where", 3, 3},
-    {"CastLike", 2, 2},                                     // the second input only gives the type
-    {"Dropout", 1, 3, 2, kAllInputs, kAnyOptional},         // ratio, training_mode; mask output
-    {"QuantizeLinear", 2, 3, 1, kAllInputs, 1u << 2},       // zero point optional
+    {"CastLike", 2, 2},                                // the second input only gives the type
+    {"Dropout", 1, 3, 2, kAllInputs, kAnyOptional},    // ratio, training_mode; mask output
+    {"QuantizeLinear", 2, 3, 1, kAllInputs, 1u << 2},  // zero point optional
     {"DequantizeLinear", 2, 3, 1, kAllInputs, 1u << 2},
-    {"Clip", 1, 3, 1, kAllInputs, kAnyOptional},            // min, max optional
-    {"Squeeze", 1, 2, 1, 1}, {"Unsqueeze", 1, 2, 1, 1},     // axes
-    {"Slice", 3, 5, 1, 1},                                  // starts, ends, axes, steps
-    {"Pad", 1, 4, 1, 1},                                    // pads, constant value, axes
-    {"Reshape", 2, 2, 1, 1},                                // the target shape
+    {"Clip", 1, 3, 1, kAllInputs, kAnyOptional},  // min, max optional
+    {"Squeeze", 1, 2, 1, 1},
+    {"Unsqueeze", 1, 2, 1, 1},  // axes
+    {"Slice", 3, 5, 1, 1},      // starts, ends, axes, steps
+    {"Pad", 1, 4, 1, 1},        // pads, constant value, axes
+    {"Reshape", 2, 2, 1, 1},    // the target shape
     {"MatMul", 2, 2},
-    {"MaxPool", 1, 1, 2},                                   // Indices
+    {"MaxPool", 1, 1, 2},  // Indices
 };
 // Every Reduce* op: data, then optional axes.
 constexpr OperandRow kReduceRow = {"Reduce*", 1, 2, 1, 1};
@@ -120,7 +123,8 @@ OperandRow operandRow(const Node& n) {
 }
 
 size_t expectedInputs(const OperandRow& r, const Node& n) {
-  return std::clamp(n.inputs.size(), r.minIn, r.maxIn == kVariadic ? std::max(r.minIn, n.inputs.size()) : r.maxIn);
+  return std::clamp(n.inputs.size(), r.minIn,
+                    r.maxIn == kVariadic ? std::max(r.minIn, n.inputs.size()) : r.maxIn);
 }
 
 }  // namespace
@@ -159,7 +163,8 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
     FL_RETURN_IF_ERROR(checkShapes(body, n, where));
   }
   for (ValueId v : body.outputs())
-    FL_RETURN_IF_ERROR(checkValue(body.value(v), "kernel output '" + body.value(v).name + "'", true));
+    FL_RETURN_IF_ERROR(
+        checkValue(body.value(v), "kernel output '" + body.value(v).name + "'", true));
   return Status::ok();
 }
 

@@ -124,7 +124,8 @@ Status CpuExecutor::callHost(const ExecKernel& k, const std::vector<void*>& args
                                "arena runtime cannot",
                            "kernel " + k.name);
     ins.emplace_back(t.dtype, *shape);
-    if (!ins.back().bytes.empty()) std::memcpy(ins.back().bytes.data(), args[i], ins.back().bytes.size());
+    if (!ins.back().bytes.empty())
+      std::memcpy(ins.back().bytes.data(), args[i], ins.back().bytes.size());
     ptrs.push_back(&ins.back());
   }
   auto outs = k.host(ptrs);
@@ -133,8 +134,10 @@ Status CpuExecutor::callHost(const ExecKernel& k, const std::vector<void*>& args
     const TensorData& t = (*outs)[o];
     auto shape = g_->value(k.outputs[o]).type.staticShape();
     if (!shape || *shape != t.shape)
-      return Status::error("output '" + g_->value(k.outputs[o]).name + "' has a shape known only at run time; the arena runtime cannot hold it",
-                           "kernel " + k.name);
+      return Status::error(
+          "output '" + g_->value(k.outputs[o]).name +
+              "' has a shape known only at run time; the arena runtime cannot hold it",
+          "kernel " + k.name);
     if (!t.bytes.empty()) std::memcpy(args[k.inputs.size() + o], t.bytes.data(), t.bytes.size());
   }
   return Status::ok();
@@ -165,7 +168,9 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
       for (ValueId v : k.inputs) {
         ValueId s = storageOf(v);
         const Value& val = g_->value(s);
-        const TensorData* t = val.constant ? val.constant.get() : slots[s.index] ? &*slots[s.index] : nullptr;
+        const TensorData* t = val.constant     ? val.constant.get()
+                              : slots[s.index] ? &*slots[s.index]
+                                               : nullptr;
         auto shape = g_->value(v).type.staticShape();
         if (t && s != v && shape && *shape != t->shape) {
           reshaped.push_back(*t);

@@ -44,7 +44,8 @@ HostKernelFn makeHostKernel(const Graph& g, const Node& n) {
     // omits none).
     std::map<std::string, TensorData> inputs;
     for (size_t a = 0; a < in.size(); ++a) {
-      if (!in[a]) return Status::error("internal: input " + std::to_string(a) + " is not computed", h->where);
+      if (!in[a])
+        return Status::error("internal: input " + std::to_string(a) + " is not computed", h->where);
       inputs[body.value(body.inputs()[a]).name] = *in[a];
     }
     EagerOptions opts;

@@ -23,7 +23,8 @@ struct MemoryPlan {
   // For a runtime that allocates one block (export): scratch after the tensors.
   int64_t scratchOffset() const { return (arenaBytes + 63) / 64 * 64; }
   int64_t blockBytes() const { return scratchOffset() + scratchBytes; }
-  std::string summary() const;  // "arena 1.50 MiB (tensors without reuse: 4.00 MiB), scratch 0.01 MiB"
+  std::string summary()
+      const;  // "arena 1.50 MiB (tensors without reuse: 4.00 MiB), scratch 0.01 MiB"
 };
 
 MemoryPlan arenaLayout(std::shared_ptr<const BufferPlan> buffers, int64_t maxScratchBytes);

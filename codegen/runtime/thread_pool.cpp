@@ -45,9 +45,7 @@ class ThreadPool {
 
   ~ThreadPool() {
     stop_.store(true);
-    {
-      std::lock_guard<std::mutex> lock(m_);
-    }
+    { std::lock_guard<std::mutex> lock(m_); }
     work_.notify_all();
     for (auto& t : workers_) t.join();
   }
@@ -77,9 +75,7 @@ class ThreadPool {
     // Sleeping workers: taking the mutex orders this post before their next
     // predicate check, so no wake-up is lost.
     if (sleepers_.load() > 0) {
-      {
-        std::lock_guard<std::mutex> lock(m_);
-      }
+      { std::lock_guard<std::mutex> lock(m_); }
       work_.notify_all();
     }
     while (runOneChunk(gen)) {
@@ -167,9 +163,9 @@ class ThreadPool {
   FuseLensLoopBody body_ = nullptr;
   void** ctx_ = nullptr;
   int64_t n_ = 0;
-  std::atomic<uint64_t> state_{0};  // generation << 32 | chunk count << 16 | next chunk
+  std::atomic<uint64_t> state_{0};    // generation << 32 | chunk count << 16 | next chunk
   std::atomic<int64_t> finished_{0};  // chunks done
-  std::mutex doneM_;                   // the caller sleeping on `finished_`
+  std::mutex doneM_;                  // the caller sleeping on `finished_`
   std::condition_variable done_;
   std::atomic<bool> callerWaiting_{false};
   std::atomic<int> sleepers_{0};

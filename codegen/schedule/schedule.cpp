@@ -104,7 +104,9 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Status::error("a schedule must be a JSON object");
   if (holdsFloat(j))
-    return Status::error("bad schedule field: a number with a fraction or an exponent; schedule fields are integers");
+    return Status::error(
+        "bad schedule field: a number with a fraction or an exponent; schedule fields are "
+        "integers");
   Schedule s;
   try {
     s.name = j.value("name", s.name);

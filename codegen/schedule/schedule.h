@@ -77,8 +77,9 @@ struct MatMulTiling {
 // 0 keeps the lowering's own rule (compute_layout.cpp); a set value is clamped
 // there to what the shape and the vector register file allow.
 struct ConvTiling {
-  int64_t pixels = 0;    // pixels per tile; the row's last tile takes the remainder
-  int64_t ocBlocks = 0;  // output blocks per tile; must divide the block count, else the largest divisor below
+  int64_t pixels = 0;  // pixels per tile; the row's last tile takes the remainder
+  int64_t ocBlocks =
+      0;  // output blocks per tile; must divide the block count, else the largest divisor below
   bool operator==(const ConvTiling&) const = default;
 };
 

@@ -41,8 +41,10 @@ Status computeAt(LoopFunc& f, const std::string& bufName, const std::string& loo
                              ", which is written before loop " + loopName);
   }
   for (int32_t v : pfx.assigned)
-    if (!pfx.declared.count(v)) return refuse(f, "the nest writing " + bufName + " updates a local from outside");
-  if (!allocatedAtTop(top, *b)) return refuse(f, "temp " + bufName + " is not allocated at the kernel's top level");
+    if (!pfx.declared.count(v))
+      return refuse(f, "the nest writing " + bufName + " updates a local from outside");
+  if (!allocatedAtTop(top, *b))
+    return refuse(f, "temp " + bufName + " is not allocated at the kernel's top level");
   // The producer's outer loops pair with the consumer's loops down to L.
   std::vector<StmtRef> cons = site->enclosing;
   cons.push_back(L);
@@ -67,8 +69,11 @@ Status computeAt(LoopFunc& f, const std::string& bufName, const std::string& loo
   for (const StmtRef& s : inner->body) effectsOf(s, ifx);
   bool innerParallel = false;
   for (const StmtRef& s : inner->body)
-    walk(s, [&](const StmtRef& t) { innerParallel |= t->kind == StmtKind::For && t->forKind == ForKind::Parallel; });
-  if (innerParallel) return refuse(f, "the nest writing " + bufName + " runs a parallel loop inside");
+    walk(s, [&](const StmtRef& t) {
+      innerParallel |= t->kind == StmtKind::For && t->forKind == ForKind::Parallel;
+    });
+  if (innerParallel)
+    return refuse(f, "the nest writing " + bufName + " runs a parallel loop inside");
   std::vector<StmtRef> moved;
   for (const StmtRef& s : inner->body) moved.push_back(cloneStmt(s, sub));
   auto pAcc = accessesOf(seq(moved), *b, outer, loopExtents(seq(moved)));

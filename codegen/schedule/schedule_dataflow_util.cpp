@@ -9,8 +9,8 @@ TopLevel topLevel(LoopFunc& f) {
   StmtRef s = f.body;
   while (s && s->body.size() == 1 &&
          (s->kind == StmtKind::Allocate ||
-          (s->kind == StmtKind::Seq && (s->body[0]->kind == StmtKind::Seq ||
-                                        s->body[0]->kind == StmtKind::Allocate)))) {
+          (s->kind == StmtKind::Seq &&
+           (s->body[0]->kind == StmtKind::Seq || s->body[0]->kind == StmtKind::Allocate)))) {
     if (s->kind == StmtKind::Allocate) t.allocs.push_back(s);
     s = s->body[0];
   }
@@ -160,8 +160,10 @@ std::optional<std::vector<StmtRef>> storeChain(const StmtRef& p, BufferId b, Stm
     chain.push_back(chain.back()->body[0]);
   *st = nullptr;
   for (const StmtRef& s : chain.back()->body) {
-    if (s->kind == StmtKind::Store && s->buffer == b && !*st) *st = s;
-    else if (s->kind != StmtKind::Let) return std::nullopt;
+    if (s->kind == StmtKind::Store && s->buffer == b && !*st)
+      *st = s;
+    else if (s->kind != StmtKind::Let)
+      return std::nullopt;
   }
   if (!*st) return std::nullopt;
   return chain;

@@ -103,7 +103,8 @@ void computeAtRows(LoopFunc& f, std::vector<ScheduleStep>& steps) {
       bool reads = false;
       walk(s, [&](const StmtRef& x) {
         forEachExpr(x, [&](const ExprRef& e) {
-          walkExprs(e, [&](const ExprRef& y) { reads |= y->kind == ExprKind::Load && y->buffer == t; });
+          walkExprs(
+              e, [&](const ExprRef& y) { reads |= y->kind == ExprKind::Load && y->buffer == t; });
         });
       });
       if (!reads) return;
@@ -133,7 +134,8 @@ std::vector<ScheduleStep> applyDefaultSteps(LoopFunc& f, const Schedule& s) {
   Kinds(f, s, steps).visit(f.body, 0);
   if (s.threads == 1)  // templates included: the whole kernel on the calling thread
     walk(f.body, [](const StmtRef& st) {
-      if (st->kind == StmtKind::For && st->forKind == ForKind::Parallel) st->forKind = ForKind::Serial;
+      if (st->kind == StmtKind::For && st->forKind == ForKind::Parallel)
+        st->forKind = ForKind::Serial;
     });
   return steps;
 }
@@ -145,7 +147,8 @@ Status scheduleKernel(LoopFunc& f, const Schedule& s) {
   for (const ScheduleStep& st : s.steps) {
     Status r = applyStep(f, st);
     if (!r.isOk())
-      return Status::error("schedule step " + stepText(st) + ": " + r.message(), "kernel " + f.name);
+      return Status::error("schedule step " + stepText(st) + ": " + r.message(),
+                           "kernel " + f.name);
   }
   return Status::ok();
 }

@@ -21,8 +21,9 @@ Status inlineTemp(LoopFunc& f, const std::string& bufName) {
   StmtRef st;
   auto chain = storeChain(prod->nest, *b, &st);
   if (!chain)
-    return refuse(f, "temp " + bufName + " is not filled by a plain elementwise store (its nest "
-                                         "holds more than loops, locals and the store)");
+    return refuse(f, "temp " + bufName +
+                         " is not filled by a plain elementwise store (its nest "
+                         "holds more than loops, locals and the store)");
   // Locals of the innermost body fold into the stored value.
   Subst lets;
   for (const StmtRef& s : chain->back()->body)
@@ -35,14 +36,17 @@ Status inlineTemp(LoopFunc& f, const std::string& bufName) {
     if (x->kind == ExprKind::VarRef && !loopVars.count(x->var.index)) pure = false;
     if (x->kind == ExprKind::Load && x->buffer == *b) pure = false;
   });
-  if (!pure) return refuse(f, "the value stored into " + bufName + " depends on more than its loop counters");
+  if (!pure)
+    return refuse(f,
+                  "the value stored into " + bufName + " depends on more than its loop counters");
   // The store must be the row-major position of its loops: then a load at
   // flat position e reads counter k as (e / stride_k) % extent_k.
   auto a = affineOf(st->index);
   int64_t stride = 1;
   Subst at;
   std::vector<std::pair<int32_t, int64_t>> dims;  // var, extent; innermost first
-  for (size_t k = chain->size(); k-- > 0;) dims.push_back({(*chain)[k]->var.index, (*chain)[k]->extent});
+  for (size_t k = chain->size(); k-- > 0;)
+    dims.push_back({(*chain)[k]->var.index, (*chain)[k]->extent});
   bool rowMajor = a && a->c == 0;
   for (auto [v, ext] : dims) {
     if (!rowMajor) break;
@@ -62,13 +66,15 @@ Status inlineTemp(LoopFunc& f, const std::string& bufName) {
         return refuse(f, "the value stored into " + bufName + " reads " +
                              f.buffer(BufferId(w)).name + ", which is written after it");
   }
-  if (!allocatedAtTop(top, *b)) return refuse(f, "temp " + bufName + " is not allocated at the kernel's top level");
+  if (!allocatedAtTop(top, *b))
+    return refuse(f, "temp " + bufName + " is not allocated at the kernel's top level");
   auto replace = [&](const ExprRef& ld) {
     Subst s;
     int64_t str = 1;
     for (auto [v, ext] : dims) {
       ExprRef c = str == 1 ? ld->ops[0] : div(ld->ops[0], intConst(str));
-      s[v] = ext == 1 ? intConst(0) : (str * ext == stride ? c : binary(BinOp::Mod, c, intConst(ext)));
+      s[v] =
+          ext == 1 ? intConst(0) : (str * ext == stride ? c : binary(BinOp::Mod, c, intConst(ext)));
       str *= ext;
     }
     return substitute(value, s);
@@ -147,7 +153,8 @@ Status cacheLocal(LoopFunc& f, const std::string& bufName, const std::string& lo
   bool stored = fx.stores.count(b->index), loaded = fx.loads.count(b->index);
   // Without loads, a single store over a dense slice needs no copy-in.
   int64_t storesSeen = 0;
-  walk(seq(L->body), [&](const StmtRef& t) { storesSeen += t->kind == StmtKind::Store && t->buffer == *b; });
+  walk(seq(L->body),
+       [&](const StmtRef& t) { storesSeen += t->kind == StmtKind::Store && t->buffer == *b; });
   bool dense = stored && !loaded && storesSeen == 1 && denseStore(L, *b, n, lo);
   const Buffer src = f.buffer(*b);
   BufferId lb = f.addBuffer(uniqueName(f, bufName + "_l"), BufferKind::Local, src.dtype, {n});

@@ -188,7 +188,9 @@ void walk(const StmtRef& s, const std::function<void(const StmtRef&)>& fn) {
 
 bool usesVar(const ExprRef& e, int32_t var) {
   bool found = false;
-  walkExprs(e, [&](const ExprRef& x) { found = found || (x->kind == ExprKind::VarRef && x->var.index == var); });
+  walkExprs(e, [&](const ExprRef& x) {
+    found = found || (x->kind == ExprKind::VarRef && x->var.index == var);
+  });
   return found;
 }
 

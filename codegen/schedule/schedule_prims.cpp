@@ -96,7 +96,8 @@ Status splitLoop(LoopFunc& f, const std::string& name, int64_t factor) {
   Var vi = f.addVar(uniqueName(f, name + "i"), DType::I64);
   std::vector<StmtRef> body;
   for (const StmtRef& c : l->body)
-    body.push_back(cloneStmt(c, {{l->var.index, add(mul(varRef(vo), intConst(factor)), varRef(vi))}}));
+    body.push_back(
+        cloneStmt(c, {{l->var.index, add(mul(varRef(vo), intConst(factor)), varRef(vi))}}));
   StmtRef inner = forLoop(vi, factor, std::move(body));
   bool innerKind = l->forKind == ForKind::Vectorized || l->forKind == ForKind::Unrolled;
   inner->forKind = innerKind ? l->forKind : ForKind::Serial;
@@ -107,7 +108,8 @@ Status splitLoop(LoopFunc& f, const std::string& name, int64_t factor) {
     Var vt = f.addVar(uniqueName(f, name + "t"), DType::I64);
     std::vector<StmtRef> tb;
     for (const StmtRef& c : l->body)
-      tb.push_back(cloneStmt(c, {{l->var.index, add(intConst(outerN * factor), varRef(vt))}}, &f, "t"));
+      tb.push_back(
+          cloneStmt(c, {{l->var.index, add(intConst(outerN * factor), varRef(vt))}}, &f, "t"));
     with.push_back(forLoop(vt, tail, std::move(tb)));
   }
   replaceAt(*site, std::move(with));
@@ -179,10 +181,10 @@ Status fuseLoops(LoopFunc& f, const std::string& outerName, const std::string& i
   StmtRef in = o->body[0];
   if (in->pinned) return refuse(f, "loop " + innerName + " belongs to a template nest");
   Var v = f.addVar(uniqueName(f, outerName + "_" + innerName), DType::I64);
-  ExprRef outerIdx = o->extent == 1 ? intConst(0)
+  ExprRef outerIdx = o->extent == 1    ? intConst(0)
                      : in->extent == 1 ? varRef(v)
                                        : div(varRef(v), intConst(in->extent));
-  ExprRef innerIdx = in->extent == 1 ? intConst(0)
+  ExprRef innerIdx = in->extent == 1  ? intConst(0)
                      : o->extent == 1 ? varRef(v)
                                       : binary(BinOp::Mod, varRef(v), intConst(in->extent));
   Subst s = {{o->var.index, outerIdx}, {in->var.index, innerIdx}};
@@ -198,7 +200,8 @@ Status vectorizeLoop(LoopFunc& f, const std::string& name) {
   auto site = findLoop(f, name);
   if (!site) return site.status();
   FL_RETURN_IF_ERROR(notPinned(f, *site));
-  if (hasFor(site->loop)) return refuse(f, "loop " + name + " is not innermost, so it cannot be vectorized");
+  if (hasFor(site->loop))
+    return refuse(f, "loop " + name + " is not innermost, so it cannot be vectorized");
   std::string why = carriedDependence(f, site->loop);
   if (!why.empty()) return refuse(f, why + ", so it cannot be vectorized");
   site->loop->forKind = ForKind::Vectorized;

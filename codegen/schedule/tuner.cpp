@@ -256,7 +256,8 @@ Expected<std::vector<KernelTuneResult>> tuneGraph(const Graph& g, const TuneOpti
     if (n.domain == kFuseLensDomain && n.op == "ConvNCHWc") return true;
     if (!n.body) return false;
     for (NodeId b : n.body->nodeIds())
-      if (n.body->node(b).domain == kFuseLensDomain && n.body->node(b).op == "ConvNCHWc") return true;
+      if (n.body->node(b).domain == kFuseLensDomain && n.body->node(b).op == "ConvNCHWc")
+        return true;
     return false;
   };
   std::vector<Job> jobs;

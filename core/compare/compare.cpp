@@ -29,17 +29,24 @@ uint64_t rawBits(const TensorData& t, int64_t i) {
       std::memcpy(&b, t.data<float>() + i, 4);
       return b;
     }
-    default: return t.data<uint16_t>()[i];  // f16, bf16
+    default:
+      return t.data<uint16_t>()[i];  // f16, bf16
   }
 }
 
 int64_t ulpDistance(const TensorData& r, const TensorData& a, int64_t i, double rv, double av) {
   int width = 0;
   switch (r.dtype) {
-    case DType::F64: width = 64; break;
-    case DType::F32: width = 32; break;
+    case DType::F64:
+      width = 64;
+      break;
+    case DType::F32:
+      width = 32;
+      break;
     case DType::F16:
-    case DType::BF16: width = 16; break;
+    case DType::BF16:
+      width = 16;
+      break;
     default: {
       const double d = std::fabs(rv - av);
       return d >= 9.2e18 ? std::numeric_limits<int64_t>::max() : int64_t(d);
@@ -74,7 +81,8 @@ TensorMetrics compareTensors(const TensorData& reference, const TensorData& actu
       continue;
     }
     double d = std::fabs(r - a);
-    if (reference.dtype == actual.dtype) m.maxUlp = std::max(m.maxUlp, ulpDistance(reference, actual, i, r, a));
+    if (reference.dtype == actual.dtype)
+      m.maxUlp = std::max(m.maxUlp, ulpDistance(reference, actual, i, r, a));
     sumAbs += d;
     sumSq += d * d;
     dot += r * a;
@@ -92,8 +100,10 @@ TensorMetrics compareTensors(const TensorData& reference, const TensorData& actu
     m.meanAbs = sumAbs / double(m.count);
     m.rmse = std::sqrt(sumSq / double(m.count));
   }
-  if (normRef > 0 && normAct > 0) m.cosine = dot / (std::sqrt(normRef) * std::sqrt(normAct));
-  else m.cosine = (normRef == normAct) ? 1.0 : 0.0;
+  if (normRef > 0 && normAct > 0)
+    m.cosine = dot / (std::sqrt(normRef) * std::sqrt(normAct));
+  else
+    m.cosine = (normRef == normAct) ? 1.0 : 0.0;
   return m;
 }
 

@@ -233,18 +233,36 @@ Expected<TensorData> randomTensor(const TensorType& type, uint64_t seed) {
     double u = double(r >> 11) * 0x1.0p-53 * 2.0 - 1.0;  // [-1, 1)
     int64_t small = int64_t(r % 10);                     // [0, 10)
     switch (t.dtype) {
-      case DType::F32: t.data<float>()[i] = float(u); break;
-      case DType::F64: t.data<double>()[i] = u; break;
-      case DType::F16: t.data<uint16_t>()[i] = floatToHalf(float(u)); break;
+      case DType::F32:
+        t.data<float>()[i] = float(u);
+        break;
+      case DType::F64:
+        t.data<double>()[i] = u;
+        break;
+      case DType::F16:
+        t.data<uint16_t>()[i] = floatToHalf(float(u));
+        break;
       case DType::BF16:  // truncation: any bf16 value in [-1, 1) will do
         t.data<uint16_t>()[i] = uint16_t(std::bit_cast<uint32_t>(float(u)) >> 16);
         break;
-      case DType::I8: t.data<int8_t>()[i] = int8_t(small); break;
-      case DType::U8: t.data<uint8_t>()[i] = uint8_t(small); break;
-      case DType::I16: t.data<int16_t>()[i] = int16_t(small); break;
-      case DType::I32: t.data<int32_t>()[i] = int32_t(small); break;
-      case DType::I64: t.data<int64_t>()[i] = small; break;
-      case DType::Bool: t.data<uint8_t>()[i] = uint8_t(r & 1); break;
+      case DType::I8:
+        t.data<int8_t>()[i] = int8_t(small);
+        break;
+      case DType::U8:
+        t.data<uint8_t>()[i] = uint8_t(small);
+        break;
+      case DType::I16:
+        t.data<int16_t>()[i] = int16_t(small);
+        break;
+      case DType::I32:
+        t.data<int32_t>()[i] = int32_t(small);
+        break;
+      case DType::I64:
+        t.data<int64_t>()[i] = small;
+        break;
+      case DType::Bool:
+        t.data<uint8_t>()[i] = uint8_t(r & 1);
+        break;
     }
   }
   return t;

@@ -33,10 +33,10 @@ struct Value {
   ValueId id;
   std::string name;
   TensorType type;
-  NodeId producer;                               // invalid for inputs and constants
-  std::vector<NodeId> users;                     // each user once, in insertion order
-  std::shared_ptr<const TensorData> constant;    // set for initializers
-  ValueId origin;                                // the equal value in the imported graph
+  NodeId producer;                             // invalid for inputs and constants
+  std::vector<NodeId> users;                   // each user once, in insertion order
+  std::shared_ptr<const TensorData> constant;  // set for initializers
+  ValueId origin;                              // the equal value in the imported graph
   // How this value is stored (plain, or NCHW<b>c after the layout pass); it and
   // its origin are compared after undoing both layouts (core/ir/layout.h).
   Layout layout;

@@ -55,8 +55,9 @@ class Lexer {
     if (std::isdigit(static_cast<unsigned char>(c)) || negNumber) {
       t.kind = Tok::Number;
       t.text += get();
-      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
-                                ((s_[i_] == '-' || s_[i_] == '+') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E'))))
+      while (i_ < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
+              ((s_[i_] == '-' || s_[i_] == '+') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E'))))
         t.text += get();
       return t;
     }
@@ -85,7 +86,8 @@ class Lexer {
   }
 
   static Status err(const Token& t, const std::string& msg) {
-    return Status::error(msg, "line " + std::to_string(t.line) + ", column " + std::to_string(t.col));
+    return Status::error(msg,
+                         "line " + std::to_string(t.line) + ", column " + std::to_string(t.col));
   }
 
  private:
@@ -152,16 +154,26 @@ bool setAs(TensorData& t, int64_t i, double v) {
 
 bool setElement(TensorData& t, int64_t i, double v) {
   switch (t.dtype) {
-    case DType::F32: return setAs<float>(t, i, v);
-    case DType::F64: return setAs<double>(t, i, v);
-    case DType::I8: return setAs<int8_t>(t, i, v);
-    case DType::U8: return setAs<uint8_t>(t, i, v);
-    case DType::Bool: t.data<uint8_t>()[i] = v != 0; return true;
-    case DType::I16: return setAs<int16_t>(t, i, v);
-    case DType::I32: return setAs<int32_t>(t, i, v);
-    case DType::I64: return setAs<int64_t>(t, i, v);
+    case DType::F32:
+      return setAs<float>(t, i, v);
+    case DType::F64:
+      return setAs<double>(t, i, v);
+    case DType::I8:
+      return setAs<int8_t>(t, i, v);
+    case DType::U8:
+      return setAs<uint8_t>(t, i, v);
+    case DType::Bool:
+      t.data<uint8_t>()[i] = v != 0;
+      return true;
+    case DType::I16:
+      return setAs<int16_t>(t, i, v);
+    case DType::I32:
+      return setAs<int32_t>(t, i, v);
+    case DType::I64:
+      return setAs<int64_t>(t, i, v);
     case DType::F16:
-    case DType::BF16: break;  // rejected before this is reached
+    case DType::BF16:
+      break;  // rejected before this is reached
   }
   return false;
 }
@@ -237,7 +249,8 @@ class Parser {
     FL_RETURN_IF_ERROR(advance());
     FL_RETURN_IF_ERROR(expectPunct("{"));
     while (!isIdent("return")) {
-      if (tok_.kind == Tok::End) return Lexer::err(tok_, "expected 'return' before the end of the graph");
+      if (tok_.kind == Tok::End)
+        return Lexer::err(tok_, "expected 'return' before the end of the graph");
       FL_RETURN_IF_ERROR(parseStatement(g, scope));
     }
     FL_RETURN_IF_ERROR(advance());
@@ -249,13 +262,15 @@ class Parser {
       if (g.outputs().size() > resultTypes.size())
         return Lexer::err(at, "more returned values than the graph's result types");
       if (g.value(*v).type != resultTypes[g.outputs().size() - 1])
-        return Lexer::err(at, "returned %" + g.value(*v).name + " has type " + g.value(*v).type.str() +
-                                  " but the signature says " + resultTypes[g.outputs().size() - 1].str());
+        return Lexer::err(at, "returned %" + g.value(*v).name + " has type " +
+                                  g.value(*v).type.str() + " but the signature says " +
+                                  resultTypes[g.outputs().size() - 1].str());
       if (isPunct(",")) FL_RETURN_IF_ERROR(advance());
     }
     if (g.outputs().size() != resultTypes.size())
       return Lexer::err(tok_, "the graph returns " + std::to_string(g.outputs().size()) +
-                                  " values but its signature has " + std::to_string(resultTypes.size()));
+                                  " values but its signature has " +
+                                  std::to_string(resultTypes.size()));
     FL_RETURN_IF_ERROR(expectPunct("}"));
     return g;
   }
@@ -272,12 +287,14 @@ class Parser {
     auto name = refName();
     if (!name) return name.status();
     auto it = scope.find(*name);
-    if (it == scope.end()) return Lexer::err(at, "value %" + *name + " is used before it is defined");
+    if (it == scope.end())
+      return Lexer::err(at, "value %" + *name + " is used before it is defined");
     return it->second;
   }
 
   Expected<TensorType> parseType() {
-    if (tok_.kind != Tok::Ident) return Lexer::err(tok_, "expected a tensor type such as f32[1,4]" + found());
+    if (tok_.kind != Tok::Ident)
+      return Lexer::err(tok_, "expected a tensor type such as f32[1,4]" + found());
     auto dt = parseDType(tok_.text);
     if (!dt) return Lexer::err(tok_, "unknown element type '" + tok_.text + "'");
     TensorType t;
@@ -294,7 +311,8 @@ class Parser {
       if (tok_.kind == Tok::Number) {
         char* end = nullptr;
         long long v = std::strtoll(tok_.text.c_str(), &end, 10);
-        if (*end != '\0' || v < 0) return Lexer::err(tok_, "a dimension must be a non-negative integer");
+        if (*end != '\0' || v < 0)
+          return Lexer::err(tok_, "a dimension must be a non-negative integer");
         t.shape.push_back(Dim::fixed(v));
       } else if (tok_.kind == Tok::Ident) {
         t.shape.push_back(Dim::named(tok_.text));
@@ -321,7 +339,8 @@ class Parser {
       if (scope.count(name)) return Lexer::err(at, "value %" + name + " is defined twice");
     if (!results.empty()) FL_RETURN_IF_ERROR(expectPunct("="));
     if (tok_.kind != Tok::Ident) return Lexer::err(tok_, "expected an op name" + found());
-    if (tok_.text == "Constant" && results.size() == 1) return parseConstant(g, scope, results[0].first);
+    if (tok_.text == "Constant" && results.size() == 1)
+      return parseConstant(g, scope, results[0].first);
     return parseNode(g, scope, results);
   }
 
@@ -333,12 +352,14 @@ class Parser {
     auto shape = type->staticShape();
     if (!shape) return Lexer::err(tok_, "constant %" + name + " needs a static shape");
     if (type->dtype == DType::F16 || type->dtype == DType::BF16)
-      return Lexer::err(tok_, "constant %" + name + ": 16-bit float constants have no text form yet");
+      return Lexer::err(tok_,
+                        "constant %" + name + ": 16-bit float constants have no text form yet");
     FL_RETURN_IF_ERROR(expectIdent("dense"));
     FL_RETURN_IF_ERROR(expectPunct("<"));
     if (tok_.kind == Tok::Ident && tok_.text == "...")
-      return Lexer::err(tok_, "constant %" + name + " was printed elided (dense<...>); print with "
-                              "elideConstantsOver=-1 to read it back");
+      return Lexer::err(tok_, "constant %" + name +
+                                  " was printed elided (dense<...>); print with "
+                                  "elideConstantsOver=-1 to read it back");
     Token at = tok_;
     auto values = numberList();
     if (!values) return values.status();
@@ -372,7 +393,8 @@ class Parser {
     std::vector<double> out;
     FL_RETURN_IF_ERROR(expectPunct("["));
     while (!isPunct("]")) {
-      if (tok_.kind != Tok::Number && !(tok_.kind == Tok::Ident && (tok_.text == "inf" || tok_.text == "nan")))
+      if (tok_.kind != Tok::Number &&
+          !(tok_.kind == Tok::Ident && (tok_.text == "inf" || tok_.text == "nan")))
         return Lexer::err(tok_, "expected a number" + found());
       out.push_back(std::strtod(tok_.text.c_str(), nullptr));
       FL_RETURN_IF_ERROR(advance());
@@ -382,7 +404,8 @@ class Parser {
     return out;
   }
 
-  Status parseNode(Graph& g, Scope& scope, const std::vector<std::pair<std::string, Token>>& results) {
+  Status parseNode(Graph& g, Scope& scope,
+                   const std::vector<std::pair<std::string, Token>>& results) {
     std::string op = tok_.text, domain;
     if (auto dot = op.rfind('.'); dot != std::string::npos) {
       domain = op.substr(0, dot);
@@ -421,7 +444,8 @@ class Parser {
     if (isIdent("loc")) {
       FL_RETURN_IF_ERROR(advance());
       FL_RETURN_IF_ERROR(expectPunct("("));
-      if (tok_.kind != Tok::String) return Lexer::err(tok_, "expected a quoted node name" + found());
+      if (tok_.kind != Tok::String)
+        return Lexer::err(tok_, "expected a quoted node name" + found());
       name = tok_.text;
       FL_RETURN_IF_ERROR(advance());
       FL_RETURN_IF_ERROR(expectPunct(")"));
@@ -484,7 +508,9 @@ class Parser {
     return advance();
   }
 
-  static bool looksFloat(const std::string& s) { return s.find_first_of(".eEn") != std::string::npos; }
+  static bool looksFloat(const std::string& s) {
+    return s.find_first_of(".eEn") != std::string::npos;
+  }
 
   Expected<Attribute> parseAttributeValue(const std::string& key) {
     if (tok_.kind == Tok::Number) {
@@ -506,7 +532,8 @@ class Parser {
       g->markAsOriginal();  // as the importer leaves a body
       return Attribute(std::shared_ptr<const Graph>(std::move(g)));
     }
-    return Lexer::err(tok_, "attribute '" + key + "' has a value the text format cannot read back" + found());
+    return Lexer::err(
+        tok_, "attribute '" + key + "' has a value the text format cannot read back" + found());
   }
 
   Expected<Attribute> parseListAttribute() {
@@ -514,9 +541,12 @@ class Parser {
     std::vector<std::string> items;
     bool strings = false, floats = false;
     while (!isPunct("]")) {
-      if (tok_.kind == Tok::String) strings = true;
-      else if (tok_.kind == Tok::Number) floats = floats || looksFloat(tok_.text);
-      else return Lexer::err(tok_, "expected a list element" + found());
+      if (tok_.kind == Tok::String)
+        strings = true;
+      else if (tok_.kind == Tok::Number)
+        floats = floats || looksFloat(tok_.text);
+      else
+        return Lexer::err(tok_, "expected a list element" + found());
       items.push_back(tok_.text);
       FL_RETURN_IF_ERROR(advance());
       if (!isPunct("]")) FL_RETURN_IF_ERROR(expectPunct(","));

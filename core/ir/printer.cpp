@@ -1,12 +1,13 @@
 // The IR printer. Values print by name when the name is a plain identifier,
 // quoted otherwise, and as %v<id> when unnamed, so dumps stay readable and the
 // parser can read them back.
+#include "core/ir/printer.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
-#include "core/ir/printer.h"
 #include "core/ir/text_syntax.h"
 
 namespace fuselens {
@@ -56,7 +57,8 @@ class Printer {
     } else {
       out_ << "dense<[";
       for (int64_t i = 0; i < t.numel(); ++i)
-        out_ << (i ? ", " : "") << (isFloat(t.dtype) ? floatLiteral(t.at(i), digitsFor(t.dtype)) : number(t.at(i)));
+        out_ << (i ? ", " : "")
+             << (isFloat(t.dtype) ? floatLiteral(t.at(i), digitsFor(t.dtype)) : number(t.at(i)));
       out_ << "]>";
     }
     origin(g, v);
@@ -65,7 +67,8 @@ class Printer {
 
   void node(const Graph& g, const Node& n, int indent) {
     pad(indent);
-    for (size_t i = 0; i < n.outputs.size(); ++i) out_ << (i ? ", " : "") << valueRef(g, n.outputs[i]);
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      out_ << (i ? ", " : "") << valueRef(g, n.outputs[i]);
     if (!n.outputs.empty()) out_ << " = ";
     if (!n.domain.empty()) out_ << n.domain << ".";
     out_ << n.op << "(";
@@ -84,7 +87,8 @@ class Printer {
     }
     out_ << " :";
     for (size_t i = 0; i < n.outputs.size(); ++i)
-      out_ << (i ? ", " : " ") << g.value(n.outputs[i]).type.str() << layoutSuffix(g.value(n.outputs[i]));
+      out_ << (i ? ", " : " ") << g.value(n.outputs[i]).type.str()
+           << layoutSuffix(g.value(n.outputs[i]));
     if (!n.name.empty()) out_ << " loc(" << quote(n.name) << ")";
     if (n.body) {
       out_ << " {\n";

@@ -29,16 +29,26 @@ float halfToFloat(uint16_t h) {
 
 double TensorData::at(int64_t i) const {
   switch (dtype) {
-    case DType::F32: return data<float>()[i];
-    case DType::F64: return data<double>()[i];
-    case DType::F16: return halfToFloat(data<uint16_t>()[i]);
-    case DType::BF16: return std::bit_cast<float>(uint32_t(data<uint16_t>()[i]) << 16);
-    case DType::I8: return data<int8_t>()[i];
-    case DType::U8: return data<uint8_t>()[i];
-    case DType::I16: return data<int16_t>()[i];
-    case DType::I32: return data<int32_t>()[i];
-    case DType::I64: return static_cast<double>(data<int64_t>()[i]);
-    case DType::Bool: return data<uint8_t>()[i] ? 1.0 : 0.0;
+    case DType::F32:
+      return data<float>()[i];
+    case DType::F64:
+      return data<double>()[i];
+    case DType::F16:
+      return halfToFloat(data<uint16_t>()[i]);
+    case DType::BF16:
+      return std::bit_cast<float>(uint32_t(data<uint16_t>()[i]) << 16);
+    case DType::I8:
+      return data<int8_t>()[i];
+    case DType::U8:
+      return data<uint8_t>()[i];
+    case DType::I16:
+      return data<int16_t>()[i];
+    case DType::I32:
+      return data<int32_t>()[i];
+    case DType::I64:
+      return static_cast<double>(data<int64_t>()[i]);
+    case DType::Bool:
+      return data<uint8_t>()[i] ? 1.0 : 0.0;
   }
   return 0.0;
 }

@@ -4,10 +4,10 @@
 // states and one slice of each scan input (Scan-8: batch axis 0 dropped too).
 #pragma once
 
+#include <onnx/onnx_pb.h>
+
 #include <optional>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "core/ir/tensor_type.h"
 

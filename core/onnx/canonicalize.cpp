@@ -59,8 +59,8 @@ Status softmaxPre13(Rewrite& r) {
   int64_t axis = nd.attrs.getInt("axis", 1);
   const TensorType t = r.g.value(nd.inputs.at(0)).type;
   if (!t.rankKnown)
-    return r.error(opsetText(r.opset) + " " + nd.op + " needs a known input rank to convert it to " +
-                   "opset-13 semantics");
+    return r.error(opsetText(r.opset) + " " + nd.op +
+                   " needs a known input rank to convert it to " + "opset-13 semantics");
   int64_t rank = int64_t(t.rank());
   if (axis < -rank || axis >= rank)
     return r.error("axis " + std::to_string(axis) + " is out of range for " + t.str());
@@ -71,8 +71,8 @@ Status softmaxPre13(Rewrite& r) {
   }
   auto shape = t.staticShape();
   if (!shape)
-    return r.error(opsetText(r.opset) + " " + nd.op + " over axis " + std::to_string(axis) + " of " +
-                   t.str() + " flattens the trailing dims, which needs a static shape; " +
+    return r.error(opsetText(r.opset) + " " + nd.op + " over axis " + std::to_string(axis) +
+                   " of " + t.str() + " flattens the trailing dims, which needs a static shape; " +
                    "re-export the model with opset 13 or later");
   int64_t pre = 1, post = 1;
   for (int64_t i = 0; i < rank; ++i) (i < axis ? pre : post) *= (*shape)[i];
@@ -148,7 +148,8 @@ RewriteFn attrToInput(const char* attr, size_t slot) {
     auto v = r.node().attrs.getInts(attr);
     if (!v) return Status::ok();
     if (r.node().inputs.size() > slot && r.node().inputs[slot].valid())
-      return r.error(std::string("has both a '") + attr + "' attribute and input " + std::to_string(slot));
+      return r.error(std::string("has both a '") + attr + "' attribute and input " +
+                     std::to_string(slot));
     ValueId c = r.constantI64(r.node().name + "/" + attr, *v);
     Node& nd = r.g.mutableNode(r.n);
     nd.attrs.erase(attr);
@@ -167,10 +168,18 @@ Status floatAttrToInput(Rewrite& r, const char* attr, size_t slot) {
   FL_RETURN_IF_ERROR(r.needInputs(1));
   DType dt = r.g.value(r.node().inputs[0]).type.dtype;
   std::shared_ptr<TensorData> t;
-  if (dt == DType::F32) t = std::make_shared<TensorData>(TensorData::fromVector(DType::F32, {}, std::vector<float>{float(v)}));
-  else if (dt == DType::F64) t = std::make_shared<TensorData>(TensorData::fromVector(DType::F64, {}, std::vector<double>{v}));
-  else if (dt == DType::I64) t = std::make_shared<TensorData>(TensorData::fromVector(DType::I64, {}, std::vector<int64_t>{int64_t(v)}));
-  else return r.error(std::string("converting the '") + attr + "' attribute needs an f32, f64 or i64 input");
+  if (dt == DType::F32)
+    t = std::make_shared<TensorData>(
+        TensorData::fromVector(DType::F32, {}, std::vector<float>{float(v)}));
+  else if (dt == DType::F64)
+    t = std::make_shared<TensorData>(
+        TensorData::fromVector(DType::F64, {}, std::vector<double>{v}));
+  else if (dt == DType::I64)
+    t = std::make_shared<TensorData>(
+        TensorData::fromVector(DType::I64, {}, std::vector<int64_t>{int64_t(v)}));
+  else
+    return r.error(std::string("converting the '") + attr +
+                   "' attribute needs an f32, f64 or i64 input");
   ValueId c = r.g.addConstant(r.node().name + "/" + attr, t);
   Node& m = r.g.mutableNode(r.n);
   if (m.inputs.size() <= slot) m.inputs.resize(slot + 1);
@@ -201,7 +210,8 @@ Status groupNormPre21(Rewrite& r) {
   const TensorType& x = r.g.value(nd.inputs[0]).type;
   if (!x.rankKnown || x.rank() < 2 || !x.shape[1].isStatic() || groups <= 0 ||
       x.shape[1].value % groups != 0)
-    return r.error(opsetText(r.opset) + " GroupNormalization needs a static channel count divisible by num_groups");
+    return r.error(opsetText(r.opset) +
+                   " GroupNormalization needs a static channel count divisible by num_groups");
   int64_t C = x.shape[1].value;
   // C comes from a declared type, not from data: bound it before allocating C values.
   if (C > (int64_t(1) << 24))
@@ -210,7 +220,8 @@ Status groupNormPre21(Rewrite& r) {
   for (size_t slot : {size_t(1), size_t(2)}) {
     const Value& v = r.g.value(nd.inputs[slot]);
     if (!v.constant || v.constant->numel() != groups)
-      return r.error(opsetText(r.opset) + " GroupNormalization needs constant per-group scale and bias");
+      return r.error(opsetText(r.opset) +
+                     " GroupNormalization needs constant per-group scale and bias");
     auto t = std::make_shared<TensorData>(v.constant->dtype, std::vector<int64_t>{C});
     size_t es = dtypeSize(t->dtype);
     for (int64_t c = 0; c < C; ++c)
@@ -292,7 +303,8 @@ Status upsampleToResize(Rewrite& r) {
       return r.error("the scales attribute must be a list of floats");
     std::vector<float> v;
     for (double d : std::get<std::vector<double>>(*scales)) v.push_back(float(d));
-    auto t = std::make_shared<TensorData>(TensorData::fromVector(DType::F32, {int64_t(v.size())}, v));
+    auto t =
+        std::make_shared<TensorData>(TensorData::fromVector(DType::F32, {int64_t(v.size())}, v));
     ValueId c = r.g.addConstant(r.node().name + "/scales", t);
     Node& nd = r.g.mutableNode(r.n);
     nd.attrs.erase("scales");

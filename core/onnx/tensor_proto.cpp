@@ -79,17 +79,28 @@ void copyTyped(TensorData& out, const Field& field, int64_t n) {
 
 std::optional<DType> dtypeOfOnnx(int32_t e) {
   switch (e) {
-    case TP::FLOAT: return DType::F32;
-    case TP::DOUBLE: return DType::F64;
-    case TP::FLOAT16: return DType::F16;
-    case TP::BFLOAT16: return DType::BF16;
-    case TP::INT8: return DType::I8;
-    case TP::UINT8: return DType::U8;
-    case TP::INT16: return DType::I16;
-    case TP::INT32: return DType::I32;
-    case TP::INT64: return DType::I64;
-    case TP::BOOL: return DType::Bool;
-    default: return std::nullopt;
+    case TP::FLOAT:
+      return DType::F32;
+    case TP::DOUBLE:
+      return DType::F64;
+    case TP::FLOAT16:
+      return DType::F16;
+    case TP::BFLOAT16:
+      return DType::BF16;
+    case TP::INT8:
+      return DType::I8;
+    case TP::UINT8:
+      return DType::U8;
+    case TP::INT16:
+      return DType::I16;
+    case TP::INT32:
+      return DType::I32;
+    case TP::INT64:
+      return DType::I64;
+    case TP::BOOL:
+      return DType::Bool;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -133,10 +144,18 @@ Expected<TensorData> tensorFromProto(const TP& t, const std::string& what,
   // Typed fields: their element count bounds the allocation before it happens.
   int64_t stored = 0;
   switch (*dt) {
-    case DType::F32: stored = t.float_data_size(); break;
-    case DType::F64: stored = t.double_data_size(); break;
-    case DType::I64: stored = t.int64_data_size(); break;
-    default: stored = t.int32_data_size(); break;  // f16/bf16 bits, small ints, bool
+    case DType::F32:
+      stored = t.float_data_size();
+      break;
+    case DType::F64:
+      stored = t.double_data_size();
+      break;
+    case DType::I64:
+      stored = t.int64_data_size();
+      break;
+    default:
+      stored = t.int32_data_size();
+      break;  // f16/bf16 bits, small ints, bool
   }
   if (stored != n)
     return Status::error(
@@ -144,16 +163,32 @@ Expected<TensorData> tensorFromProto(const TP& t, const std::string& what,
         what);
   TensorData out(*dt, std::vector<int64_t>(t.dims().begin(), t.dims().end()));
   switch (*dt) {
-    case DType::F32: copyTyped<float>(out, t.float_data(), n); break;
-    case DType::F64: copyTyped<double>(out, t.double_data(), n); break;
-    case DType::I64: copyTyped<int64_t>(out, t.int64_data(), n); break;
-    case DType::I32: copyTyped<int32_t>(out, t.int32_data(), n); break;
-    case DType::I16: copyTyped<int16_t>(out, t.int32_data(), n); break;
-    case DType::I8: copyTyped<int8_t>(out, t.int32_data(), n); break;
+    case DType::F32:
+      copyTyped<float>(out, t.float_data(), n);
+      break;
+    case DType::F64:
+      copyTyped<double>(out, t.double_data(), n);
+      break;
+    case DType::I64:
+      copyTyped<int64_t>(out, t.int64_data(), n);
+      break;
+    case DType::I32:
+      copyTyped<int32_t>(out, t.int32_data(), n);
+      break;
+    case DType::I16:
+      copyTyped<int16_t>(out, t.int32_data(), n);
+      break;
+    case DType::I8:
+      copyTyped<int8_t>(out, t.int32_data(), n);
+      break;
     case DType::F16:
-    case DType::BF16: copyTyped<uint16_t>(out, t.int32_data(), n); break;
+    case DType::BF16:
+      copyTyped<uint16_t>(out, t.int32_data(), n);
+      break;
     case DType::U8:
-    case DType::Bool: copyTyped<uint8_t>(out, t.int32_data(), n); break;
+    case DType::Bool:
+      copyTyped<uint8_t>(out, t.int32_data(), n);
+      break;
   }
   return out;
 }
@@ -174,8 +209,7 @@ Expected<TensorType> typeFromProto(const onnx::TypeProto& t, const std::string& 
     return out;
   }
   for (const auto& d : tt.shape().dim()) {
-    if (d.has_dim_value() && d.dim_value() >= 0)
-      out.shape.push_back(Dim::fixed(d.dim_value()));
+    if (d.has_dim_value() && d.dim_value() >= 0) out.shape.push_back(Dim::fixed(d.dim_value()));
     // Paddle2ONNX writes "?" for "any size": an unknown dim, not a symbol that
     // would bind every "?" of the model to one size.
     else if (d.has_dim_param() && !d.dim_param().empty() && d.dim_param() != "?")

@@ -29,7 +29,8 @@ Expected<std::vector<Axis>> geometry(const Node& n, const std::vector<int64_t>& 
                                      const std::vector<int64_t>& kernel, bool ceilMode,
                                      bool pool = false) {
   size_t r = in.size();
-  auto s = intsOr(n, "strides", r, 1), d = intsOr(n, "dilations", r, 1), p = intsOr(n, "pads", 2 * r, 0);
+  auto s = intsOr(n, "strides", r, 1), d = intsOr(n, "dilations", r, 1),
+       p = intsOr(n, "pads", 2 * r, 0);
   if (s.size() != r || d.size() != r || p.size() != 2 * r || kernel.size() != r)
     return nodeError(n, "strides, dilations, pads or kernel_shape do not match " +
                             std::to_string(r) + " spatial dims");
@@ -49,9 +50,11 @@ Expected<std::vector<Axis>> geometry(const Node& n, const std::vector<int64_t>& 
       a.pe = total - a.pb;
       continue;
     }
-    if (autoPad == "VALID") a.pb = a.pe = 0;
+    if (autoPad == "VALID")
+      a.pb = a.pe = 0;
     else if (autoPad != "NOTSET")
-      return nodeError(n, "auto_pad '" + autoPad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+      return nodeError(
+          n, "auto_pad '" + autoPad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
     int64_t span = a.in + a.pb + a.pe - dk;
     if (span < 0) return nodeError(n, "the kernel is larger than the padded input");
     a.out = (ceilMode ? (span + a.s - 1) / a.s : span / a.s) + 1;
@@ -69,7 +72,8 @@ std::vector<Axis> to3(std::vector<Axis> a) {
 
 Status checkNCHW(const Node& n, const TensorData& x) {
   if (x.rank() < 3 || x.rank() > 5)
-    return nodeError(n, "expects an input of rank 3 to 5 ([N,C,spatial...]), got " + shapeStr(x.shape));
+    return nodeError(
+        n, "expects an input of rank 3 to 5 ([N,C,spatial...]), got " + shapeStr(x.shape));
   return Status::ok();
 }
 
@@ -124,7 +128,8 @@ TensorData convLoop(const TensorData& x, const TensorData& w, const TensorData* 
 Expected<std::vector<int64_t>> kernelShape(const Node& n, const std::vector<int64_t>& wShape) {
   std::vector<int64_t> k(wShape.begin() + 2, wShape.end());
   if (auto ks = n.attrs.getInts("kernel_shape"); ks && *ks != k)
-    return nodeError(n, "kernel_shape " + shapeStr(*ks) + " does not match the weights " + shapeStr(wShape));
+    return nodeError(
+        n, "kernel_shape " + shapeStr(*ks) + " does not match the weights " + shapeStr(wShape));
   return k;
 }
 
@@ -147,9 +152,12 @@ Outputs convKernel(const Node& n, const Inputs& in) {
   std::vector<int64_t> shape{x.shape[0], w.shape[0]};
   for (const Axis& a : *geo) shape.push_back(a.out);
   switch (x.dtype) {
-    case DType::F32: return std::vector{convLoop<float>(x, w, b, to3(*geo), group, shape)};
-    case DType::F64: return std::vector{convLoop<double>(x, w, b, to3(*geo), group, shape)};
-    default: return nodeError(n, "no eager kernel for element type " + dtypeStr(x.dtype));
+    case DType::F32:
+      return std::vector{convLoop<float>(x, w, b, to3(*geo), group, shape)};
+    case DType::F64:
+      return std::vector{convLoop<double>(x, w, b, to3(*geo), group, shape)};
+    default:
+      return nodeError(n, "no eager kernel for element type " + dtypeStr(x.dtype));
   }
 }
 
@@ -163,10 +171,12 @@ Types spatialInfer(const InferContext& c, Dim channels, const std::vector<int64_
   if (x.rank() < 3 || x.rank() > 5)
     return nodeError(c.node, "expects an input of rank 3 to 5 ([N,C,spatial...]), got " + x.str());
   if (kernel.size() != x.rank() - 2)
-    return nodeError(c.node, "the kernel has " + std::to_string(kernel.size()) + " spatial dims, the input " + x.str());
+    return nodeError(c.node, "the kernel has " + std::to_string(kernel.size()) +
+                                 " spatial dims, the input " + x.str());
   o.shape = {x.shape[0], channels};
   std::vector<int64_t> probe;
-  for (size_t i = 2; i < x.rank(); ++i) probe.push_back(x.shape[i].isStatic() ? x.shape[i].value : 1 << 20);
+  for (size_t i = 2; i < x.rank(); ++i)
+    probe.push_back(x.shape[i].isStatic() ? x.shape[i].value : 1 << 20);
   auto g = geo(probe);
   if (!g) return g.status();
   for (size_t i = 2; i < x.rank(); ++i)
@@ -180,11 +190,15 @@ Types inferConv(const InferContext& c) {
   auto ks = c.node.attrs.getInts("kernel_shape");
   std::vector<int64_t> k;
   auto ws = w.rankKnown ? w.staticShape() : std::nullopt;
-  if (ws && ws->size() >= 3) k.assign(ws->begin() + 2, ws->end());
-  else if (ks) k = *ks;
-  else return std::vector{unknownRank(c.inputTypes[0].dtype)};
+  if (ws && ws->size() >= 3)
+    k.assign(ws->begin() + 2, ws->end());
+  else if (ks)
+    k = *ks;
+  else
+    return std::vector{unknownRank(c.inputTypes[0].dtype)};
   Dim m = w.rankKnown && !w.shape.empty() ? w.shape[0] : Dim::unknown();
-  return spatialInfer(c, m, k, [&](const std::vector<int64_t>& in) { return geometry(c.node, in, k, false); });
+  return spatialInfer(
+      c, m, k, [&](const std::vector<int64_t>& in) { return geometry(c.node, in, k, false); });
 }
 
 // ---- ConvTranspose ----
@@ -192,7 +206,8 @@ Types inferConv(const InferContext& c) {
 Expected<std::vector<Axis>> transposeGeometry(const Node& n, const std::vector<int64_t>& in,
                                               const std::vector<int64_t>& kernel) {
   size_t r = in.size();
-  auto s = intsOr(n, "strides", r, 1), d = intsOr(n, "dilations", r, 1), p = intsOr(n, "pads", 2 * r, 0);
+  auto s = intsOr(n, "strides", r, 1), d = intsOr(n, "dilations", r, 1),
+       p = intsOr(n, "pads", 2 * r, 0);
   auto op = intsOr(n, "output_padding", r, 0);
   auto outShape = n.attrs.getInts("output_shape");
   std::string autoPad = n.attrs.getString("auto_pad", "NOTSET");
@@ -204,14 +219,17 @@ Expected<std::vector<Axis>> transposeGeometry(const Node& n, const std::vector<i
   for (size_t i = 0; i < r; ++i) {
     Axis& a = axes[i];
     a.in = in[i], a.k = kernel[i], a.s = s[i], a.d = d[i], a.pb = p[i], a.pe = p[i + r];
-    if (a.s <= 0 || a.d <= 0 || a.k <= 0) return nodeError(n, "strides, dilations and kernel must be positive");
+    if (a.s <= 0 || a.d <= 0 || a.k <= 0)
+      return nodeError(n, "strides, dilations and kernel must be positive");
     int64_t full = a.s * (a.in - 1) + op[i] + (a.k - 1) * a.d + 1;
     if (outShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       int64_t want = outShape ? (*outShape)[outShape->size() - r + i] : a.in * a.s;
       int64_t total = full - want;
       // ONNX Runtime's split of the total padding (conv_transpose_attributes.h).
-      if (autoPad == "SAME_UPPER") a.pb = total / 2, a.pe = total - total / 2;
-      else a.pb = total - total / 2, a.pe = total / 2;
+      if (autoPad == "SAME_UPPER")
+        a.pb = total / 2, a.pe = total - total / 2;
+      else
+        a.pb = total - total / 2, a.pe = total / 2;
       a.out = want;
     } else {
       a.out = full - a.pb - a.pe;
@@ -250,7 +268,8 @@ TensorData convTransposeLoop(const TensorData& x, const TensorData& w, const Ten
                   for (int64_t kw = 0; kw < W.k; ++kw) {
                     int64_t ow = iw * W.s - W.pb + kw * W.d;
                     if (ow < 0 || ow >= W.out) continue;
-                    acc[(od * H.out + oh) * W.out + ow] += xv * double(wk[(kd * H.k + kh) * W.k + kw]);
+                    acc[(od * H.out + oh) * W.out + ow] +=
+                        xv * double(wk[(kd * H.k + kh) * W.k + kw]);
                   }
                 }
               }
@@ -282,9 +301,12 @@ Outputs convTransposeKernel(const Node& n, const Inputs& in) {
   for (const Axis& a : *geo) shape.push_back(a.out);
   FL_RETURN_IF_ERROR(checkAllocatable(n, shape, x.dtype));
   switch (x.dtype) {
-    case DType::F32: return std::vector{convTransposeLoop<float>(x, w, b, to3(*geo), group, shape)};
-    case DType::F64: return std::vector{convTransposeLoop<double>(x, w, b, to3(*geo), group, shape)};
-    default: return nodeError(n, "no eager kernel for element type " + dtypeStr(x.dtype));
+    case DType::F32:
+      return std::vector{convTransposeLoop<float>(x, w, b, to3(*geo), group, shape)};
+    case DType::F64:
+      return std::vector{convTransposeLoop<double>(x, w, b, to3(*geo), group, shape)};
+    default:
+      return nodeError(n, "no eager kernel for element type " + dtypeStr(x.dtype));
   }
 }
 
@@ -296,7 +318,8 @@ Types inferConvTranspose(const InferContext& c) {
   if (ws.size() < 3) return nodeError(c.node, "weights must have rank 3 to 5, got " + w.str());
   std::vector<int64_t> k(ws.begin() + 2, ws.end());
   Dim m = Dim::fixed(ws[1] * c.node.attrs.getInt("group", 1));
-  return spatialInfer(c, m, k, [&](const std::vector<int64_t>& in) { return transposeGeometry(c.node, in, k); });
+  return spatialInfer(
+      c, m, k, [&](const std::vector<int64_t>& in) { return transposeGeometry(c.node, in, k); });
 }
 
 // ---- pools ----
@@ -378,8 +401,9 @@ Types inferPool(const InferContext& c) {
   auto k = poolKernelShape(c.node, x.rank() - 2);
   if (!k) return k.status();
   bool ceil = c.node.attrs.getInt("ceil_mode", 0) != 0;
-  auto t = spatialInfer(c, x.shape[1], *k,
-                        [&](const std::vector<int64_t>& in) { return geometry(c.node, in, *k, ceil, true); });
+  auto t = spatialInfer(c, x.shape[1], *k, [&](const std::vector<int64_t>& in) {
+    return geometry(c.node, in, *k, ceil, true);
+  });
   if (!t) return t;
   std::vector<TensorType> outs{(*t)[0]};
   if (c.node.outputs.size() > 1) {
@@ -429,7 +453,8 @@ void registerConvOps(OpRegistry& r) {
   r.add(OpInfo{"AveragePool", "", F, inferPool, poolKernel<false>});
   r.add(OpInfo{"GlobalAveragePool", "", PatternKind::CommReduce, inferGlobalPool,
                globalPoolKernel<false>});
-  r.add(OpInfo{"GlobalMaxPool", "", PatternKind::CommReduce, inferGlobalPool, globalPoolKernel<true>});
+  r.add(OpInfo{"GlobalMaxPool", "", PatternKind::CommReduce, inferGlobalPool,
+               globalPoolKernel<true>});
 }
 
 }  // namespace fuselens::ops

@@ -19,11 +19,16 @@ enum class Accepts { Any, Float, Int, Bool, Unsigned };
 
 bool accepts(Accepts a, DType t) {
   switch (a) {
-    case Accepts::Any: return true;
-    case Accepts::Float: return isFloat(t);
-    case Accepts::Int: return isIntegral(t) && t != DType::Bool;
-    case Accepts::Bool: return t == DType::Bool;
-    case Accepts::Unsigned: return t == DType::U8;
+    case Accepts::Any:
+      return true;
+    case Accepts::Float:
+      return isFloat(t);
+    case Accepts::Int:
+      return isIntegral(t) && t != DType::Bool;
+    case Accepts::Bool:
+      return t == DType::Bool;
+    case Accepts::Unsigned:
+      return t == DType::U8;
   }
   return false;
 }
@@ -164,7 +169,8 @@ void addUnary(OpRegistry& r, const char* name, EagerFn k, Accepts acc = Accepts:
 Outputs whereKernel(const Node& n, const Inputs& in) {
   FL_RETURN_IF_ERROR(checkInputCount(n, in.size(), 3, 3));
   const TensorData &c = *in[0], &x = *in[1], &y = *in[2];
-  if (c.dtype != DType::Bool) return nodeError(n, "the condition must be bool, got " + dtypeStr(c.dtype));
+  if (c.dtype != DType::Bool)
+    return nodeError(n, "the condition must be bool, got " + dtypeStr(c.dtype));
   if (x.dtype != y.dtype) return nodeError(n, "X and Y have different element types");
   auto s1 = broadcastShapes(n, c.shape, x.shape);
   if (!s1) return s1.status();
@@ -300,22 +306,26 @@ void registerArithmetic(OpRegistry& r) {
   const auto E = PatternKind::ElemWise;
   const auto A = Accepts::Any;
   addOp(r, "Add", E, broadcastInfer(2, 2, Out::First, A),
-        binary(A, Out::First, [](double a, double b) { return a + b; },
-               [](int64_t a, int64_t b, bool&) { return wrapAdd(a, b); }));
+        binary(
+            A, Out::First, [](double a, double b) { return a + b; },
+            [](int64_t a, int64_t b, bool&) { return wrapAdd(a, b); }));
   addOp(r, "Sub", E, broadcastInfer(2, 2, Out::First, A),
-        binary(A, Out::First, [](double a, double b) { return a - b; },
-               [](int64_t a, int64_t b, bool&) { return wrapSub(a, b); }));
+        binary(
+            A, Out::First, [](double a, double b) { return a - b; },
+            [](int64_t a, int64_t b, bool&) { return wrapSub(a, b); }));
   addOp(r, "Mul", E, broadcastInfer(2, 2, Out::First, A),
-        binary(A, Out::First, [](double a, double b) { return a * b; },
-               [](int64_t a, int64_t b, bool&) { return wrapMul(a, b); }));
+        binary(
+            A, Out::First, [](double a, double b) { return a * b; },
+            [](int64_t a, int64_t b, bool&) { return wrapMul(a, b); }));
   // Integer Div truncates toward zero, as C++ and ONNX Runtime do.
   addOp(r, "Div", E, broadcastInfer(2, 2, Out::First, A),
-        binary(A, Out::First, [](double a, double b) { return a / b; },
-               [](int64_t a, int64_t b, bool& bad) -> int64_t {
-                 if (b == 0) return bad = true, 0;
-                 if (b == -1) return wrapSub(0, a);  // INT_MIN / -1 overflows in C++
-                 return a / b;
-               }));
+        binary(
+            A, Out::First, [](double a, double b) { return a / b; },
+            [](int64_t a, int64_t b, bool& bad) -> int64_t {
+              if (b == 0) return bad = true, 0;
+              if (b == -1) return wrapSub(0, a);  // INT_MIN / -1 overflows in C++
+              return a / b;
+            }));
   // Pow: the exponent may have another dtype; the result has the base's.
   FloatFn pow = [](const double* v, size_t, const Node&) { return std::pow(v[0], v[1]); };
   IntFn ipow = [](const int64_t* v, size_t, bool&) {
@@ -336,10 +346,11 @@ void registerArithmetic(OpRegistry& r) {
   };
   EagerFn modInt = naryKernel(2, 2, Out::First, A, fmod, imod);
   // fmod=1 on integers truncates like C's %.
-  EagerFn modC = naryKernel(2, 2, Out::First, A, fmod, [](const int64_t* v, size_t, bool& bad) -> int64_t {
-    if (v[1] == 0) return bad = true, 0;
-    return v[1] == -1 ? 0 : v[0] % v[1];
-  });
+  EagerFn modC =
+      naryKernel(2, 2, Out::First, A, fmod, [](const int64_t* v, size_t, bool& bad) -> int64_t {
+        if (v[1] == 0) return bad = true, 0;
+        return v[1] == -1 ? 0 : v[0] % v[1];
+      });
   addOp(r, "Mod", E, broadcastInfer(2, 2, Out::First, A),
         [modInt, modC](const Node& n, const Inputs& in) {
           return n.attrs.getInt("fmod", 0) ? modC(n, in) : modInt(n, in);
@@ -370,8 +381,12 @@ void registerArithmetic(OpRegistry& r) {
     };
   };
   // Min/Max propagate NaN, as ORT's Eigen min/max do for floats.
-  auto nanMin = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); };
-  auto nanMax = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); };
+  auto nanMin = [](double a, double b) {
+    return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+  };
+  auto nanMax = [](double a, double b) {
+    return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+  };
   auto add = [](double a, double b) { return a + b; };
   addOp(r, "Min", E, broadcastInfer(1, kMaxVariadicInputs, Out::First, A),
         naryKernel(1, kMaxVariadicInputs, Out::First, A, fold(nanMin),
@@ -382,11 +397,12 @@ void registerArithmetic(OpRegistry& r) {
   addOp(r, "Sum", E, broadcastInfer(1, kMaxVariadicInputs, Out::First, Accepts::Float),
         naryKernel(1, kMaxVariadicInputs, Out::First, Accepts::Float, fold(add), nullptr));
   addOp(r, "Mean", E, broadcastInfer(1, kMaxVariadicInputs, Out::First, Accepts::Float),
-        naryKernel(1, kMaxVariadicInputs, Out::First, Accepts::Float,
-                   [fold, add](const double* v, size_t k, const Node& n) {
-                     return fold(add)(v, k, n) / double(k);
-                   },
-                   nullptr));
+        naryKernel(
+            1, kMaxVariadicInputs, Out::First, Accepts::Float,
+            [fold, add](const double* v, size_t k, const Node& n) {
+              return fold(add)(v, k, n) / double(k);
+            },
+            nullptr));
 }
 
 void registerLogic(OpRegistry& r) {
@@ -394,8 +410,9 @@ void registerLogic(OpRegistry& r) {
   const auto A = Accepts::Any;
   auto cmp = [&](const char* name, auto f) {
     addOp(r, name, E, broadcastInfer(2, 2, Out::Bool, A),
-          binary(A, Out::Bool, [f](double a, double b) { return f(a, b); },
-                 [f](int64_t a, int64_t b, bool&) { return f(a, b); }));
+          binary(
+              A, Out::Bool, [f](double a, double b) { return f(a, b); },
+              [f](int64_t a, int64_t b, bool&) { return f(a, b); }));
   };
   cmp("Equal", [](auto a, auto b) { return a == b; });
   cmp("Less", [](auto a, auto b) { return a < b; });
@@ -404,8 +421,9 @@ void registerLogic(OpRegistry& r) {
   cmp("GreaterOrEqual", [](auto a, auto b) { return a >= b; });
   auto logic = [&](const char* name, auto f) {
     addOp(r, name, E, broadcastInfer(2, 2, Out::Bool, Accepts::Bool),
-          binary(Accepts::Bool, Out::Bool, [](double, double) { return 0.0; },
-                 [f](int64_t a, int64_t b, bool&) { return int64_t(f(a != 0, b != 0)); }));
+          binary(
+              Accepts::Bool, Out::Bool, [](double, double) { return 0.0; },
+              [f](int64_t a, int64_t b, bool&) { return int64_t(f(a != 0, b != 0)); }));
   };
   logic("And", [](bool a, bool b) { return a && b; });
   logic("Or", [](bool a, bool b) { return a || b; });
@@ -429,18 +447,23 @@ EagerFn unaryAny(F f, I i) {
 
 void registerUnary(OpRegistry& r) {
   using N = const Node&;
-  addUnary(r, "Abs", unaryAny([](double x) { return std::fabs(x); },
-                              [](int64_t x) { return x < 0 ? wrapSub(0, x) : x; }),
+  addUnary(r, "Abs",
+           unaryAny([](double x) { return std::fabs(x); },
+                    [](int64_t x) { return x < 0 ? wrapSub(0, x) : x; }),
            Accepts::Any);
   addUnary(r, "Neg", unaryAny([](double x) { return -x; }, [](int64_t x) { return wrapSub(0, x); }),
            Accepts::Any);
   addUnary(r, "Sign",
-           unaryAny([](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x; },
+           unaryAny([](double x) { return x > 0    ? 1.0
+                                          : x < 0  ? -1.0
+                                          : x == 0 ? 0.0
+                                                   : x; },
                     [](int64_t x) { return int64_t(x > 0) - int64_t(x < 0); }),
            Accepts::Any);
-  addUnary(r, "Relu", unaryAny([](double x) { return x > 0 ? x : 0.0; },
-                               [](int64_t x) { return x > 0 ? x : 0; }),
-           Accepts::Any);
+  addUnary(
+      r, "Relu",
+      unaryAny([](double x) { return x > 0 ? x : 0.0; }, [](int64_t x) { return x > 0 ? x : 0; }),
+      Accepts::Any);
   addUnary(r, "Sqrt", unaryFloat([](double x, N) { return std::sqrt(x); }));
   addUnary(r, "Reciprocal", unaryFloat([](double x, N) { return 1.0 / x; }));
   addUnary(r, "Exp", unaryFloat([](double x, N) { return std::exp(x); }));
@@ -486,8 +509,9 @@ void registerUnary(OpRegistry& r) {
              return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
            }));
   addOp(r, "PRelu", PatternKind::ElemWise, inferPRelu,
-        binary(Accepts::Float, Out::First, [](double x, double s) { return x >= 0 ? x : x * s; },
-               [](int64_t x, int64_t, bool&) { return x; }));
+        binary(
+            Accepts::Float, Out::First, [](double x, double s) { return x >= 0 ? x : x * s; },
+            [](int64_t x, int64_t, bool&) { return x; }));
   addOp(r, "Clip", PatternKind::ElemWise, inferClip, clipKernel);
   addOp(r, "Identity", PatternKind::ElemWise, inferIdentity, identityKernel);
   addOp(r, "Dropout", PatternKind::ElemWise, inferDropout, dropoutKernel);

@@ -121,11 +121,15 @@ Expected<Window> windowOf(const Node& n, int64_t kh, int64_t kw) {
 
 Types blockedWindowType(const InferContext& c, const TensorType& x, Dim blocks, const Window& w) {
   TensorType o = x;
-  auto spatial = [&](const Dim& d, int64_t out) { return d.isStatic() ? Dim::fixed(out) : Dim::unknown(); };
-  int64_t h = x.shape[2].isStatic() ? x.shape[2].value : 0, wd = x.shape[3].isStatic() ? x.shape[3].value : 0;
+  auto spatial = [&](const Dim& d, int64_t out) {
+    return d.isStatic() ? Dim::fixed(out) : Dim::unknown();
+  };
+  int64_t h = x.shape[2].isStatic() ? x.shape[2].value : 0,
+          wd = x.shape[3].isStatic() ? x.shape[3].value : 0;
   if ((x.shape[2].isStatic() && w.outH(h) <= 0) || (x.shape[3].isStatic() && w.outW(wd) <= 0))
     return nodeError(c.node, "the window is larger than the padded input " + x.str());
-  o.shape = {x.shape[0], blocks, spatial(x.shape[2], w.outH(h)), spatial(x.shape[3], w.outW(wd)), x.shape[4]};
+  o.shape = {x.shape[0], blocks, spatial(x.shape[2], w.outH(h)), spatial(x.shape[3], w.outW(wd)),
+             x.shape[4]};
   return std::vector{o};
 }
 
@@ -136,7 +140,8 @@ Types inferConvBlocked(const InferContext& c) {
   const TensorType &x = c.inputTypes[0], &w = c.inputTypes[1];
   if (!x.rankKnown || !w.rankKnown || !w.isStatic()) return std::vector{unknownRank(x.dtype)};
   if (x.rank() != 5 || w.rank() != 5 || x.shape[4] != w.shape[4])
-    return nodeError(c.node, "expects x [N,Cb,H,W,b] and w [Ob,Cg,KH,KW,b], got " + x.str() + " and " + w.str());
+    return nodeError(
+        c.node, "expects x [N,Cb,H,W,b] and w [Ob,Cg,KH,KW,b], got " + x.str() + " and " + w.str());
   auto win = windowOf(c.node, w.shape[2].value, w.shape[3].value);
   if (!win) return win.status();
   return blockedWindowType(c, x, w.shape[0], *win);
@@ -160,7 +165,8 @@ Outputs convBlocked(const Node& n, const Inputs& in) {
     return nodeError(n, "weights " + shapeStr(w.shape) + " (group " + std::to_string(group) +
                             ") do not fit input " + shapeStr(x.shape));
   if (bias && bias->shape != std::vector<int64_t>{OB, b})
-    return nodeError(n, "bias must have shape [" + std::to_string(OB) + "," + std::to_string(b) + "]");
+    return nodeError(n,
+                     "bias must have shape [" + std::to_string(OB) + "," + std::to_string(b) + "]");
   auto win = windowOf(n, KH, KW);
   if (!win) return win.status();
   const int64_t OH = win->outH(H), OW = win->outW(W);
@@ -185,7 +191,8 @@ Outputs convBlocked(const Node& n, const Inputs& in) {
                   int64_t iw = ow * win->sw - win->pl + kw * win->dw;
                   if (iw < 0 || iw >= W) continue;
                   double wv = pw[(((ob * CG + ic) * KH + kh) * KW + kw) * b + l];
-                  acc += wv * (depthwise ? xAt(nn, ob, ih, iw, l) : xAt(nn, ic / b, ih, iw, ic % b));
+                  acc +=
+                      wv * (depthwise ? xAt(nn, ob, ih, iw, l) : xAt(nn, ic / b, ih, iw, ic % b));
                 }
               }
             po[(((nn * OB + ob) * OH + oh) * OW + ow) * b + l] = float(acc);

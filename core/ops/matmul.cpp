@@ -108,10 +108,14 @@ Outputs matmulKernel(const Node& n, const std::vector<const TensorData*>& in) {
   if (a.dtype != b.dtype) return nodeError(n, "inputs have different element types");
   if (a.rank() == 0 || b.rank() == 0) return nodeError(n, "operands must not be scalars");
   switch (a.dtype) {
-    case DType::F32: return matmulTyped<float>(n, a, b);
-    case DType::F64: return matmulTyped<double>(n, a, b);
-    case DType::I32: return matmulTyped<int32_t>(n, a, b);
-    case DType::I64: return matmulTyped<int64_t>(n, a, b);
+    case DType::F32:
+      return matmulTyped<float>(n, a, b);
+    case DType::F64:
+      return matmulTyped<double>(n, a, b);
+    case DType::I32:
+      return matmulTyped<int32_t>(n, a, b);
+    case DType::I64:
+      return matmulTyped<int64_t>(n, a, b);
     default:
       return nodeError(n, "no eager kernel for element type " + std::string(dtypeName(a.dtype)));
   }
@@ -193,8 +197,10 @@ Outputs gemmKernel(const Node& n, const std::vector<const TensorData*>& in) {
   if (a.dtype != b.dtype || (c && c->dtype != a.dtype))
     return nodeError(n, "inputs have different element types");
   switch (a.dtype) {
-    case DType::F32: return gemmTyped<float>(n, a, b, c);
-    case DType::F64: return gemmTyped<double>(n, a, b, c);
+    case DType::F32:
+      return gemmTyped<float>(n, a, b, c);
+    case DType::F64:
+      return gemmTyped<double>(n, a, b, c);
     default:
       return nodeError(n, "no eager kernel for element type " + std::string(dtypeName(a.dtype)));
   }
@@ -256,7 +262,8 @@ Expected<Equation> parseEinsum(const Node& n, const std::vector<size_t>& ranks) 
   if (arrow != std::string::npos) {
     std::string out = eq.substr(arrow + 2);
     size_t dots = out.find("...");
-    e.output = dots == std::string::npos ? out : out.substr(0, dots) + ellOut + out.substr(dots + 3);
+    e.output =
+        dots == std::string::npos ? out : out.substr(0, dots) + ellOut + out.substr(dots + 3);
   } else {
     // Implicit output: the ellipsis, then letters used once, in alphabetical order.
     std::map<char, int> count;
@@ -287,8 +294,10 @@ Outputs einsumKernel(const Node& n, const std::vector<const TensorData*>& in) {
       int64_t d = in[i]->shape[k];
       auto [it, fresh] = size.emplace(ch, d);
       if (!fresh && it->second != d) {
-        if (ch < 32 && (it->second == 1 || d == 1)) it->second = std::max(it->second, d);
-        else return nodeError(n, "dimension sizes for '" + std::string(1, ch) + "' disagree");
+        if (ch < 32 && (it->second == 1 || d == 1))
+          it->second = std::max(it->second, d);
+        else
+          return nodeError(n, "dimension sizes for '" + std::string(1, ch) + "' disagree");
       }
     }
   std::string all = e->output;
@@ -296,7 +305,8 @@ Outputs einsumKernel(const Node& n, const std::vector<const TensorData*>& in) {
     if (all.find(ch) == std::string::npos) all += ch;
   std::vector<int64_t> shape, full;
   for (char ch : e->output) {
-    if (!size.count(ch)) return nodeError(n, "output letter '" + std::string(1, ch) + "' is in no operand");
+    if (!size.count(ch))
+      return nodeError(n, "output letter '" + std::string(1, ch) + "' is in no operand");
     shape.push_back(size[ch]);
   }
   for (char ch : all) full.push_back(size[ch]);
@@ -342,8 +352,10 @@ Types inferEinsum(const InferContext& c) {
       Dim d = c.inputTypes[i].shape[k];
       auto [it, fresh] = size.emplace(e->inputs[i][k], d);
       if (!fresh && it->second != d) {
-        if (it->second.isStatic() && it->second.value == 1) it->second = d;
-        else if (!(d.isStatic() && d.value == 1)) it->second = Dim::unknown();
+        if (it->second.isStatic() && it->second.value == 1)
+          it->second = d;
+        else if (!(d.isStatic() && d.value == 1))
+          it->second = Dim::unknown();
       }
     }
   TensorType o;
@@ -359,7 +371,8 @@ Types inferEinsum(const InferContext& c) {
 
 void registerMatMulOps(OpRegistry& r) {
   r.add(OpInfo{"Einsum", "", PatternKind::OutEWiseFusable, inferEinsum, einsumKernel});
-  r.add(OpInfo{"MatMul", "", PatternKind::OutEWiseFusable, inferMatMul, computeHalfInF32(matmulKernel)});
+  r.add(OpInfo{"MatMul", "", PatternKind::OutEWiseFusable, inferMatMul,
+               computeHalfInF32(matmulKernel)});
   r.add(OpInfo{"Gemm", "", PatternKind::OutEWiseFusable, inferGemm, computeHalfInF32(gemmKernel)});
 }
 

@@ -71,8 +71,9 @@ Outputs batchNormKernel(const Node& n, const Inputs& in) {
 Types inferBatchNorm(const InferContext& c) {
   FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 5, 5));
   if (c.node.outputs.size() > 1 && c.node.attrs.getInt("training_mode", 0) == 0)
-    return nodeError(c.node, "has running mean/var outputs but training_mode is 0; ONNX defines "
-                             "them only in training mode");
+    return nodeError(c.node,
+                     "has running mean/var outputs but training_mode is 0; ONNX defines "
+                     "them only in training mode");
   if (c.node.outputs.size() > 3)
     return nodeError(c.node, "has " + std::to_string(c.node.outputs.size()) +
                                  " outputs; the opset-14+ training form has 3");
@@ -82,9 +83,9 @@ Types inferBatchNorm(const InferContext& c) {
 }
 
 // Normalizes each of `groups` contiguous blocks of x, then applies a per-channel affine.
-TensorData normalizeBlocks(const TensorData& x, int64_t blocks, double eps,
-                           const TensorData* scale, const TensorData* bias, int64_t C,
-                           int64_t inner, std::vector<double>* means = nullptr,
+TensorData normalizeBlocks(const TensorData& x, int64_t blocks, double eps, const TensorData* scale,
+                           const TensorData* bias, int64_t C, int64_t inner,
+                           std::vector<double>* means = nullptr,
                            std::vector<double>* invStd = nullptr) {
   TensorData o(x.dtype, x.shape);
   int64_t len = blocks ? x.numel() / blocks : 0;
@@ -155,11 +156,13 @@ Outputs layerNormKernel(const Node& n, const Inputs& in) {
     return !t || (broadcastShapes(n, t->shape, normShape).isOk() && t->numel() <= len);
   };
   if (!fits(scale) || !fits(bias))
-    return nodeError(n, "scale/bias do not broadcast to the normalized shape " + shapeStr(normShape));
+    return nodeError(n,
+                     "scale/bias do not broadcast to the normalized shape " + shapeStr(normShape));
   auto expand = [&](const TensorData* t) -> std::vector<double> {
     std::vector<double> v(size_t(len), t ? 0.0 : 0.0);
     if (!t) return v;
-    forEachBroadcast({t}, normShape, [&](int64_t i, const std::vector<int64_t>& off) { v[i] = t->at(off[0]); });
+    forEachBroadcast({t}, normShape,
+                     [&](int64_t i, const std::vector<int64_t>& off) { v[i] = t->at(off[0]); });
     return v;
   };
   std::vector<double> sc = expand(scale), bi = expand(bias);
@@ -209,7 +212,8 @@ Types inferLayerNorm(const InferContext& c) {
 void registerNormOps(OpRegistry& r) {
   // BatchNormalization in inference is a per-channel affine map: elementwise.
   r.add(OpInfo{"BatchNormalization", "", PatternKind::ElemWise, inferBatchNorm, batchNormKernel});
-  r.add(OpInfo{"InstanceNormalization", "", PatternKind::CommReduce, inferFirst, instanceNormKernel});
+  r.add(
+      OpInfo{"InstanceNormalization", "", PatternKind::CommReduce, inferFirst, instanceNormKernel});
   r.add(OpInfo{"LayerNormalization", "", PatternKind::CommReduce, inferLayerNorm, layerNormKernel});
   r.add(OpInfo{"GroupNormalization", "", PatternKind::CommReduce, inferFirst, groupNormKernel});
 }

@@ -131,7 +131,7 @@ uint16_t floatToHalf(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t absx = x & 0x7fffffffu;
-  if (absx > 0x7f800000u) return uint16_t(sign | 0x7e00u);  // NaN
+  if (absx > 0x7f800000u) return uint16_t(sign | 0x7e00u);   // NaN
   if (absx >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to inf
   if (absx < 0x38800000u) {                                  // subnormal or zero in f16
     // Scale into the subnormal range exactly, then round to nearest even.
@@ -150,7 +150,7 @@ uint16_t floatToHalf(float f) {
 uint16_t floatToBf16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1);  // round to nearest even
+  x += 0x7fffu + ((x >> 16) & 1);                                           // round to nearest even
   return uint16_t(x >> 16);
 }
 
@@ -166,41 +166,82 @@ I saturate(double v) {
 
 int64_t loadI(const TensorData& t, int64_t i) {
   switch (t.dtype) {
-    case DType::I8: return t.data<int8_t>()[i];
-    case DType::U8: return t.data<uint8_t>()[i];
-    case DType::I16: return t.data<int16_t>()[i];
-    case DType::I32: return t.data<int32_t>()[i];
-    case DType::I64: return t.data<int64_t>()[i];
-    case DType::Bool: return t.data<uint8_t>()[i] != 0;
-    default: return saturate<int64_t>(t.at(i));
+    case DType::I8:
+      return t.data<int8_t>()[i];
+    case DType::U8:
+      return t.data<uint8_t>()[i];
+    case DType::I16:
+      return t.data<int16_t>()[i];
+    case DType::I32:
+      return t.data<int32_t>()[i];
+    case DType::I64:
+      return t.data<int64_t>()[i];
+    case DType::Bool:
+      return t.data<uint8_t>()[i] != 0;
+    default:
+      return saturate<int64_t>(t.at(i));
   }
 }
 
 void storeF(TensorData& t, int64_t i, double v) {
   switch (t.dtype) {
-    case DType::F32: t.data<float>()[i] = float(v); break;
-    case DType::F64: t.data<double>()[i] = v; break;
+    case DType::F32:
+      t.data<float>()[i] = float(v);
+      break;
+    case DType::F64:
+      t.data<double>()[i] = v;
+      break;
     // Through f32 first, as ORT's MLFloat16(float) does.
-    case DType::F16: t.data<uint16_t>()[i] = floatToHalf(float(v)); break;
-    case DType::BF16: t.data<uint16_t>()[i] = floatToBf16(float(v)); break;
-    case DType::I8: t.data<int8_t>()[i] = saturate<int8_t>(v); break;
-    case DType::U8: t.data<uint8_t>()[i] = saturate<uint8_t>(v); break;
-    case DType::I16: t.data<int16_t>()[i] = saturate<int16_t>(v); break;
-    case DType::I32: t.data<int32_t>()[i] = saturate<int32_t>(v); break;
-    case DType::I64: t.data<int64_t>()[i] = saturate<int64_t>(v); break;
-    case DType::Bool: t.data<uint8_t>()[i] = v != 0; break;
+    case DType::F16:
+      t.data<uint16_t>()[i] = floatToHalf(float(v));
+      break;
+    case DType::BF16:
+      t.data<uint16_t>()[i] = floatToBf16(float(v));
+      break;
+    case DType::I8:
+      t.data<int8_t>()[i] = saturate<int8_t>(v);
+      break;
+    case DType::U8:
+      t.data<uint8_t>()[i] = saturate<uint8_t>(v);
+      break;
+    case DType::I16:
+      t.data<int16_t>()[i] = saturate<int16_t>(v);
+      break;
+    case DType::I32:
+      t.data<int32_t>()[i] = saturate<int32_t>(v);
+      break;
+    case DType::I64:
+      t.data<int64_t>()[i] = saturate<int64_t>(v);
+      break;
+    case DType::Bool:
+      t.data<uint8_t>()[i] = v != 0;
+      break;
   }
 }
 
 void storeI(TensorData& t, int64_t i, int64_t v) {
   switch (t.dtype) {
-    case DType::I8: t.data<int8_t>()[i] = int8_t(v); break;
-    case DType::U8: t.data<uint8_t>()[i] = uint8_t(v); break;
-    case DType::I16: t.data<int16_t>()[i] = int16_t(v); break;
-    case DType::I32: t.data<int32_t>()[i] = int32_t(v); break;
-    case DType::I64: t.data<int64_t>()[i] = v; break;
-    case DType::Bool: t.data<uint8_t>()[i] = v != 0; break;
-    default: storeF(t, i, double(v)); break;
+    case DType::I8:
+      t.data<int8_t>()[i] = int8_t(v);
+      break;
+    case DType::U8:
+      t.data<uint8_t>()[i] = uint8_t(v);
+      break;
+    case DType::I16:
+      t.data<int16_t>()[i] = int16_t(v);
+      break;
+    case DType::I32:
+      t.data<int32_t>()[i] = int32_t(v);
+      break;
+    case DType::I64:
+      t.data<int64_t>()[i] = v;
+      break;
+    case DType::Bool:
+      t.data<uint8_t>()[i] = v != 0;
+      break;
+    default:
+      storeF(t, i, double(v));
+      break;
   }
 }
 
@@ -231,30 +272,41 @@ Expected<std::vector<int64_t>> intsOf(const Node& n, const TensorData& t, const 
 }
 
 Expected<double> scalarOf(const Node& n, const TensorData& t, const std::string& what) {
-  if (t.numel() != 1)
-    return nodeError(n, what + " must hold one element, got " + t.type().str());
+  if (t.numel() != 1) return nodeError(n, what + " must hold one element, got " + t.type().str());
   return t.at(0);
 }
 
 std::optional<DType> dtypeOfOnnxEnum(int64_t e) {
   switch (e) {
-    case 1: return DType::F32;
-    case 2: return DType::U8;
-    case 3: return DType::I8;
-    case 5: return DType::I16;
-    case 6: return DType::I32;
-    case 7: return DType::I64;
-    case 9: return DType::Bool;
-    case 10: return DType::F16;
-    case 11: return DType::F64;
-    case 16: return DType::BF16;
-    default: return std::nullopt;
+    case 1:
+      return DType::F32;
+    case 2:
+      return DType::U8;
+    case 3:
+      return DType::I8;
+    case 5:
+      return DType::I16;
+    case 6:
+      return DType::I32;
+    case 7:
+      return DType::I64;
+    case 9:
+      return DType::Bool;
+    case 10:
+      return DType::F16;
+    case 11:
+      return DType::F64;
+    case 16:
+      return DType::BF16;
+    default:
+      return std::nullopt;
   }
 }
 
 std::optional<std::vector<int64_t>> constInts(const InferContext& c, size_t i) {
   const TensorData* t = typeAt(c, i) ? constAt(c, i) : nullptr;
-  if (!t || (t->dtype != DType::I64 && t->dtype != DType::I32) || t->rank() > 1) return std::nullopt;
+  if (!t || (t->dtype != DType::I64 && t->dtype != DType::I32) || t->rank() > 1)
+    return std::nullopt;
   std::vector<int64_t> v;
   for (int64_t k = 0; k < t->numel(); ++k) v.push_back(loadI(*t, k));
   return v;
@@ -269,8 +321,8 @@ Expected<int64_t> axisOf(const Node& n, int64_t rank, int64_t fallback, bool inc
   int64_t a = n.attrs.getInt("axis", fallback);
   auto na = normalizeAxis(a, rank + (inclusive ? 1 : 0));
   if (!na && !(inclusive && a == rank))
-    return nodeError(n, "axis " + std::to_string(a) + " is out of range for rank " +
-                            std::to_string(rank));
+    return nodeError(
+        n, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
   return na ? *na : a;
 }
 

@@ -74,8 +74,7 @@ bool nextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& shape);
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 // The node's `axis` attribute (or `fallback`) normalized for `rank`; with
 // `inclusive`, axis == rank is allowed too (a new last axis).
-Expected<int64_t> axisOf(const Node& n, int64_t rank, int64_t fallback = 0,
-                         bool inclusive = false);
+Expected<int64_t> axisOf(const Node& n, int64_t rank, int64_t fallback = 0, bool inclusive = false);
 // Copies element si of src to element di of dst (same dtype), as bytes.
 void copyElem(TensorData& dst, int64_t di, const TensorData& src, int64_t si);
 
@@ -88,7 +87,7 @@ int64_t loadI(const TensorData& t, int64_t i);
 // truncating (saturating, NaN -> 0) for integers; bool is v != 0.
 void storeF(TensorData& t, int64_t i, double v);
 void storeI(TensorData& t, int64_t i, int64_t v);  // integers wrap to the dtype's width
-bool isIntegral(DType t);  // signed/unsigned ints and bool
+bool isIntegral(DType t);                          // signed/unsigned ints and bool
 uint16_t floatToHalf(float f);
 uint16_t floatToBf16(float f);
 // The tensor converted element by element (ONNX Cast semantics, see storeF).

@@ -37,7 +37,8 @@ Expected<std::function<int64_t(int64_t)>> channelOf(const Node& n, const TensorD
                                                     const TensorData& scale) {
   if (int64_t block = n.attrs.getInt("block_size", 0); block > 0)
     return blockOf(n, x, scale, block);
-  if (scale.numel() == 1) return std::function<int64_t(int64_t)>([](int64_t) { return int64_t(0); });
+  if (scale.numel() == 1)
+    return std::function<int64_t(int64_t)>([](int64_t) { return int64_t(0); });
   if (scale.rank() != 1)
     return nodeError(n, "a scale of rank " + std::to_string(scale.rank()) +
                             " needs block_size > 0 (blocked quantization)");
@@ -45,7 +46,8 @@ Expected<std::function<int64_t(int64_t)>> channelOf(const Node& n, const TensorD
   auto axis = normalizeAxis(axisAttr, int64_t(x.rank()));
   if (!axis || x.shape[*axis] != scale.numel())
     return nodeError(n, "a per-axis scale of " + std::to_string(scale.numel()) +
-                            " values does not fit axis " + std::to_string(axisAttr) + " of " + shapeStr(x.shape));
+                            " values does not fit axis " + std::to_string(axisAttr) + " of " +
+                            shapeStr(x.shape));
   int64_t inner = 1, len = x.shape[*axis];
   for (size_t i = size_t(*axis) + 1; i < x.rank(); ++i) inner *= x.shape[i];
   return std::function<int64_t(int64_t)>([inner, len](int64_t i) { return (i / inner) % len; });

@@ -26,7 +26,8 @@ struct AxesSpec {
   bool identity = false;      // empty axes with noop_with_empty_axes
 };
 
-Expected<AxesSpec> axesSpec(const Node& n, size_t rank, const std::optional<std::vector<int64_t>>& axes) {
+Expected<AxesSpec> axesSpec(const Node& n, size_t rank,
+                            const std::optional<std::vector<int64_t>>& axes) {
   AxesSpec s;
   s.reduced.assign(rank, false);
   if (!axes || axes->empty()) {
@@ -40,8 +41,8 @@ Expected<AxesSpec> axesSpec(const Node& n, size_t rank, const std::optional<std:
   for (int64_t a : *axes) {
     auto na = normalizeAxis(a, int64_t(rank));
     if (!na)
-      return nodeError(n, "axis " + std::to_string(a) + " is out of range for rank " +
-                              std::to_string(rank));
+      return nodeError(
+          n, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
     s.reduced[*na] = true;
   }
   return s;
@@ -73,8 +74,10 @@ Types inferReduce(const InferContext& c) {
   TensorType out;
   out.dtype = x.dtype;
   for (size_t i = 0; i < x.rank(); ++i) {
-    if (!spec->reduced[i]) out.shape.push_back(x.shape[i]);
-    else if (keep) out.shape.push_back(Dim::fixed(1));
+    if (!spec->reduced[i])
+      out.shape.push_back(x.shape[i]);
+    else if (keep)
+      out.shape.push_back(Dim::fixed(1));
   }
   return std::vector{out};
 }
@@ -83,10 +86,14 @@ enum class Red { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp
 
 double initial(Red r) {
   switch (r) {
-    case Red::Max: return -INFINITY;
-    case Red::Min: return INFINITY;
-    case Red::Prod: return 1;
-    default: return 0;
+    case Red::Max:
+      return -INFINITY;
+    case Red::Min:
+      return INFINITY;
+    case Red::Prod:
+      return 1;
+    default:
+      return 0;
   }
 }
 
@@ -102,8 +109,10 @@ TensorData intExtremum(bool isMax, const TensorData& x, const std::vector<int64_
   });
   TensorData out(x.dtype, oshape);
   for (int64_t o = 0; o < outN; ++o) {
-    if (count == 0) storeF(out, o, isMax ? -INFINITY : INFINITY);
-    else storeI(out, o, acc[size_t(o)]);
+    if (count == 0)
+      storeF(out, o, isMax ? -INFINITY : INFINITY);
+    else
+      storeI(out, o, acc[size_t(o)]);
   }
   return out;
 }
@@ -155,25 +164,48 @@ EagerFn reduceKernel(Red red) {
       switch (red) {
         case Red::Sum:
         case Red::Mean:
-        case Red::LogSum: a += v; break;
-        case Red::Max: a = std::isnan(v) || std::isnan(a) ? NAN : std::max(a, v); break;
-        case Red::Min: a = std::isnan(v) || std::isnan(a) ? NAN : std::min(a, v); break;
-        case Red::Prod: a *= v; break;
-        case Red::L1: a += std::fabs(v); break;
+        case Red::LogSum:
+          a += v;
+          break;
+        case Red::Max:
+          a = std::isnan(v) || std::isnan(a) ? NAN : std::max(a, v);
+          break;
+        case Red::Min:
+          a = std::isnan(v) || std::isnan(a) ? NAN : std::min(a, v);
+          break;
+        case Red::Prod:
+          a *= v;
+          break;
+        case Red::L1:
+          a += std::fabs(v);
+          break;
         case Red::L2:
-        case Red::SumSquare: a += v * v; break;
-        case Red::LogSumExp: a += std::isinf(mx[o]) ? std::exp(v) : std::exp(v - mx[o]); break;
+        case Red::SumSquare:
+          a += v * v;
+          break;
+        case Red::LogSumExp:
+          a += std::isinf(mx[o]) ? std::exp(v) : std::exp(v - mx[o]);
+          break;
       }
     });
     TensorData out(x.dtype, oshape);
     for (int64_t o = 0; o < outN; ++o) {
       double a = acc[o];
       switch (red) {
-        case Red::Mean: a = a / double(count); break;
-        case Red::L2: a = std::sqrt(a); break;
-        case Red::LogSum: a = std::log(a); break;
-        case Red::LogSumExp: a = std::log(a) + (std::isinf(mx[o]) ? 0.0 : mx[o]); break;
-        default: break;
+        case Red::Mean:
+          a = a / double(count);
+          break;
+        case Red::L2:
+          a = std::sqrt(a);
+          break;
+        case Red::LogSum:
+          a = std::log(a);
+          break;
+        case Red::LogSumExp:
+          a = std::log(a) + (std::isinf(mx[o]) ? 0.0 : mx[o]);
+          break;
+        default:
+          break;
       }
       if (isIntegral(x.dtype) && std::isinf(a))  // empty Max/Min over ints: the type's bound
         a = a < 0 ? -1e300 : 1e300;
@@ -191,12 +223,15 @@ Types inferArg(const InferContext& c) {
   if (!x.rankKnown) return std::vector{unknownRank(DType::I64)};
   int64_t axis = c.node.attrs.getInt("axis", 0);
   auto a = normalizeAxis(axis, int64_t(x.rank()));
-  if (!a) return nodeError(c.node, "axis " + std::to_string(axis) + " is out of range for " + x.str());
+  if (!a)
+    return nodeError(c.node, "axis " + std::to_string(axis) + " is out of range for " + x.str());
   TensorType out;
   out.dtype = DType::I64;
   for (size_t i = 0; i < x.rank(); ++i) {
-    if (int64_t(i) != *a) out.shape.push_back(x.shape[i]);
-    else if (c.node.attrs.getInt("keepdims", 1)) out.shape.push_back(Dim::fixed(1));
+    if (int64_t(i) != *a)
+      out.shape.push_back(x.shape[i]);
+    else if (c.node.attrs.getInt("keepdims", 1))
+      out.shape.push_back(Dim::fixed(1));
   }
   return std::vector{out};
 }
@@ -208,9 +243,12 @@ struct AxisView {
 AxisView viewAround(const std::vector<int64_t>& shape, int64_t axis) {
   AxisView v;
   for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
-    if (d < axis) v.outer *= shape[d];
-    else if (d == axis) v.len = shape[d];
-    else v.inner *= shape[d];
+    if (d < axis)
+      v.outer *= shape[d];
+    else if (d == axis)
+      v.len = shape[d];
+    else
+      v.inner *= shape[d];
   }
   return v;
 }
@@ -243,8 +281,10 @@ EagerFn argKernel(bool isMax) {
           out.data<int64_t>()[o * v.inner + i] = best;
         }
     };
-    if (isIntegral(x.dtype)) scan([&](int64_t i) { return loadI(x, i); });
-    else scan([&](int64_t i) { return x.at(i); });
+    if (isIntegral(x.dtype))
+      scan([&](int64_t i) { return loadI(x, i); });
+    else
+      scan([&](int64_t i) { return x.at(i); });
     return std::vector{std::move(out)};
   };
 }
@@ -315,8 +355,10 @@ Outputs cumsumKernel(const Node& n, const Inputs& in) {
         int64_t k = rev ? v.len - 1 - s : s;
         int64_t at = (o * v.len + k) * v.inner + i;
         if (excl) fl ? storeF(out, at, sf) : storeI(out, at, si);
-        if (fl) sf += x.at(at);
-        else si = int64_t(uint64_t(si) + uint64_t(loadI(x, at)));  // wraps, as ORT's does
+        if (fl)
+          sf += x.at(at);
+        else
+          si = int64_t(uint64_t(si) + uint64_t(loadI(x, at)));  // wraps, as ORT's does
         if (!excl) fl ? storeF(out, at, sf) : storeI(out, at, si);
       }
     }
@@ -333,7 +375,8 @@ Types inferTopK(const InferContext& c) {
   if (x.rankKnown) {
     int64_t axis = c.node.attrs.getInt("axis", -1);
     auto a = normalizeAxis(axis, int64_t(x.rank()));
-    if (!a) return nodeError(c.node, "axis " + std::to_string(axis) + " is out of range for " + x.str());
+    if (!a)
+      return nodeError(c.node, "axis " + std::to_string(axis) + " is out of range for " + x.str());
     Dim k = Dim::unknown();
     if (const TensorData* kt = constAt(c, 1)) {
       auto kv = scalarOf(c.node, *kt, "K");
@@ -356,7 +399,8 @@ Outputs topkKernel(const Node& n, const Inputs& in) {
   if (!axis) return nodeError(n, "axis " + std::to_string(axisAttr) + " is out of range");
   AxisView v = viewAround(x.shape, *axis);
   if (k < 0 || k > v.len)
-    return nodeError(n, "K=" + std::to_string(k) + " is outside [0, " + std::to_string(v.len) + "]");
+    return nodeError(n,
+                     "K=" + std::to_string(k) + " is outside [0, " + std::to_string(v.len) + "]");
   bool largest = n.attrs.getInt("largest", 1) != 0;
   std::vector<int64_t> shape = x.shape;
   shape[*axis] = k;
@@ -395,10 +439,11 @@ Outputs topkKernel(const Node& n, const Inputs& in) {
 void registerReduceOps(OpRegistry& r) {
   const auto C = PatternKind::CommReduce;
   const std::pair<const char*, Red> reductions[] = {
-      {"ReduceSum", Red::Sum},   {"ReduceMean", Red::Mean},           {"ReduceMax", Red::Max},
-      {"ReduceMin", Red::Min},   {"ReduceProd", Red::Prod},           {"ReduceL1", Red::L1},
-      {"ReduceL2", Red::L2},     {"ReduceSumSquare", Red::SumSquare}, {"ReduceLogSum", Red::LogSum},
-      {"ReduceLogSumExp", Red::LogSumExp}};
+      {"ReduceSum", Red::Sum},       {"ReduceMean", Red::Mean},
+      {"ReduceMax", Red::Max},       {"ReduceMin", Red::Min},
+      {"ReduceProd", Red::Prod},     {"ReduceL1", Red::L1},
+      {"ReduceL2", Red::L2},         {"ReduceSumSquare", Red::SumSquare},
+      {"ReduceLogSum", Red::LogSum}, {"ReduceLogSumExp", Red::LogSumExp}};
   for (const auto& [name, red] : reductions)
     r.add(OpInfo{name, "", C, inferReduce, reduceKernel(red)});
   r.add(OpInfo{"ArgMax", "", C, inferArg, argKernel(true)});

@@ -28,66 +28,131 @@ using CC = ComputeClass;
 constexpr Launch kView = Launch::View;
 constexpr ExecRow kExecTable[] = {
     // elementwise: arithmetic, comparisons, logic
-    {"", "Add", CC::Elementwise}, {"", "Sub", CC::Elementwise}, {"", "Mul", CC::Elementwise},
-    {"", "Div", CC::Elementwise}, {"", "Max", CC::Elementwise}, {"", "Min", CC::Elementwise},
-    {"", "Pow", CC::Elementwise}, {"", "Sum", CC::Elementwise}, {"", "Mean", CC::Elementwise},
-    {"", "Mod", CC::Elementwise}, {"", "BitShift", CC::Elementwise},
-    {"", "Equal", CC::Elementwise}, {"", "Less", CC::Elementwise},
-    {"", "LessOrEqual", CC::Elementwise}, {"", "Greater", CC::Elementwise},
-    {"", "GreaterOrEqual", CC::Elementwise}, {"", "Not", CC::Elementwise},
-    {"", "And", CC::Elementwise}, {"", "Or", CC::Elementwise}, {"", "Xor", CC::Elementwise},
-    {"", "Where", CC::Elementwise}, {"", "IsNaN", CC::Elementwise}, {"", "IsInf", CC::Elementwise},
+    {"", "Add", CC::Elementwise},
+    {"", "Sub", CC::Elementwise},
+    {"", "Mul", CC::Elementwise},
+    {"", "Div", CC::Elementwise},
+    {"", "Max", CC::Elementwise},
+    {"", "Min", CC::Elementwise},
+    {"", "Pow", CC::Elementwise},
+    {"", "Sum", CC::Elementwise},
+    {"", "Mean", CC::Elementwise},
+    {"", "Mod", CC::Elementwise},
+    {"", "BitShift", CC::Elementwise},
+    {"", "Equal", CC::Elementwise},
+    {"", "Less", CC::Elementwise},
+    {"", "LessOrEqual", CC::Elementwise},
+    {"", "Greater", CC::Elementwise},
+    {"", "GreaterOrEqual", CC::Elementwise},
+    {"", "Not", CC::Elementwise},
+    {"", "And", CC::Elementwise},
+    {"", "Or", CC::Elementwise},
+    {"", "Xor", CC::Elementwise},
+    {"", "Where", CC::Elementwise},
+    {"", "IsNaN", CC::Elementwise},
+    {"", "IsInf", CC::Elementwise},
     // elementwise: math and activations
-    {"", "Relu", CC::Elementwise}, {"", "Sigmoid", CC::Elementwise}, {"", "Tanh", CC::Elementwise},
-    {"", "Exp", CC::Elementwise}, {"", "Neg", CC::Elementwise}, {"", "Abs", CC::Elementwise},
-    {"", "Sqrt", CC::Elementwise}, {"", "Reciprocal", CC::Elementwise},
-    {"", "Erf", CC::Elementwise}, {"", "Gelu", CC::Elementwise}, {"", "LeakyRelu", CC::Elementwise},
-    {"", "Clip", CC::Elementwise}, {"", "PRelu", CC::Elementwise}, {"", "Log", CC::Elementwise},
-    {"", "Sin", CC::Elementwise}, {"", "Cos", CC::Elementwise}, {"", "Tan", CC::Elementwise},
-    {"", "Atan", CC::Elementwise}, {"", "Floor", CC::Elementwise}, {"", "Ceil", CC::Elementwise},
-    {"", "Round", CC::Elementwise}, {"", "Sign", CC::Elementwise},
-    {"", "Softplus", CC::Elementwise}, {"", "Softsign", CC::Elementwise},
-    {"", "Selu", CC::Elementwise}, {"", "Elu", CC::Elementwise}, {"", "Celu", CC::Elementwise},
-    {"", "ThresholdedRelu", CC::Elementwise}, {"", "HardSigmoid", CC::Elementwise},
-    {"", "HardSwish", CC::Elementwise}, {"", "Mish", CC::Elementwise},
+    {"", "Relu", CC::Elementwise},
+    {"", "Sigmoid", CC::Elementwise},
+    {"", "Tanh", CC::Elementwise},
+    {"", "Exp", CC::Elementwise},
+    {"", "Neg", CC::Elementwise},
+    {"", "Abs", CC::Elementwise},
+    {"", "Sqrt", CC::Elementwise},
+    {"", "Reciprocal", CC::Elementwise},
+    {"", "Erf", CC::Elementwise},
+    {"", "Gelu", CC::Elementwise},
+    {"", "LeakyRelu", CC::Elementwise},
+    {"", "Clip", CC::Elementwise},
+    {"", "PRelu", CC::Elementwise},
+    {"", "Log", CC::Elementwise},
+    {"", "Sin", CC::Elementwise},
+    {"", "Cos", CC::Elementwise},
+    {"", "Tan", CC::Elementwise},
+    {"", "Atan", CC::Elementwise},
+    {"", "Floor", CC::Elementwise},
+    {"", "Ceil", CC::Elementwise},
+    {"", "Round", CC::Elementwise},
+    {"", "Sign", CC::Elementwise},
+    {"", "Softplus", CC::Elementwise},
+    {"", "Softsign", CC::Elementwise},
+    {"", "Selu", CC::Elementwise},
+    {"", "Elu", CC::Elementwise},
+    {"", "Celu", CC::Elementwise},
+    {"", "ThresholdedRelu", CC::Elementwise},
+    {"", "HardSigmoid", CC::Elementwise},
+    {"", "HardSwish", CC::Elementwise},
+    {"", "Mish", CC::Elementwise},
     // elementwise: casts, inference Dropout, quantization
-    {"", "Cast", CC::Elementwise}, {"", "CastLike", CC::Elementwise},
-    {"", "Dropout", CC::Elementwise}, {"", "QuantizeLinear", CC::Elementwise},
+    {"", "Cast", CC::Elementwise},
+    {"", "CastLike", CC::Elementwise},
+    {"", "Dropout", CC::Elementwise},
+    {"", "QuantizeLinear", CC::Elementwise},
     {"", "DequantizeLinear", CC::Elementwise},
     // index maps; the five views among them alias outside a group
-    {"", "Reshape", CC::IndexMap, kView}, {"", "Identity", CC::IndexMap, kView},
-    {"", "Flatten", CC::IndexMap, kView}, {"", "Squeeze", CC::IndexMap, kView},
-    {"", "Unsqueeze", CC::IndexMap, kView}, {"", "Transpose", CC::IndexMap},
+    {"", "Reshape", CC::IndexMap, kView},
+    {"", "Identity", CC::IndexMap, kView},
+    {"", "Flatten", CC::IndexMap, kView},
+    {"", "Squeeze", CC::IndexMap, kView},
+    {"", "Unsqueeze", CC::IndexMap, kView},
+    {"", "Transpose", CC::IndexMap},
     {"", "Slice", CC::IndexMap},
     // injective: a select over reads (BatchNormalization in inference mode)
-    {"", "Concat", CC::Injective}, {"", "Pad", CC::Injective},
-    {"", "BatchNormalization", CC::Injective}, {"", "Gather", CC::Injective},
-    {"", "GatherElements", CC::Injective}, {"", "GatherND", CC::Injective},
-    {"", "Split", CC::Injective}, {"", "Tile", CC::Injective}, {"", "Expand", CC::Injective},
-    {"", "DepthToSpace", CC::Injective}, {"", "SpaceToDepth", CC::Injective},
-    {"", "Resize", CC::Injective}, {"", "Size", CC::Injective}, {"", "Shape", CC::Injective},
-    {"", "OneHot", CC::Injective}, {"", "ConstantOfShape", CC::Injective},
+    {"", "Concat", CC::Injective},
+    {"", "Pad", CC::Injective},
+    {"", "BatchNormalization", CC::Injective},
+    {"", "Gather", CC::Injective},
+    {"", "GatherElements", CC::Injective},
+    {"", "GatherND", CC::Injective},
+    {"", "Split", CC::Injective},
+    {"", "Tile", CC::Injective},
+    {"", "Expand", CC::Injective},
+    {"", "DepthToSpace", CC::Injective},
+    {"", "SpaceToDepth", CC::Injective},
+    {"", "Resize", CC::Injective},
+    {"", "Size", CC::Injective},
+    {"", "Shape", CC::Injective},
+    {"", "OneHot", CC::Injective},
+    {"", "ConstantOfShape", CC::Injective},
     // reductions: contractions, row ops, reduces
-    {"", "MatMul", CC::Reduction}, {"", "Gemm", CC::Reduction}, {"", "Einsum", CC::Reduction},
-    {"", "Softmax", CC::Reduction}, {"", "LogSoftmax", CC::Reduction},
-    {"", "LayerNormalization", CC::Reduction}, {"", "InstanceNormalization", CC::Reduction},
-    {"", "GroupNormalization", CC::Reduction}, {"", "ReduceSum", CC::Reduction},
-    {"", "ReduceMean", CC::Reduction}, {"", "ReduceMax", CC::Reduction},
-    {"", "ReduceMin", CC::Reduction}, {"", "ReduceProd", CC::Reduction},
-    {"", "ReduceSumSquare", CC::Reduction}, {"", "ReduceL1", CC::Reduction},
-    {"", "ReduceL2", CC::Reduction}, {"", "ReduceLogSum", CC::Reduction},
+    {"", "MatMul", CC::Reduction},
+    {"", "Gemm", CC::Reduction},
+    {"", "Einsum", CC::Reduction},
+    {"", "Softmax", CC::Reduction},
+    {"", "LogSoftmax", CC::Reduction},
+    {"", "LayerNormalization", CC::Reduction},
+    {"", "InstanceNormalization", CC::Reduction},
+    {"", "GroupNormalization", CC::Reduction},
+    {"", "ReduceSum", CC::Reduction},
+    {"", "ReduceMean", CC::Reduction},
+    {"", "ReduceMax", CC::Reduction},
+    {"", "ReduceMin", CC::Reduction},
+    {"", "ReduceProd", CC::Reduction},
+    {"", "ReduceSumSquare", CC::Reduction},
+    {"", "ReduceL1", CC::Reduction},
+    {"", "ReduceL2", CC::Reduction},
+    {"", "ReduceLogSum", CC::Reduction},
     {"", "ReduceLogSumExp", CC::Reduction},
     // reductions: scans, scatters, recurrences
-    {"", "ArgMax", CC::Reduction}, {"", "ArgMin", CC::Reduction}, {"", "CumSum", CC::Reduction},
-    {"", "TopK", CC::Reduction}, {"", "ScatterND", CC::Reduction},
-    {"", "ScatterElements", CC::Reduction}, {"", "RNN", CC::Reduction}, {"", "GRU", CC::Reduction},
+    {"", "ArgMax", CC::Reduction},
+    {"", "ArgMin", CC::Reduction},
+    {"", "CumSum", CC::Reduction},
+    {"", "TopK", CC::Reduction},
+    {"", "ScatterND", CC::Reduction},
+    {"", "ScatterElements", CC::Reduction},
+    {"", "RNN", CC::Reduction},
+    {"", "GRU", CC::Reduction},
     {"", "LSTM", CC::Reduction},
     // reductions over a window
-    {"", "Conv", CC::Reduction}, {"", "ConvTranspose", CC::Reduction},
-    {"", "MaxPool", CC::Reduction}, {"", "AveragePool", CC::Reduction},
-    {"", "GlobalAveragePool", CC::Reduction}, {"", "GlobalMaxPool", CC::Reduction},
+    {"", "Conv", CC::Reduction},
+    {"", "ConvTranspose", CC::Reduction},
+    {"", "MaxPool", CC::Reduction},
+    {"", "AveragePool", CC::Reduction},
+    {"", "GlobalAveragePool", CC::Reduction},
+    {"", "GlobalMaxPool", CC::Reduction},
     // the layout pass's NCHWc ops
-    {kFuseLensDomain, "ToNCHWc", CC::Injective}, {kFuseLensDomain, "FromNCHWc", CC::Injective},
+    {kFuseLensDomain, "ToNCHWc", CC::Injective},
+    {kFuseLensDomain, "FromNCHWc", CC::Injective},
     {kFuseLensDomain, "ConvNCHWc", CC::Reduction},
     {kFuseLensDomain, "MaxPoolNCHWc", CC::Reduction},
     {kFuseLensDomain, "AveragePoolNCHWc", CC::Reduction},
@@ -157,7 +222,8 @@ const OpRegistry& OpRegistry::instance() {
     ops::addAttributeSchemas(*r);
     for (const ExecRow& row : kExecTable)
       for (OpInfo& op : r->ops_)
-        if (op.domain == row.domain && op.name == row.op) op.launch = row.launch, op.compute = row.compute;
+        if (op.domain == row.domain && op.name == row.op)
+          op.launch = row.launch, op.compute = row.compute;
     return r;
   }();
   return *registry;
@@ -225,7 +291,8 @@ std::vector<std::string> unregisteredExecOps() {
   std::vector<std::string> out;
   for (const ExecRow& row : kExecTable)
     if (!OpRegistry::instance().find(row.domain, row.op))
-      out.push_back((row.domain.empty() ? "" : std::string(row.domain) + ".") + std::string(row.op));
+      out.push_back((row.domain.empty() ? "" : std::string(row.domain) + ".") +
+                    std::string(row.op));
   return out;
 }
 
@@ -235,7 +302,8 @@ bool isViewOp(const Node& n) {
 }
 
 bool needsKernel(const Graph& g, const Node& n) {
-  if (!isViewOp(n) || n.outputs.size() != 1 || n.inputs.empty() || !n.inputs[0].valid()) return true;
+  if (!isViewOp(n) || n.outputs.size() != 1 || n.inputs.empty() || !n.inputs[0].valid())
+    return true;
   for (ValueId v : n.inputs)
     if (v.valid() && !hasStaticShape(g, v)) return true;
   return !hasStaticShape(g, n.outputs[0]);

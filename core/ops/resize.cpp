@@ -36,8 +36,8 @@ Expected<std::vector<int64_t>> resizeAxes(const Node& n, size_t r) {
   for (int64_t a : *attr) {
     auto na = normalizeAxis(a, int64_t(r));
     if (!na)
-      return nodeError(n, "axis " + std::to_string(a) + " is out of range for rank " +
-                              std::to_string(r));
+      return nodeError(
+          n, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(r));
     if (std::find(axes.begin(), axes.end(), *na) != axes.end())
       return nodeError(n, "axis " + std::to_string(a) + " is listed twice in axes");
     axes.push_back(*na);
@@ -52,8 +52,8 @@ Status keepAspectRatio(const Node& n, const std::vector<int64_t>& shape,
   std::string policy = n.attrs.getString("keep_aspect_ratio_policy", "stretch");
   if (policy == "stretch") return Status::ok();
   if (policy != "not_larger" && policy != "not_smaller")
-    return nodeError(n, "keep_aspect_ratio_policy '" + policy +
-                            "' is not stretch, not_larger or not_smaller");
+    return nodeError(
+        n, "keep_aspect_ratio_policy '" + policy + "' is not stretch, not_larger or not_smaller");
   bool smallest = policy == "not_larger";
   float scale = smallest ? INFINITY : 0.0f;
   for (int64_t a : axes) {
@@ -93,7 +93,8 @@ Expected<Params> params(const Node& n, const std::vector<int64_t>& shape, const 
     if (int64_t(v->size()) != k) return nodeError(n, "sizes must hold one value per resized axis");
     for (int64_t i = 0; i < k; ++i) {
       int64_t a = (*axes)[i];
-      if ((*v)[i] < 0 || (*v)[i] > (int64_t(1) << 30)) return nodeError(n, "sizes are out of range");
+      if ((*v)[i] < 0 || (*v)[i] > (int64_t(1) << 30))
+        return nodeError(n, "sizes are out of range");
       p.outShape[a] = (*v)[i];
       p.scales[a] = shape[a] ? double(float((*v)[i]) / float(shape[a])) : 1.0;
     }
@@ -117,10 +118,12 @@ double original(const std::string& mode, double x, int64_t inLen, int64_t outLen
                 double roiStart, double roiEnd) {
   if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel") return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return outLen == 1 ? 0.0 : x * double(inLen - 1) / double(outLen - 1);
+  if (mode == "align_corners")
+    return outLen == 1 ? 0.0 : x * double(inLen - 1) / double(outLen - 1);
   if (mode == "asymmetric") return x / scale;
   if (mode == "tf_crop_and_resize")
-    return outLen > 1 ? roiStart * double(inLen - 1) + x * (roiEnd - roiStart) * double(inLen - 1) / double(outLen - 1)
+    return outLen > 1 ? roiStart * double(inLen - 1) +
+                            x * (roiEnd - roiStart) * double(inLen - 1) / double(outLen - 1)
                       : 0.5 * (roiStart + roiEnd) * double(inLen - 1);
   // half_pixel_symmetric
   double adjustment = double(outLen) / (scale * double(inLen));
@@ -188,16 +191,17 @@ Outputs resizeKernel(const Node& n, const Inputs& in) {
   double extrapolation = n.attrs.getFloat("extrapolation_value", 0.0);
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     return nodeError(n, "mode '" + mode + "' is not nearest, linear or cubic");
-  static const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                 "tf_crop_and_resize", "half_pixel_symmetric"};
+  static const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                 "asymmetric", "tf_crop_and_resize", "half_pixel_symmetric"};
   if (std::find(std::begin(kModes), std::end(kModes), coord) == std::end(kModes))
     return nodeError(n, "coordinate_transformation_mode '" + coord + "' is not supported");
   bool crop = coord == "tf_crop_and_resize";
   if (crop && p->roi.empty()) return nodeError(n, "tf_crop_and_resize needs a roi");
   bool antialias = n.attrs.getInt("antialias", 0) != 0 && mode != "nearest";
   if (antialias && crop)
-    return nodeError(n, "antialias with tf_crop_and_resize is not supported (no reference "
-                        "defines the filter past the crop box)");
+    return nodeError(n,
+                     "antialias with tf_crop_and_resize is not supported (no reference "
+                     "defines the filter past the crop box)");
   size_t r = x.rank();
   // Per axis, per output coordinate: the taps.
   std::vector<std::vector<std::vector<Tap>>> taps(r);
@@ -278,7 +282,8 @@ Types inferResize(const InferContext& c) {
   TensorType o = c.inputTypes[0];
   if (!o.rankKnown) return std::vector{o};
   Inputs ins{nullptr};
-  for (size_t i = 1; i < c.inputTypes.size(); ++i) ins.push_back(typeAt(c, i) ? constAt(c, i) : nullptr);
+  for (size_t i = 1; i < c.inputTypes.size(); ++i)
+    ins.push_back(typeAt(c, i) ? constAt(c, i) : nullptr);
   bool constScales = true;
   for (size_t i = 2; i < c.inputTypes.size(); ++i)
     if (typeAt(c, i) && !constAt(c, i)) constScales = false;
@@ -299,7 +304,10 @@ Types inferResize(const InferContext& c) {
     if (const TensorData* s = present(ins, 2); s && s->numel() == int64_t(o.rank())) {
       for (size_t i = 0; i < o.rank(); ++i)
         if (s->at(int64_t(i)) != 1.0)
-          o.shape[i] = o.shape[i].isStatic() ? Dim::fixed(int64_t(std::floor(double(float(o.shape[i].value) * float(s->at(int64_t(i))))))) : Dim::unknown();
+          o.shape[i] = o.shape[i].isStatic()
+                           ? Dim::fixed(int64_t(std::floor(
+                                 double(float(o.shape[i].value) * float(s->at(int64_t(i)))))))
+                           : Dim::unknown();
       return std::vector{o};
     }
   }

@@ -28,7 +28,8 @@ Expected<Act> activation(const Node& n, const std::string& name, double alpha, d
   if (name == "Affine") return Act([al = a(1), be = b(0)](double x) { return al * x + be; });
   if (name == "LeakyRelu") return Act([al = a(0.01)](double x) { return x >= 0 ? x : al * x; });
   if (name == "ThresholdedRelu") return Act([al = a(1)](double x) { return x > al ? x : 0; });
-  if (name == "ScaledTanh") return Act([al = a(1), be = b(1)](double x) { return al * std::tanh(be * x); });
+  if (name == "ScaledTanh")
+    return Act([al = a(1), be = b(1)](double x) { return al * std::tanh(be * x); });
   if (name == "HardSigmoid")
     return Act([al = a(0.2), be = b(0.5)](double x) { return std::clamp(al * x + be, 0.0, 1.0); });
   if (name == "Elu") return Act([al = a(1)](double x) { return x >= 0 ? x : al * std::expm1(x); });
@@ -77,25 +78,30 @@ Outputs recurrentKernel(Cell cell, const Node& n, const Inputs& in) {
   const bool inputForget = cell == Cell::Lstm && n.attrs.getInt("input_forget", 0) != 0;
   // Activations: per direction, with alphas/betas consumed in order.
   std::vector<std::string> names;
-  if (const Attribute* a = n.attrs.find("activations"); a && std::holds_alternative<std::vector<std::string>>(*a))
+  if (const Attribute* a = n.attrs.find("activations");
+      a && std::holds_alternative<std::vector<std::string>>(*a))
     names = std::get<std::vector<std::string>>(*a);
   const size_t per = activationsOf(cell);
-  std::vector<std::string> defaults = cell == Cell::Rnn   ? std::vector<std::string>{"Tanh"}
-                                      : cell == Cell::Gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  std::vector<std::string> defaults = cell == Cell::Rnn ? std::vector<std::string>{"Tanh"}
+                                      : cell == Cell::Gru
+                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
   if (names.empty())
-    for (int64_t k = 0; k < d.dirs; ++k) names.insert(names.end(), defaults.begin(), defaults.end());
+    for (int64_t k = 0; k < d.dirs; ++k)
+      names.insert(names.end(), defaults.begin(), defaults.end());
   if (names.size() != per * size_t(d.dirs))
     return nodeError(n, "expects " + std::to_string(per * d.dirs) + " activations");
   std::vector<double> alphas, betas;
-  if (const Attribute* a = n.attrs.find("activation_alpha"); a && std::holds_alternative<std::vector<double>>(*a))
+  if (const Attribute* a = n.attrs.find("activation_alpha");
+      a && std::holds_alternative<std::vector<double>>(*a))
     alphas = std::get<std::vector<double>>(*a);
-  if (const Attribute* a = n.attrs.find("activation_beta"); a && std::holds_alternative<std::vector<double>>(*a))
+  if (const Attribute* a = n.attrs.find("activation_beta");
+      a && std::holds_alternative<std::vector<double>>(*a))
     betas = std::get<std::vector<double>>(*a);
   std::vector<Act> acts;
   for (size_t i = 0; i < names.size(); ++i) {
-    auto f = activation(n, names[i], i < alphas.size() ? alphas[i] : 0, i < betas.size() ? betas[i] : 0,
-                        i < alphas.size(), i < betas.size());
+    auto f = activation(n, names[i], i < alphas.size() ? alphas[i] : 0,
+                        i < betas.size() ? betas[i] : 0, i < alphas.size(), i < betas.size());
     if (!f) return f.status();
     acts.push_back(*f);
   }
@@ -109,7 +115,8 @@ Outputs recurrentKernel(Cell cell, const Node& n, const Inputs& in) {
                                            : std::vector<int64_t>{d.dirs, d.batch, H};
   TensorData y(x.dtype, yShape), yh(x.dtype, hShape), yc(x.dtype, hShape);
   auto yAt = [&](int64_t t, int64_t k, int64_t b, int64_t j) {
-    return batchFirst ? ((b * d.seq + t) * d.dirs + k) * H + j : ((t * d.dirs + k) * d.batch + b) * H + j;
+    return batchFirst ? ((b * d.seq + t) * d.dirs + k) * H + j
+                      : ((t * d.dirs + k) * d.batch + b) * H + j;
   };
   auto hAt = [&](int64_t k, int64_t b, int64_t j) {
     return batchFirst ? (b * d.dirs + k) * H + j : (k * d.batch + b) * H + j;
@@ -159,7 +166,9 @@ Outputs recurrentKernel(Cell cell, const Node& n, const Inputs& in) {
             hn[j] = (1 - z[j]) * ht + z[j] * h[j];
           }
         } else {  // LSTM, gates i, o, f, c
-          auto p = [&](int64_t g, int64_t j) { return peep ? peep->at(k * 3 * H + g * H + j) : 0.0; };
+          auto p = [&](int64_t g, int64_t j) {
+            return peep ? peep->at(k * 3 * H + g * H + j) : 0.0;
+          };
           std::vector<double> cn(H);
           for (int64_t j = 0; j < H; ++j) {
             double gi = f[0](clipped(gates[j] + hr(j, h) + rb(j) + p(0, j) * c[j]));
@@ -207,7 +216,8 @@ Types inferRecurrent(Cell cell, const InferContext& c) {
   Dim seq = batchFirst ? x.shape[1] : x.shape[0], batch = batchFirst ? x.shape[0] : x.shape[1];
   TensorType y, h;
   y.dtype = h.dtype = x.dtype;
-  y.shape = batchFirst ? std::vector<Dim>{batch, seq, dirs, H} : std::vector<Dim>{seq, dirs, batch, H};
+  y.shape =
+      batchFirst ? std::vector<Dim>{batch, seq, dirs, H} : std::vector<Dim>{seq, dirs, batch, H};
   h.shape = batchFirst ? std::vector<Dim>{batch, dirs, H} : std::vector<Dim>{dirs, batch, H};
   outs = {y, h, h};
   outs.resize(std::min(outs.size(), c.node.outputs.size()));
@@ -218,10 +228,12 @@ Types inferRecurrent(Cell cell, const InferContext& c) {
 
 void registerRnnOps(OpRegistry& r) {
   // [cell = cell]: clang 14 (the fuzz build) cannot capture a structured binding itself.
-  for (auto [name, cell] : {std::pair{"RNN", Cell::Rnn}, std::pair{"GRU", Cell::Gru}, std::pair{"LSTM", Cell::Lstm}})
-    r.add(OpInfo{name, "", PatternKind::Opaque,
-                 [cell = cell](const InferContext& c) { return inferRecurrent(cell, c); },
-                 [cell = cell](const Node& n, const Inputs& in) { return recurrentKernel(cell, n, in); }});
+  for (auto [name, cell] :
+       {std::pair{"RNN", Cell::Rnn}, std::pair{"GRU", Cell::Gru}, std::pair{"LSTM", Cell::Lstm}})
+    r.add(OpInfo{
+        name, "", PatternKind::Opaque,
+        [cell = cell](const InferContext& c) { return inferRecurrent(cell, c); },
+        [cell = cell](const Node& n, const Inputs& in) { return recurrentKernel(cell, n, in); }});
 }
 
 }  // namespace fuselens::ops

@@ -122,7 +122,9 @@ BufferPlan planBuffers(const Graph& g, const RunSteps& run, const PlanOptions& o
   std::vector<std::vector<ValueId>> dying(run.steps.size());
   BufferPlan plan;
   plan.alignment = std::max<int64_t>(1, opts.alignment);
-  auto align = [&](int64_t b) { return (b + plan.alignment - 1) / plan.alignment * plan.alignment; };
+  auto align = [&](int64_t b) {
+    return (b + plan.alignment - 1) / plan.alignment * plan.alignment;
+  };
   std::vector<Buffer> buffers;
   std::vector<int> bufferOf(nv, -1);
   std::vector<int64_t> bytesOf(nv, 0);

@@ -31,7 +31,7 @@ namespace fuselens {
 struct BufferPlan {
   struct Entry {
     ValueId value;
-    std::string name;   // the value's name, for display
+    std::string name;  // the value's name, for display
     int buffer = -1;
     int64_t offset = 0;  // bytes from the arena's start
     int64_t bytes = 0;   // the value's own size
@@ -63,7 +63,7 @@ struct PlanStep {
 struct RunSteps {
   std::vector<PlanStep> steps;
   std::vector<std::pair<ValueId, ValueId>> aliases;  // (view output, data input), in order
-  std::vector<size_t> aliasBefore;  // per alias: how many steps run before it
+  std::vector<size_t> aliasBefore;                   // per alias: how many steps run before it
 };
 
 // The steps a compiled run of g takes (top level only; a group's body is one step).

@@ -12,7 +12,8 @@ namespace fuselens {
 Status writeFileAtomically(const std::string& path, const std::string& contents) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status::error(std::string("cannot create the file: ") + std::strerror(errno), path);
+  if (!f)
+    return Status::error(std::string("cannot create the file: ") + std::strerror(errno), path);
   bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
   ok = (std::fflush(f) == 0) && ok;
   ok = (::fsync(::fileno(f)) == 0) && ok;

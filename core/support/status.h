@@ -87,8 +87,8 @@ class [[nodiscard]] Expected {
 }  // namespace fuselens
 
 // Early return of an error Status/Expected from a function returning Status or Expected<U>.
-#define FL_RETURN_IF_ERROR(expr)             \
-  do {                                        \
-    ::fuselens::Status fl_status_ = (expr);   \
+#define FL_RETURN_IF_ERROR(expr)               \
+  do {                                         \
+    ::fuselens::Status fl_status_ = (expr);    \
     if (!fl_status_.isOk()) return fl_status_; \
   } while (0)

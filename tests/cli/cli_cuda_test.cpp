@@ -35,7 +35,8 @@ class CliCudaTest : public QObject {
 
   void exportWritesSourcePtxAndLaunchPlan() {
     QTemporaryDir dir;
-    auto r = runCli({"export", "samples/mlp.onnx", "--target", "cuda", "--out", dir.path(), "--name", "mlp"});
+    auto r = runCli(
+        {"export", "samples/mlp.onnx", "--target", "cuda", "--out", dir.path(), "--name", "mlp"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY(QFile::exists(dir.filePath("mlp.cu")));
     QCOMPARE(QFile::exists(dir.filePath("mlp.ptx")), fuselens::nvrtcAvailable());

@@ -14,10 +14,13 @@ class CliIsolatedTest : public QObject {
   Q_OBJECT
  private slots:
   void tableNamesEveryKernel() {
-    auto r = runCli({"compare", "samples/mlp.onnx", "--isolated", "--random-inputs", "--seed", "2"});
+    auto r =
+        runCli({"compare", "samples/mlp.onnx", "--isolated", "--random-inputs", "--seed", "2"});
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     QVERIFY(r.out.contains("PASS: every kernel within tolerance when fed eager inputs"));
-    QCOMPARE(r.out.count(QRegularExpression("^k\\d+_\\S+ .* ok$", QRegularExpression::MultilineOption)), 3);
+    QCOMPARE(
+        r.out.count(QRegularExpression("^k\\d+_\\S+ .* ok$", QRegularExpression::MultilineOption)),
+        3);
   }
 
   void jsonRowsCarryBothFigures() {

@@ -4,9 +4,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "tests/support/cli_runner.h"
-
 #include "core/io/npy.h"
+#include "tests/support/cli_runner.h"
 
 namespace {
 
@@ -36,7 +35,8 @@ class CliRunTest : public QObject {
   // the tensors given (compiling needs static shapes).
   void compiledRunTakesDimsFromInputs() {
     QTemporaryDir out;
-    Result r = cli({"run", kModel, "--engine", "cpu", "--input", "x=" + kInput, "--output-dir", out.path()});
+    Result r = cli(
+        {"run", kModel, "--engine", "cpu", "--input", "x=" + kInput, "--output-dir", out.path()});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     auto y = fuselens::readNpy((out.path() + "/y.npy").toStdString());
     QVERIFY2(y.isOk(), y.message().c_str());
@@ -52,7 +52,9 @@ class CliRunTest : public QObject {
   void inputOfTheWrongRankIsOneSentence() {
     QTemporaryDir dir;
     const QString path = dir.filePath("x3.npy");
-    QVERIFY(fuselens::writeNpy(path.toStdString(), fuselens::TensorData(fuselens::DType::F32, {2, 3, 8})).isOk());
+    QVERIFY(fuselens::writeNpy(path.toStdString(),
+                               fuselens::TensorData(fuselens::DType::F32, {2, 3, 8}))
+                .isOk());
     Result r = cli({"compare", kModel, "--input", "x=" + path});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("input 'x'") && r.err.contains("rank 3"), qPrintable(r.err));
@@ -61,8 +63,8 @@ class CliRunTest : public QObject {
 
   void explicitInputMustMatchBoundDim() {
     QTemporaryDir out;
-    Result r = cli({"run", kModel, "--input", "x=" + kInput, "--dim", "batch=4", "--output-dir",
-                    out.path()});
+    Result r = cli(
+        {"run", kModel, "--input", "x=" + kInput, "--dim", "batch=4", "--output-dir", out.path()});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("input 'x': has shape [3,8] but the model expects f32[4,8]"),
              qPrintable(r.err));

@@ -4,9 +4,8 @@
 // one sentence and a non-zero exit; run writes .npy outputs.
 #include <QtTest>
 
-#include "tests/support/cli_runner.h"
-
 #include "core/io/npy.h"
+#include "tests/support/cli_runner.h"
 
 namespace {
 
@@ -87,11 +86,15 @@ class CliTest : public QObject {
   void badInputsGiveOneSentence_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("missing-file") << QStringList{"inspect", "no/such/model.onnx"} << "no/such/model.onnx";
+    QTest::newRow("missing-file") << QStringList{"inspect", "no/such/model.onnx"}
+                                  << "no/such/model.onnx";
     QTest::newRow("not-onnx") << QStringList{"inspect", "README.md"} << "README.md";
-    QTest::newRow("bad-pipeline") << QStringList{"compile", kSample, "--passes", "dce,bogus"} << "unknown pass 'bogus'";
-    QTest::newRow("unknown-input") << QStringList{"run", kSample, "--input", "nope=x.npy"} << "no input named 'nope'";
-    QTest::newRow("missing-npy") << QStringList{"run", kSample, "--input", "x=/nonexistent.npy"} << "nonexistent.npy";
+    QTest::newRow("bad-pipeline") << QStringList{"compile", kSample, "--passes", "dce,bogus"}
+                                  << "unknown pass 'bogus'";
+    QTest::newRow("unknown-input")
+        << QStringList{"run", kSample, "--input", "nope=x.npy"} << "no input named 'nope'";
+    QTest::newRow("missing-npy") << QStringList{"run", kSample, "--input", "x=/nonexistent.npy"}
+                                 << "nonexistent.npy";
   }
   void badInputsGiveOneSentence() {
     QFETCH(QStringList, args);
@@ -127,7 +130,8 @@ class CliTest : public QObject {
     QVERIFY(bound.out.contains("PASS:"));
     Result wrong = cli({"compare", model, "--dim", "seq=5"});
     QCOMPARE(wrong.code, 2);
-    QVERIFY2(wrong.err.contains("no symbolic dim named 'seq' (it has: batch)"), qPrintable(wrong.err));
+    QVERIFY2(wrong.err.contains("no symbolic dim named 'seq' (it has: batch)"),
+             qPrintable(wrong.err));
   }
 
   void compileEmitsEveryForm() {
@@ -137,7 +141,8 @@ class CliTest : public QObject {
       QVERIFY2(!r.out.isEmpty(), form);
     }
     Result assembly = cli({"compile", kSample, "--emit", "asm"});
-    QVERIFY2(assembly.out.contains(".text") && assembly.out.contains("k0_"), qPrintable(assembly.out.left(400)));
+    QVERIFY2(assembly.out.contains(".text") && assembly.out.contains("k0_"),
+             qPrintable(assembly.out.left(400)));
     Result all = cli({"compile", kMlp, "--print-ir-after-all"});
     QVERIFY(all.out.contains("IR after import"));
     QVERIFY(all.out.contains("IR after fuse-ops"));

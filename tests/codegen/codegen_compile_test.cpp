@@ -560,9 +560,8 @@ void CodegenCompileTest::unsupportedOpIsAnError() {
   ValueId x = body.addInput("x", f32({1, 3, 8, 8})), w = body.addInput("w", f32({3, 4, 3, 3}));
   // Hardmax has neither code generation nor an eager kernel, so not even the
   // reference fallback can stand in.
-  ValueId c =
-      body.node(body.addNode("Hardmax", {x, w}, {{"c", f32({1, 4, 10, 10})}}, {}, "hm1"))
-          .outputs[0];
+  ValueId c = body.node(body.addNode("Hardmax", {x, w}, {{"c", f32({1, 4, 10, 10})}}, {}, "hm1"))
+                  .outputs[0];
   body.addOutput(body.node(body.addNode("Relu", {c}, {{"y", f32({1, 4, 10, 10})}})).outputs[0]);
   Graph g = wrapInGroup(std::move(body));
   auto m = compileGraph(g, {});

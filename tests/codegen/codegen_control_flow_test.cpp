@@ -299,8 +299,9 @@ class CodegenControlFlowTest : public QObject {
     auto mod = compileGraph(m->graph, strict());
     QVERIFY2(mod.isOk(), mod.message().c_str());
     const std::string ir = (*mod)->loopIrText();
-    QVERIFY2(ir.find("driver kernel, If: both branches compiled (1 + 1 kernels)") !=
-                 std::string::npos, ir.c_str());
+    QVERIFY2(
+        ir.find("driver kernel, If: both branches compiled (1 + 1 kernels)") != std::string::npos,
+        ir.c_str());
     QVERIFY2(ir.find("then_branch (graph 'then'), 1 kernel:") != std::string::npos, ir.c_str());
     QVERIFY2(ir.find("else_branch (graph 'else'), 1 kernel:") != std::string::npos, ir.c_str());
     QVERIFY2(ir.find("  void k0_add(") != std::string::npos, ir.c_str());

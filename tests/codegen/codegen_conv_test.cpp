@@ -284,7 +284,8 @@ void CodegenConvTest::defaultScheduleIsParallelAndVectorized() {
   c.epilogue = "Relu";
   Graph g = buildGraph(c);
   // The NCHW direct conv (no layout pass; -O2 and -O3 block it to NCHW8c).
-  auto r = runPipeline(g, *parsePipeline("const-fold,cse,simplify,dce,fuse-patterns,fuse-ops{max-ops=8}"));
+  auto r = runPipeline(
+      g, *parsePipeline("const-fold,cse,simplify,dce,fuse-patterns,fuse-ops{max-ops=8}"));
   QVERIFY2(r.isOk(), r.message().c_str());
   auto m = compileGraph(r->snapshots.back().graph, {});
   QVERIFY2(m.isOk(), m.message().c_str());

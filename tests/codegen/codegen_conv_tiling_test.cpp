@@ -6,8 +6,8 @@
 #include <QtTest>
 
 #include "codegen/compiler.h"
-#include "codegen/target.h"
 #include "codegen/schedule/tuner.h"
+#include "codegen/target.h"
 #include "core/compare/compare.h"
 #include "core/eager/interpreter.h"
 #include "core/ops/registry.h"
@@ -58,9 +58,10 @@ std::string check(const Graph& orig, const Graph& opt, const EagerResult& eager,
     const Value& v = opt.value(out);
     const TensorData* want = eager.find(v.origin);
     if (!want || !(*run)[out.index]) return "no output to compare";
-    TensorMetrics tm =
-        compareTensors(*want, orig.value(v.origin).layout, *(*run)[out.index], v.layout, {1e-4, 1e-4});
-    if (!tm.withinTolerance()) return "max abs " + std::to_string(tm.maxAbs) + "\n" + (*m)->loopIrText();
+    TensorMetrics tm = compareTensors(*want, orig.value(v.origin).layout, *(*run)[out.index],
+                                      v.layout, {1e-4, 1e-4});
+    if (!tm.withinTolerance())
+      return "max abs " + std::to_string(tm.maxAbs) + "\n" + (*m)->loopIrText();
   }
   return "";
 }
@@ -142,13 +143,16 @@ void CodegenConvTilingTest::jsonRoundTrip() {
 void CodegenConvTilingTest::badTileIsRefused() {
   auto a = scheduleFromJson(R"({"conv":{"pixels":40}})");
   QVERIFY(!a.isOk());
-  QCOMPARE(a.message(), std::string("conv pixels 40 is outside 0..32 (0 keeps the automatic tile)"));
+  QCOMPARE(a.message(),
+           std::string("conv pixels 40 is outside 0..32 (0 keeps the automatic tile)"));
   auto b = scheduleFromJson(R"({"conv":{"pixels":7,"oc_blocks":-1}})");
   QVERIFY(!b.isOk());
-  QCOMPARE(b.message(), std::string("conv oc_blocks -1 is outside 0..8 (0 keeps the automatic tile)"));
+  QCOMPARE(b.message(),
+           std::string("conv oc_blocks -1 is outside 0..8 (0 keeps the automatic tile)"));
   auto c = scheduleFromJson(R"({"conv":[7,2]})");
   QVERIFY(!c.isOk());
-  QVERIFY2(c.message().find("\"conv\" must be a JSON object") != std::string::npos, c.message().c_str());
+  QVERIFY2(c.message().find("\"conv\" must be a JSON object") != std::string::npos,
+           c.message().c_str());
   auto d = scheduleFromJson(R"({"conv":{"pixels":"seven"}})");
   QVERIFY(!d.isOk());
 }

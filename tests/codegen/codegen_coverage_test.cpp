@@ -10,9 +10,9 @@
 #include "core/io/npy.h"
 #include "core/onnx/import.h"
 #include "core/ops/registry.h"
+#include "eager_check.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
-#include "eager_check.h"
 
 using namespace fuselens;
 using namespace fuselens::testing;
@@ -69,7 +69,8 @@ void CodegenCoverageTest::compareLogicWhere() {
   Shape s = {3, 17};
   ValueId result;
   if (o == "Where") {
-    result = node("Where", {node("Greater", {x, y}, boolT(s)), node("Tanh", {x}, f32(s)), y}, f32(s));
+    result =
+        node("Where", {node("Greater", {x, y}, boolT(s)), node("Tanh", {x}, f32(s)), y}, f32(s));
   } else if (o == "Not" || o == "And" || o == "Or" || o == "Xor") {
     ValueId a = node("Greater", {x, y}, boolT(s)), b = node("Less", {x, z}, boolT(s));
     result = o == "Not" ? node(o, {a}, boolT(s)) : node(o, {a, b}, boolT(s));
@@ -85,22 +86,20 @@ void CodegenCoverageTest::compareLogicWhere() {
     return TensorData::fromVector(DType::F32, sh, v);
   };
   std::string info;
-  double err = check(g,
-                     {{"x", quantized({3, 17}, 1)},
-                      {"y", quantized({17}, 2)},
-                      {"z", quantized({3, 1}, 3)}},
-                     pipeline.toStdString(), &info);
+  double err = check(
+      g, {{"x", quantized({3, 17}, 1)}, {"y", quantized({17}, 2)}, {"z", quantized({3, 1}, 3)}},
+      pipeline.toStdString(), &info);
   QVERIFY2(err <= 1e-5, info.c_str());
 }
 
 void CodegenCoverageTest::mathAndActivations_data() {
   QTest::addColumn<QString>("op");
   QTest::addColumn<QString>("pipeline");
-  const char* ops[] = {"Log",      "Sin",         "Cos",         "Tan",       "Atan",
-                       "Floor",    "Ceil",        "Round",       "Sign",      "Softplus",
-                       "Softsign", "Selu",        "Elu",         "Celu",      "ThresholdedRelu",
-                       "HardSigmoid", "HardSwish", "Mish",       "IsNaN",     "IsInf",
-                       "Mod",      "Pow",         "Reciprocal"};
+  const char* ops[] = {"Log",         "Sin",       "Cos",       "Tan",   "Atan",
+                       "Floor",       "Ceil",      "Round",     "Sign",  "Softplus",
+                       "Softsign",    "Selu",      "Elu",       "Celu",  "ThresholdedRelu",
+                       "HardSigmoid", "HardSwish", "Mish",      "IsNaN", "IsInf",
+                       "Mod",         "Pow",       "Reciprocal"};
   for (const char* op : ops) {
     QTest::newRow((std::string(op) + " alone").c_str()) << QString(op) << QString();
     QTest::newRow((std::string(op) + " fused").c_str())
@@ -118,7 +117,8 @@ void CodegenCoverageTest::mathAndActivations() {
   Shape s = {5, 37};
   Graph g;
   ValueId x = g.addInput("x", f32(s)), y = g.addInput("y", f32({37}));
-  auto four = std::make_shared<TensorData>(TensorData::fromVector(DType::F32, {}, std::vector<float>{4}));
+  auto four =
+      std::make_shared<TensorData>(TensorData::fromVector(DType::F32, {}, std::vector<float>{4}));
   ValueId k = g.addConstant("four", four);
   int n = 0;
   auto node = [&](const std::string& name, std::vector<ValueId> in, TensorType out) {
@@ -205,7 +205,8 @@ void CodegenCoverageTest::executionTableNamesRegisteredOps() {
   NodeId drop = g.addNode("Dropout", {x}, {{"d", TensorType::of(DType::F32, {2, 3})}});
   QVERIFY(!needsKernel(g, g.node(id)));
   QVERIFY(needsKernel(g, g.node(drop)));
-  QCOMPARE(int(OpRegistry::instance().find("", "Dropout")->compute), int(ComputeClass::Elementwise));
+  QCOMPARE(int(OpRegistry::instance().find("", "Dropout")->compute),
+           int(ComputeClass::Elementwise));
 }
 
 #include "codegen_coverage_test.moc"

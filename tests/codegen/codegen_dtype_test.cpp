@@ -29,18 +29,26 @@ const DType kAll[] = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8
 // not needed: test values are exact in every float type they are written to).
 void put(TensorData& t, int64_t i, double v) {
   switch (t.dtype) {
-    case DType::F32: t.data<float>()[i] = float(v); break;
-    case DType::F64: t.data<double>()[i] = v; break;
+    case DType::F32:
+      t.data<float>()[i] = float(v);
+      break;
+    case DType::F64:
+      t.data<double>()[i] = v;
+      break;
     case DType::F16: {  // values here are exactly representable (or inf / NaN)
       float f = float(v);
       uint32_t x;
       std::memcpy(&x, &f, 4);
       uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
       uint16_t h;
-      if (ax > 0x7f800000u) h = uint16_t(sign | 0x7e00u);
-      else if (ax >= 0x47800000u) h = uint16_t(sign | 0x7c00u);
-      else if (ax < 0x38800000u) h = uint16_t(sign | uint32_t(std::nearbyint(f < 0 ? -f * 16777216.0f : f * 16777216.0f)));
-      else h = uint16_t(sign | ((((ax >> 23) - 112) << 10) | ((ax & 0x7fffffu) >> 13)));
+      if (ax > 0x7f800000u)
+        h = uint16_t(sign | 0x7e00u);
+      else if (ax >= 0x47800000u)
+        h = uint16_t(sign | 0x7c00u);
+      else if (ax < 0x38800000u)
+        h = uint16_t(sign | uint32_t(std::nearbyint(f < 0 ? -f * 16777216.0f : f * 16777216.0f)));
+      else
+        h = uint16_t(sign | ((((ax >> 23) - 112) << 10) | ((ax & 0x7fffffu) >> 13)));
       t.data<uint16_t>()[i] = h;
       break;
     }
@@ -51,50 +59,94 @@ void put(TensorData& t, int64_t i, double v) {
       t.data<uint16_t>()[i] = uint16_t(x >> 16);
       break;
     }
-    case DType::I8: t.data<int8_t>()[i] = int8_t(int64_t(v)); break;
-    case DType::U8: t.data<uint8_t>()[i] = uint8_t(int64_t(v)); break;
-    case DType::I16: t.data<int16_t>()[i] = int16_t(int64_t(v)); break;
-    case DType::I32: t.data<int32_t>()[i] = int32_t(int64_t(v)); break;
-    case DType::I64: t.data<int64_t>()[i] = int64_t(v); break;
-    case DType::Bool: t.data<uint8_t>()[i] = v != 0; break;
+    case DType::I8:
+      t.data<int8_t>()[i] = int8_t(int64_t(v));
+      break;
+    case DType::U8:
+      t.data<uint8_t>()[i] = uint8_t(int64_t(v));
+      break;
+    case DType::I16:
+      t.data<int16_t>()[i] = int16_t(int64_t(v));
+      break;
+    case DType::I32:
+      t.data<int32_t>()[i] = int32_t(int64_t(v));
+      break;
+    case DType::I64:
+      t.data<int64_t>()[i] = int64_t(v);
+      break;
+    case DType::Bool:
+      t.data<uint8_t>()[i] = v != 0;
+      break;
   }
 }
 
 // TensorProto.DataType numbers, for Cast's `to`.
 int64_t onnxEnum(DType t) {
   switch (t) {
-    case DType::F32: return 1;
-    case DType::U8: return 2;
-    case DType::I8: return 3;
-    case DType::I16: return 5;
-    case DType::I32: return 6;
-    case DType::I64: return 7;
-    case DType::Bool: return 9;
-    case DType::F16: return 10;
-    case DType::F64: return 11;
-    case DType::BF16: return 16;
+    case DType::F32:
+      return 1;
+    case DType::U8:
+      return 2;
+    case DType::I8:
+      return 3;
+    case DType::I16:
+      return 5;
+    case DType::I32:
+      return 6;
+    case DType::I64:
+      return 7;
+    case DType::Bool:
+      return 9;
+    case DType::F16:
+      return 10;
+    case DType::F64:
+      return 11;
+    case DType::BF16:
+      return 16;
   }
   return 0;
 }
 
-bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
+bool isFloatType(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
+}
 
 // Values that probe a cast's edges, each exact in the source type.
 TensorData castProbe(DType t) {
   std::vector<double> v;
   if (isFloatType(t)) {
-    v = {0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.7, 127.75, -128.5, 255.5, 256.0, -129.25,
-         300.5, 1000.25, -40000.0, 65504.0, 1.0 / 1024, 1e-7, -3.0e9, NAN, INFINITY, -INFINITY};
+    v = {0.0,     -0.0,       0.5,   -0.5,   1.5,     -1.5,     2.5,      -2.7,
+         127.75,  -128.5,     255.5, 256.0,  -129.25, 300.5,    1000.25,  -40000.0,
+         65504.0, 1.0 / 1024, 1e-7,  -3.0e9, NAN,     INFINITY, -INFINITY};
     if (t == DType::F32 || t == DType::F64) {
       v.insert(v.end(), {70000.0, 1e-5, 0.1, 3.0e9, 1.0e20, -1.0e20, 65519.99, 65520.0,
                          1.0009765625 + 1.0 / 4096, 2.00048828125});
     }
-    if (t == DType::BF16) v = {0.0, -0.0, 0.5, -1.5, 2.5, 128.0, -256.0, 3.0e9, NAN, INFINITY, 1e-7};
+    if (t == DType::BF16)
+      v = {0.0, -0.0, 0.5, -1.5, 2.5, 128.0, -256.0, 3.0e9, NAN, INFINITY, 1e-7};
   } else if (t == DType::Bool) {
     v = {0, 1, 1, 0};
   } else {
-    v = {0, 1, -1, 127, -128, 255, 256, -129, 300, -300, 32767, -32768, 65535, 70000, -70000,
-         2147483647.0, -2147483648.0, 4294967296.0 + 5, 9007199254740993.0, -123456789012.0};
+    v = {0,
+         1,
+         -1,
+         127,
+         -128,
+         255,
+         256,
+         -129,
+         300,
+         -300,
+         32767,
+         -32768,
+         65535,
+         70000,
+         -70000,
+         2147483647.0,
+         -2147483648.0,
+         4294967296.0 + 5,
+         9007199254740993.0,
+         -123456789012.0};
   }
   TensorData d(t, {int64_t(v.size())});
   for (size_t i = 0; i < v.size(); ++i) put(d, int64_t(i), v[i]);
@@ -107,10 +159,14 @@ TensorData randomTyped(DType t, const Shape& s, uint32_t seed, bool nonZero = fa
   TensorData d(t, s);
   for (int64_t i = 0; i < d.numel(); ++i) {
     double v;
-    if (isFloatType(t)) v = std::ldexp(double(int(rng() % 2001) - 1000), -8);  // exact in f16/bf16
-    else if (t == DType::U8) v = double(rng() % 256);
-    else if (t == DType::Bool) v = double(rng() % 2);
-    else v = double(int(rng() % 241) - 120);
+    if (isFloatType(t))
+      v = std::ldexp(double(int(rng() % 2001) - 1000), -8);  // exact in f16/bf16
+    else if (t == DType::U8)
+      v = double(rng() % 256);
+    else if (t == DType::Bool)
+      v = double(rng() % 2);
+    else
+      v = double(int(rng() % 241) - 120);
     if (nonZero && v == 0) v = 3;
     put(d, i, v);
   }
@@ -217,20 +273,22 @@ class CodegenDtypeTest : public QObject {
     QTest::addColumn<QString>("op");
     QTest::addColumn<int>("dtype");
     QTest::addColumn<bool>("fused");
-    const char* intOps[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Mod", "ModFmod", "Neg",
-                            "Abs", "Sign", "Relu", "Clip", "Less", "Equal", "Pow"};
+    const char* intOps[] = {"Add", "Sub", "Mul",  "Div",  "Max",  "Min",  "Mod",   "ModFmod",
+                            "Neg", "Abs", "Sign", "Relu", "Clip", "Less", "Equal", "Pow"};
     for (DType t : {DType::I8, DType::U8, DType::I16, DType::I32, DType::I64})
       for (const char* op : intOps)
         for (bool fused : {false, true})
-          QTest::newRow((std::string(op) + " " + std::string(dtypeName(t)) + (fused ? " fused" : "")).c_str())
+          QTest::newRow(
+              (std::string(op) + " " + std::string(dtypeName(t)) + (fused ? " fused" : "")).c_str())
               << QString(op) << int(t) << fused;
-    const char* floatOps[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Neg", "Abs", "Relu", "Exp",
-                              "Tanh", "Sqrt", "Log", "Sigmoid", "Erf", "Floor", "Round", "Sign",
-                              "ModFmod", "Pow", "Less"};
+    const char* floatOps[] = {"Add", "Sub",   "Mul",   "Div",  "Max",     "Min", "Neg",
+                              "Abs", "Relu",  "Exp",   "Tanh", "Sqrt",    "Log", "Sigmoid",
+                              "Erf", "Floor", "Round", "Sign", "ModFmod", "Pow", "Less"};
     for (DType t : {DType::F64, DType::F16, DType::BF16})
       for (const char* op : floatOps)
         for (bool fused : {false, true})
-          QTest::newRow((std::string(op) + " " + std::string(dtypeName(t)) + (fused ? " fused" : "")).c_str())
+          QTest::newRow(
+              (std::string(op) + " " + std::string(dtypeName(t)) + (fused ? " fused" : "")).c_str())
               << QString(op) << int(t) << fused;
     for (const char* op : {"BitShiftLeft", "BitShiftRight"})
       for (bool fused : {false, true})
@@ -300,7 +358,9 @@ class CodegenDtypeTest : public QObject {
     for (const char* op : {"QuantizeLinear", "DequantizeLinear"})
       for (DType q : {DType::U8, DType::I8})
         for (bool axis : {false, true})
-          QTest::newRow((std::string(op) + " " + std::string(dtypeName(q)) + (axis ? " per-axis" : " per-tensor")).c_str())
+          QTest::newRow((std::string(op) + " " + std::string(dtypeName(q)) +
+                         (axis ? " per-axis" : " per-tensor"))
+                            .c_str())
               << QString(op) << int(q) << axis;
   }
 
@@ -329,7 +389,9 @@ class CodegenDtypeTest : public QObject {
     g.markAsOriginal();
     TensorData xv(quant ? DType::F32 : q, s);
     for (int64_t i = 0; i < xv.numel(); ++i)
-      put(xv, i, quant ? (double(i % 41) - 20) * 3.25 + (i % 3 == 0 ? 0.25 : 0) : double((i * 37) % 256) - (q == DType::I8 ? 128 : 0));
+      put(xv, i,
+          quant ? (double(i % 41) - 20) * 3.25 + (i % 3 == 0 ? 0.25 : 0)
+                : double((i * 37) % 256) - (q == DType::I8 ? 128 : 0));
     if (quant) xv.data<float>()[3] = NAN;
     for (bool fused : {false, true}) {
       std::string d = check(g, {{"x", xv}}, fused, 0);
@@ -348,12 +410,13 @@ class CodegenDtypeTest : public QObject {
     QFETCH(int, dtype);
     DType t = DType(dtype);
     Graph g;
-    ValueId a = g.addInput("a", TensorType::of(t, {2, 5, 9})), b = g.addInput("b", TensorType::of(t, {9, 7}));
+    ValueId a = g.addInput("a", TensorType::of(t, {2, 5, 9})),
+            b = g.addInput("b", TensorType::of(t, {9, 7}));
     g.addOutput(addOp(g, "MatMul", {a, b}, TensorType::of(t, {2, 5, 7})));
     g.markAsOriginal();
     for (bool fused : {false, true}) {
-      std::string d = check(g, {{"a", randomTyped(t, {2, 5, 9}, 1)}, {"b", randomTyped(t, {9, 7}, 2)}},
-                            fused, 0);
+      std::string d = check(
+          g, {{"a", randomTyped(t, {2, 5, 9}, 1)}, {"b", randomTyped(t, {9, 7}, 2)}}, fused, 0);
       QVERIFY2(d.empty(), d.c_str());
     }
   }

@@ -10,18 +10,18 @@
 // fails to compile or mismatches (coverage cannot silently regress) and when a
 // listed fixture no longer needs the fallback (so the list only shrinks).
 #include <QtTest>
-#include <cstring>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "../core/fixture_compare.h"
 #include "../core/fixture_util.h"
-#include "fixture_dims.h"
 #include "codegen/compiler.h"
 #include "core/eager/interpreter.h"
 #include "core/onnx/import.h"
 #include "core/ops/registry.h"
+#include "fixture_dims.h"
 #include "passes/pass_manager.h"
 
 using namespace fuselens;
@@ -96,7 +96,8 @@ class CodegenFixturesTest : public QObject {
       const TensorData* want = eager->find(m->graph.outputs()[i]);
       QVERIFY(want);
       ValueId o = opt.outputs()[i];
-      QVERIFY2(size_t(o.index) < run->size() && (*run)[o.index], "the compiled run lacks an output");
+      QVERIFY2(size_t(o.index) < run->size() && (*run)[o.index],
+               "the compiled run lacks an output");
       std::string diff = mismatch(*want, *(*run)[o.index], tol.atol, tol.rtol, "eager");
       QVERIFY2(diff.empty(), (opt.value(o).name + ": " + diff).c_str());
     }

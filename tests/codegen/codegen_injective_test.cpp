@@ -6,9 +6,9 @@
 
 #include "codegen/compiler.h"
 #include "core/eager/interpreter.h"
+#include "eager_check.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
-#include "eager_check.h"
 
 using namespace fuselens;
 using namespace fuselens::testing;

@@ -44,7 +44,8 @@ ValueId addOp(Graph& g, const char* op, std::vector<ValueId> in, Attributes a = 
 
 ValueId addConv(Graph& g, ValueId x, const ConvCase& c, uint32_t seed) {
   std::vector<ValueId> ins = {x, g.addConstant("w" + std::to_string(seed), constant(c.w, seed))};
-  if (c.bias) ins.push_back(g.addConstant("b" + std::to_string(seed), constant({c.w[0]}, seed + 1)));
+  if (c.bias)
+    ins.push_back(g.addConstant("b" + std::to_string(seed), constant({c.w[0]}, seed + 1)));
   Attributes a;
   a.set("group", c.group);
   if (!c.strides.empty()) a.set("strides", c.strides);
@@ -96,7 +97,8 @@ Graph concatSqueezeExcite() {
   ConvCase a{{}, {16, 8, 3, 3}, 1, {}, {1, 1, 1, 1}}, b{{}, {5, 8, 1, 1}}, e{{}, {21, 21, 1, 1}};
   Attributes cat;
   cat.set("axis", int64_t(1));
-  ValueId y = addOp(g, "Concat", {addOp(g, "Relu", {addConv(g, x, a, 51)}), addConv(g, x, b, 61)}, cat);
+  ValueId y =
+      addOp(g, "Concat", {addOp(g, "Relu", {addConv(g, x, a, 51)}), addConv(g, x, b, 61)}, cat);
   ValueId s = addOp(g, "Sigmoid", {addConv(g, addOp(g, "GlobalAveragePool", {y}), e, 71)});
   return finish(std::move(g), addOp(g, "Mul", {y, s}));
 }
@@ -114,7 +116,8 @@ struct Outcome {
 Outcome compiledVsEagerEverywhere(const Graph& g, const std::string& pipeline) {
   Outcome o;
   std::map<std::string, TensorData> in;
-  for (ValueId v : g.inputs()) in[g.value(v).name] = randomTensor(*g.value(v).type.staticShape(), 5);
+  for (ValueId v : g.inputs())
+    in[g.value(v).name] = randomTensor(*g.value(v).type.staticShape(), 5);
   auto eager = runEager(g, in);
   if (!eager) return o.error = "eager: " + eager.message(), o;
   auto specs = parsePipeline(pipeline);
@@ -132,10 +135,12 @@ Outcome compiledVsEagerEverywhere(const Graph& g, const std::string& pipeline) {
     const Value& val = opt.value(v);
     const TensorData* want = val.origin.valid() ? eager->find(val.origin) : nullptr;
     if (size_t(v.index) >= run->size() || !(*run)[v.index] || !want) continue;
-    TensorMetrics tm = compareTensors(*want, g.value(val.origin).layout, *(*run)[v.index], val.layout, {1e-4, 1e-4});
+    TensorMetrics tm = compareTensors(*want, g.value(val.origin).layout, *(*run)[v.index],
+                                      val.layout, {1e-4, 1e-4});
     if (!tm.withinTolerance())
-      return o.error = "value " + val.name + " differs from its origin: max abs " + std::to_string(tm.maxAbs) +
-                       (tm.shapeMatch ? "" : " (shape)") + "\n" + (*m)->loopIrText(),
+      return o.error = "value " + val.name + " differs from its origin: max abs " +
+                       std::to_string(tm.maxAbs) + (tm.shapeMatch ? "" : " (shape)") + "\n" +
+                       (*m)->loopIrText(),
              o;
     o.worst = std::max(o.worst, tm.maxAbs);
     ++o.compared;
@@ -169,7 +174,8 @@ void CodegenLayoutTest::blockedConv_data() {
   QTest::addColumn<ConvCase>("c");
   QTest::addColumn<QString>("pipeline");
   QString layout8 = "layout{block=8}", layout16 = "layout{block=16}";
-  QString fused8 = "layout{block=8},fuse-ops{max-ops=8}", fused16 = "layout{block=16},fuse-ops{max-ops=8}";
+  QString fused8 = "layout{block=8},fuse-ops{max-ops=8}",
+          fused16 = "layout{block=16},fuse-ops{max-ops=8}";
   ConvCase c{{1, 8, 10, 10}, {16, 8, 3, 3}, 1, {}, {1, 1, 1, 1}};
   QTest::newRow("3x3 pads 1, block 8") << c << layout8;
   QTest::newRow("3x3 pads 1, block 8, fused") << c << fused8;
@@ -203,7 +209,8 @@ void CodegenLayoutTest::blockedConv_data() {
   ap.pool = "AveragePool";
   QTest::newRow("conv + relu + averagepool (pads not counted)") << ap << fused16;
   // layout after fuse-ops: the Conv groups are rewritten inside, transforms outside them.
-  QString after8 = "fuse-ops{max-ops=8},layout{block=8}", after16 = "fuse-ops{max-ops=8},layout{block=16}";
+  QString after8 = "fuse-ops{max-ops=8},layout{block=8}",
+          after16 = "fuse-ops{max-ops=8},layout{block=16}";
   QTest::newRow("3x3 pads 1, block 8, layout after fuse-ops") << c << after8;
   QTest::newRow("strides, dilations, asym pads, layout after fuse-ops") << s << after16;
   QTest::newRow("depthwise, layout after fuse-ops") << dw << after8;
@@ -224,13 +231,14 @@ void CodegenLayoutTest::blockedConv() {
   const bool folded = pipeline.contains("fuse-ops");
   QVERIFY2(o.blocked >= 1 || (folded && o.kernels == 1), "no blocked value was compared");
   QVERIFY(o.compared >= (folded ? 2 : 3));
-  qInfo("%d tensors compared (%d blocked), %zu kernels, max abs %.3g", o.compared, o.blocked, o.kernels,
-        o.worst);
+  qInfo("%d tensors compared (%d blocked), %zu kernels, max abs %.3g", o.compared, o.blocked,
+        o.kernels, o.worst);
 }
 
 void CodegenLayoutTest::cnnThroughTheDefaultPasses() {
   Graph g = cnn();
-  Outcome o = compiledVsEagerEverywhere(g, "const-fold,cse,simplify,dce,layout{block=8},fuse-ops{max-ops=8}");
+  Outcome o = compiledVsEagerEverywhere(
+      g, "const-fold,cse,simplify,dce,layout{block=8},fuse-ops{max-ops=8}");
   QVERIFY2(o.error.empty(), o.error.c_str());
   if (qEnvironmentVariableIsSet("FUSELENS_PRINT_IR")) qInfo("%s", o.ir.c_str());
   // One region: the input is blocked once and the pooled result unblocked once.
@@ -243,8 +251,8 @@ void CodegenLayoutTest::cnnThroughTheDefaultPasses() {
   // reduction (layout-epilogue); before those rules they were 2 more kernels.
   QVERIFY2(o.kernels == 4, o.ir.c_str());
   QVERIFY(o.blocked >= 2);
-  qInfo("CNN: %zu kernels, %d tensors compared (%d blocked), max abs %.3g", o.kernels, o.compared, o.blocked,
-        o.worst);
+  qInfo("CNN: %zu kernels, %d tensors compared (%d blocked), max abs %.3g", o.kernels, o.compared,
+        o.blocked, o.worst);
 }
 
 // The pipeline order, layout after fuse-ops: the fused Conv groups are
@@ -254,7 +262,8 @@ void CodegenLayoutTest::cnnThroughTheDefaultPasses() {
 void CodegenLayoutTest::cnnLayoutAfterFuseOps() {
   Graph g = cnn();
   Outcome o = compiledVsEagerEverywhere(
-      g, "const-fold,dce,cse,simplify,fuse-patterns,fuse-ops{max-ops=8},layout{block=8},memory-plan");
+      g,
+      "const-fold,dce,cse,simplify,fuse-patterns,fuse-ops{max-ops=8},layout{block=8},memory-plan");
   QVERIFY2(o.error.empty(), o.error.c_str());
   QCOMPARE(countOps(o.ir, "ConvNCHWc("), 2);
   QCOMPARE(countOps(o.ir, "MaxPoolNCHWc("), 1);
@@ -265,19 +274,20 @@ void CodegenLayoutTest::cnnLayoutAfterFuseOps() {
   QCOMPARE(countOps(o.ir, "fuselens.Fused("), 3);
   QVERIFY2(o.kernels == 4, o.ir.c_str());
   QVERIFY(o.blocked >= 2);
-  qInfo("CNN, layout after fuse-ops: %zu kernels, %d tensors compared (%d blocked), max abs %.3g", o.kernels,
-        o.compared, o.blocked, o.worst);
+  qInfo("CNN, layout after fuse-ops: %zu kernels, %d tensors compared (%d blocked), max abs %.3g",
+        o.kernels, o.compared, o.blocked, o.worst);
 }
 
 void CodegenLayoutTest::concatAndSqueezeExciteStayBlocked() {
   Graph g = concatSqueezeExcite();
-  Outcome o = compiledVsEagerEverywhere(g, "const-fold,cse,simplify,dce,layout{block=8},fuse-ops{max-ops=8}");
+  Outcome o = compiledVsEagerEverywhere(
+      g, "const-fold,cse,simplify,dce,layout{block=8},fuse-ops{max-ops=8}");
   QVERIFY2(o.error.empty(), o.error.c_str());
   QCOMPARE(countOps(o.ir, "ConvNCHWc("), 3);
   QCOMPARE(countOps(o.ir, "ToNCHWc("), 1);    // one region: blocked once at the input...
   QCOMPARE(countOps(o.ir, "FromNCHWc("), 1);  // ...and unblocked once at the output
-  qInfo("concat + squeeze-excite: %zu kernels, %d tensors compared (%d blocked), max abs %.3g", o.kernels,
-        o.compared, o.blocked, o.worst);
+  qInfo("concat + squeeze-excite: %zu kernels, %d tensors compared (%d blocked), max abs %.3g",
+        o.kernels, o.compared, o.blocked, o.worst);
 }
 
 QTEST_APPLESS_MAIN(CodegenLayoutTest)

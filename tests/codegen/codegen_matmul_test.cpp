@@ -237,11 +237,11 @@ void CodegenMatMulTest::gemv_data() {
   QTest::addColumn<bool>("constB");
   // nr 32: M = 1 doubles it to 64 columns a tile; N = 1000 leaves a 40-wide
   // tail panel, N = 37 one panel narrower than the tile, N = 129 a 1-wide tail.
-  QTest::newRow("Gemm transB 1x256x1000 head") << true << int64_t(256) << int64_t(1000)
-                                               << int64_t(32) << true;
+  QTest::newRow("Gemm transB 1x256x1000 head")
+      << true << int64_t(256) << int64_t(1000) << int64_t(32) << true;
   QTest::newRow("Gemm transB 1x7x37") << true << int64_t(7) << int64_t(37) << int64_t(32) << true;
-  QTest::newRow("MatMul 1x33x129 nr16") << false << int64_t(33) << int64_t(129) << int64_t(16)
-                                        << true;
+  QTest::newRow("MatMul 1x33x129 nr16")
+      << false << int64_t(33) << int64_t(129) << int64_t(16) << true;
   QTest::newRow("MatMul 1x40x70 input B (plain nest)")
       << false << int64_t(40) << int64_t(70) << int64_t(32) << false;
 }

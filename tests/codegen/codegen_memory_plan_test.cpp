@@ -56,7 +56,8 @@ class CodegenMemoryPlanTest : public QObject {
     opts.tuningLog = "";
     auto mod = compileGraph(last.graph, opts);
     if (!mod.isOk() && !hasReferenceOutputs({"", model.toStdString(), dir.toStdString()}))
-      QSKIP(("not a runnable model (no reference outputs) and does not compile: " + mod.message()).c_str());
+      QSKIP(("not a runnable model (no reference outputs) and does not compile: " + mod.message())
+                .c_str());
     QVERIFY2(mod.isOk(), mod.message().c_str());
     QCOMPARE((*mod)->arenaBytes(), peak);
     ++compared_;

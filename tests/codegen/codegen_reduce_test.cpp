@@ -10,9 +10,9 @@
 #include "core/eager/interpreter.h"
 #include "core/onnx/import.h"
 #include "core/ops/op_util.h"
+#include "eager_check.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
-#include "eager_check.h"
 
 using namespace fuselens;
 using namespace fuselens::testing;
@@ -27,8 +27,10 @@ Shape reducedShape(const Shape& shape, const Shape& axes, bool keep) {
   std::set<int64_t> ax;
   for (int64_t k : axes) ax.insert(k < 0 ? k + int64_t(shape.size()) : k);
   for (size_t k = 0; k < shape.size(); ++k) {
-    if (!axes.empty() && !ax.count(int64_t(k))) out.push_back(shape[k]);
-    else if (keep) out.push_back(1);
+    if (!axes.empty() && !ax.count(int64_t(k)))
+      out.push_back(shape[k]);
+    else if (keep)
+      out.push_back(1);
   }
   return out;
 }
@@ -123,19 +125,30 @@ void CodegenReduceTest::intReduce_data() {
   for (DType t : {DType::I32, DType::I64}) {
     QString tn = QString::fromStdString(std::string(dtypeName(t)));
     int ti = int(t);
-    QTest::newRow(qPrintable(tn + " max last, lanes + tail")) << "ReduceMax" << ti << Shape{3, 37} << Shape{-1} << true << 1;
-    QTest::newRow(qPrintable(tn + " max first, no keep")) << "ReduceMax" << ti << Shape{5, 6} << Shape{0} << false << 1;
-    QTest::newRow(qPrintable(tn + " min middle")) << "ReduceMin" << ti << Shape{2, 7, 3} << Shape{1} << true << 1;
-    QTest::newRow(qPrintable(tn + " min all, no keep")) << "ReduceMin" << ti << Shape{3, 4, 5} << Shape{} << false << 1;
-    QTest::newRow(qPrintable(tn + " sum two axes incl last")) << "ReduceSum" << ti << Shape{2, 5, 40} << Shape{0, 2} << true << 0;
-    QTest::newRow(qPrintable(tn + " sum first, no keep")) << "ReduceSum" << ti << Shape{4, 6} << Shape{0} << false << 0;
-    QTest::newRow(qPrintable(tn + " prod middle")) << "ReduceProd" << ti << Shape{2, 3, 4} << Shape{1} << true << 0;
-    QTest::newRow(qPrintable(tn + " max all negative")) << "ReduceMax" << ti << Shape{4, 9} << Shape{-1} << false << 3;
-    QTest::newRow(qPrintable(tn + " min all positive")) << "ReduceMin" << ti << Shape{4, 9} << Shape{0, 1} << true << 4;
-    QTest::newRow(qPrintable(tn + " prod last, no keep")) << "ReduceProd" << ti << Shape{3, 18} << Shape{-1} << false << 0;
+    QTest::newRow(qPrintable(tn + " max last, lanes + tail"))
+        << "ReduceMax" << ti << Shape{3, 37} << Shape{-1} << true << 1;
+    QTest::newRow(qPrintable(tn + " max first, no keep"))
+        << "ReduceMax" << ti << Shape{5, 6} << Shape{0} << false << 1;
+    QTest::newRow(qPrintable(tn + " min middle"))
+        << "ReduceMin" << ti << Shape{2, 7, 3} << Shape{1} << true << 1;
+    QTest::newRow(qPrintable(tn + " min all, no keep"))
+        << "ReduceMin" << ti << Shape{3, 4, 5} << Shape{} << false << 1;
+    QTest::newRow(qPrintable(tn + " sum two axes incl last"))
+        << "ReduceSum" << ti << Shape{2, 5, 40} << Shape{0, 2} << true << 0;
+    QTest::newRow(qPrintable(tn + " sum first, no keep"))
+        << "ReduceSum" << ti << Shape{4, 6} << Shape{0} << false << 0;
+    QTest::newRow(qPrintable(tn + " prod middle"))
+        << "ReduceProd" << ti << Shape{2, 3, 4} << Shape{1} << true << 0;
+    QTest::newRow(qPrintable(tn + " max all negative"))
+        << "ReduceMax" << ti << Shape{4, 9} << Shape{-1} << false << 3;
+    QTest::newRow(qPrintable(tn + " min all positive"))
+        << "ReduceMin" << ti << Shape{4, 9} << Shape{0, 1} << true << 4;
+    QTest::newRow(qPrintable(tn + " prod last, no keep"))
+        << "ReduceProd" << ti << Shape{3, 18} << Shape{-1} << false << 0;
   }
   // Eager stores the f64 sum saturated: 2 * INT32_MAX must not wrap.
-  QTest::newRow("i32 sum saturates") << "ReduceSum" << int(DType::I32) << Shape{2, 3} << Shape{1} << false << 2;
+  QTest::newRow("i32 sum saturates")
+      << "ReduceSum" << int(DType::I32) << Shape{2, 3} << Shape{1} << false << 2;
 }
 
 void CodegenReduceTest::intReduce() {
@@ -153,10 +166,12 @@ void CodegenReduceTest::intReduce() {
   Attributes a;
   a.set("keepdims", int64_t(keep));
   const Shape out = reducedShape(shape, axes, keep);
-  g.addOutput(g.node(g.addNode(op.toStdString(), ins, {{"y", TensorType::of(t, out)}}, a)).outputs[0]);
+  g.addOutput(
+      g.node(g.addNode(op.toStdString(), ins, {{"y", TensorType::of(t, out)}}, a)).outputs[0]);
   g.markAsOriginal();
   TensorData in(t, shape);
-  int64_t lo = t == DType::I32 ? INT32_MIN : INT64_MIN, hi = t == DType::I32 ? INT32_MAX : INT64_MAX;
+  int64_t lo = t == DType::I32 ? INT32_MIN : INT64_MIN,
+          hi = t == DType::I32 ? INT32_MAX : INT64_MAX;
   for (int64_t i = 0; i < in.numel(); ++i) {
     int64_t v = (i * 7 + 3) % 5 - 2;  // -2..2
     if (data == 1 && i % 11 == 4) v = i % 2 ? hi : lo;
@@ -164,8 +179,10 @@ void CodegenReduceTest::intReduce() {
     if (data == 2) v = hi - i;
     if (data == 3) v = -3 - v;
     if (data == 4) v = 3 + v;
-    if (t == DType::I32) in.data<int32_t>()[i] = int32_t(v);
-    else in.data<int64_t>()[i] = v;
+    if (t == DType::I32)
+      in.data<int32_t>()[i] = int32_t(v);
+    else
+      in.data<int64_t>()[i] = v;
   }
   std::string info;
   double err = againstEager(g, {{"x", in}}, "", &info);
@@ -212,8 +229,8 @@ void CodegenReduceTest::intEdgesMatchOnnxRuntimeExactly() {
       QVERIFY2(got->dtype == ref.dtype && got->shape == ref.shape, who);
       for (int64_t i = 0; i < ref.numel(); ++i)
         QVERIFY2(ops::loadI(*got, i) == ops::loadI(ref, i),
-                 (std::string(who) + " " + out + "[" + std::to_string(i) + "] = " +
-                  std::to_string(ops::loadI(*got, i)) + ", ONNX Runtime " +
+                 (std::string(who) + " " + out + "[" + std::to_string(i) +
+                  "] = " + std::to_string(ops::loadI(*got, i)) + ", ONNX Runtime " +
                   std::to_string(ops::loadI(ref, i)))
                      .c_str());
     }

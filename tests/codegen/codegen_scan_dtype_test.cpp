@@ -151,15 +151,15 @@ void CodegenScanDtypeTest::exactAgainstEager_data() {
   QTest::addColumn<DType>("dtype");
   QTest::addColumn<QString>("op");
   QTest::addColumn<int>("axis");
-  QTest::addColumn<int>("last");      // select_last_index; TopK: largest; CumSum: exclusive
-  QTest::addColumn<int>("keep");      // keepdims; TopK: k; CumSum: reverse
+  QTest::addColumn<int>("last");  // select_last_index; TopK: largest; CumSum: exclusive
+  QTest::addColumn<int>("keep");  // keepdims; TopK: k; CumSum: reverse
   QTest::addColumn<bool>("pipeline");
   for (DType t : kAll)
     for (bool pipe : {false, true}) {
       auto row = [&](const char* op, int axis, int a, int b) {
-        std::string name = std::string(dtypeName(t)) + " " + op + " axis " +
-                           std::to_string(axis) + " " + std::to_string(a) + "/" +
-                           std::to_string(b) + (pipe ? ", pipeline" : "");
+        std::string name = std::string(dtypeName(t)) + " " + op + " axis " + std::to_string(axis) +
+                           " " + std::to_string(a) + "/" + std::to_string(b) +
+                           (pipe ? ", pipeline" : "");
         QTest::newRow(name.c_str()) << t << QString(op) << axis << a << b << pipe;
       };
       for (const char* op : {"ArgMax", "ArgMin"})
@@ -204,9 +204,9 @@ void CodegenScanDtypeTest::topKRanksNanGreatest() {
     ValueId x = g.addInput("x", f32({1, 6}));
     ValueId k = g.addConstant("k", std::make_shared<const TensorData>(TensorData::fromVector(
                                        DType::I64, {1}, std::vector<int64_t>{6})));
-    NodeId id = g.addNode("TopK", {x, k},
-                          {{"v", f32({1, 6})}, {"i", TensorType::of(DType::I64, {1, 6})}},
-                          attrs({{"axis", -1}, {"largest", largest}}), "topk");
+    NodeId id =
+        g.addNode("TopK", {x, k}, {{"v", f32({1, 6})}, {"i", TensorType::of(DType::I64, {1, 6})}},
+                  attrs({{"axis", -1}, {"largest", largest}}), "topk");
     for (ValueId y : g.node(id).outputs) g.addOutput(y);
     CompileOptions opts;
     opts.fallback = false;
@@ -215,8 +215,8 @@ void CodegenScanDtypeTest::topKRanksNanGreatest() {
     std::vector<float> in = {NAN, 1, 3, NAN, 2, 3};
     auto run = (*m)->run({{"x", TensorData::fromVector(DType::F32, {1, 6}, in)}});
     QVERIFY2(run.isOk(), run.message().c_str());
-    std::vector<int64_t> want = largest ? std::vector<int64_t>{0, 3, 2, 5, 4, 1}
-                                        : std::vector<int64_t>{1, 4, 2, 5, 0, 3};
+    std::vector<int64_t> want =
+        largest ? std::vector<int64_t>{0, 3, 2, 5, 4, 1} : std::vector<int64_t>{1, 4, 2, 5, 0, 3};
     const TensorData& vals = *(*run)[g.outputs()[0].index];
     const TensorData& idx = *(*run)[g.outputs()[1].index];
     for (size_t j = 0; j < want.size(); ++j) {
@@ -238,10 +238,10 @@ void CodegenScanDtypeTest::topKWithoutConstantKIsAnError() {
   Graph g;
   ValueId x = g.addInput("x", TensorType::of(DType::I64, {2, 5}));
   ValueId k = g.addInput("k", TensorType::of(DType::I64, {1}));
-  NodeId id = g.addNode("TopK", {x, k},
-                        {{"v", TensorType::of(DType::I64, {2, 3})},
-                         {"i", TensorType::of(DType::I64, {2, 3})}},
-                        {}, "topk");
+  NodeId id = g.addNode(
+      "TopK", {x, k},
+      {{"v", TensorType::of(DType::I64, {2, 3})}, {"i", TensorType::of(DType::I64, {2, 3})}}, {},
+      "topk");
   for (ValueId y : g.node(id).outputs) g.addOutput(y);
   CompileOptions opts;
   opts.fallback = false;

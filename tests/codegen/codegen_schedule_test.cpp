@@ -131,7 +131,9 @@ void CodegenScheduleTest::primitiveText_data() {
   QTest::addColumn<QString>("graph");
   QTest::addColumn<QString>("json");  // the steps, as a schedule's JSON
   QTest::addColumn<QString>("want");
-  QTest::newRow("split with tail") << "add" << R"([{"op":"split","loop":"i1","factor":4}])"
+  QTest::newRow("split with tail")
+      << "add"
+      << R"([{"op":"split","loop":"i1","factor":4}])"
       << "void k0(const float* x /*[2,10]*/, const float* b /*[10]*/, float* y /*[2,10]*/) {\n"
          "  for (int64 i0 = 0; i0 < 2; ++i0) {\n"
          "    for (int64 i1o = 0; i1o < 2; ++i1o) {\n"
@@ -144,7 +146,9 @@ void CodegenScheduleTest::primitiveText_data() {
          "    }\n"
          "  }\n"
          "}\n";
-  QTest::newRow("no steps (before)") << "add" << "[]"
+  QTest::newRow("no steps (before)")
+      << "add"
+      << "[]"
       << "void k0(const float* x /*[2,10]*/, const float* b /*[10]*/, float* y /*[2,10]*/) {\n"
          "  for (int64 i0 = 0; i0 < 2; ++i0) {\n"
          "    for (int64 i1 = 0; i1 < 10; ++i1) {\n"
@@ -152,7 +156,9 @@ void CodegenScheduleTest::primitiveText_data() {
          "    }\n"
          "  }\n"
          "}\n";
-  QTest::newRow("reorder") << "add3x5" << R"([{"op":"reorder","loops":["i1","i0"]}])"
+  QTest::newRow("reorder")
+      << "add3x5"
+      << R"([{"op":"reorder","loops":["i1","i0"]}])"
       << "void k0(const float* x /*[3,5]*/, const float* b /*[5]*/, float* y /*[3,5]*/) {\n"
          "  for (int64 i1 = 0; i1 < 5; ++i1) {\n"
          "    for (int64 i0 = 0; i0 < 3; ++i0) {\n"
@@ -160,13 +166,17 @@ void CodegenScheduleTest::primitiveText_data() {
          "    }\n"
          "  }\n"
          "}\n";
-  QTest::newRow("fuse") << "add3x5" << R"([{"op":"fuse","loops":["i0","i1"]}])"
+  QTest::newRow("fuse")
+      << "add3x5"
+      << R"([{"op":"fuse","loops":["i0","i1"]}])"
       << "void k0(const float* x /*[3,5]*/, const float* b /*[5]*/, float* y /*[3,5]*/) {\n"
          "  for (int64 i0_i1 = 0; i0_i1 < 15; ++i0_i1) {\n"
          "    y[i0_i1 / 5 * 5 + i0_i1 % 5] = x[i0_i1 / 5 * 5 + i0_i1 % 5] + b[i0_i1 % 5];\n"
          "  }\n"
          "}\n";
-  QTest::newRow("cache_local") << "matmul" << R"([{"op":"cache_local","buffer":"y","loop":"i0"}])"
+  QTest::newRow("cache_local")
+      << "matmul"
+      << R"([{"op":"cache_local","buffer":"y","loop":"i0"}])"
       << "void k0(const float* x /*[4,8]*/, const float* w /*[8,6]*/, float* y /*[4,6]*/) {\n"
          "  for (int64 i0 = 0; i0 < 4; ++i0) {\n"
          "    float y_l[6];  // local (registers)\n"
@@ -268,10 +278,10 @@ void CodegenScheduleTest::refusals_data() {
       "loop i0 is not innermost, so it cannot be vectorized");
   row("parallel reduction", "matmul", R"([{"op":"parallel","loop":"i2"}])",
       "loop i2 carries a reduction into acc0, so it cannot be parallel");
-  row("parallel nested", "add",
-      R"([{"op":"parallel","loop":"i0"},{"op":"parallel","loop":"i1"}])",
+  row("parallel nested", "add", R"([{"op":"parallel","loop":"i0"},{"op":"parallel","loop":"i1"}])",
       "loop i1 lies inside parallel loop i0, so it cannot be parallel");
-  row("compose fine", "matmul", R"([{"op":"split","loop":"i1","factor":3},{"op":"unroll","loop":"i1o"},)"
+  row("compose fine", "matmul",
+      R"([{"op":"split","loop":"i1","factor":3},{"op":"unroll","loop":"i1o"},)"
       R"({"op":"parallel","loop":"i0"},{"op":"fuse","loops":["i0","i1o"]}])",
       "");  // no tail: i0 holds only i1o, so they fuse
   row("unroll long", "add2x100", R"([{"op":"unroll","loop":"i1"}])",
@@ -316,7 +326,8 @@ void CodegenScheduleTest::computeAtShrinksTemp() {
   auto before = scheduled(g, s);
   QVERIFY(before.isOk());
   std::string b = printLoopFunc(*before);
-  QVERIFY2(b.find("float* m = alloc(6 * sizeof(float));  // temp f32[6,1]") != std::string::npos, b.c_str());
+  QVERIFY2(b.find("float* m = alloc(6 * sizeof(float));  // temp f32[6,1]") != std::string::npos,
+           b.c_str());
   s.steps = {step("compute_at", "i4", 0, {}, "v"), step("compute_at", "i4", 0, {}, "m")};
   auto after = scheduled(g, s);
   QVERIFY2(after.isOk(), after.message().c_str());
@@ -388,9 +399,9 @@ void CodegenScheduleTest::inlineElementwiseTemp() {
   ExprRef at = add(mul(varRef(i0), intConst(4)), varRef(i1));
   StmtRef fill = forLoop(
       i0, 3, {forLoop(i1, 4, {store(f.buffer(t), at, mul(load(f.buffer(x), at), floatConst(2)))})});
-  StmtRef use = forLoop(i2, 12, {store(f.buffer(y), varRef(i2),
-                                       add(load(f.buffer(t), varRef(i2)),
-                                           load(f.buffer(x), varRef(i2))))});
+  StmtRef use = forLoop(i2, 12,
+                        {store(f.buffer(y), varRef(i2),
+                               add(load(f.buffer(t), varRef(i2)), load(f.buffer(x), varRef(i2))))});
   f.body = allocate(f.buffer(t), {seq({fill, use})});
   Status r = inlineTemp(f, "t");
   QVERIFY2(r.isOk(), r.message().c_str());
@@ -421,12 +432,14 @@ void CodegenScheduleTest::stepsJsonRoundTrip() {
   s.steps = {step("split", "i1", 8), step("reorder", "", 0, {"i1o", "i0"}),
              step("compute_at", "i2", 0, {}, "m"), step("cache_local", "i0", 0, {}, "y")};
   std::string j = s.toJson();
-  QVERIFY2(j.find(R"("steps":[{"factor":8,"loop":"i1","op":"split"})") != std::string::npos, j.c_str());
+  QVERIFY2(j.find(R"("steps":[{"factor":8,"loop":"i1","op":"split"})") != std::string::npos,
+           j.c_str());
   auto back = scheduleFromJson(j);
   QVERIFY2(back.isOk(), back.message().c_str());
   QVERIFY(*back == s);
   // A schedule without the newer fields (an old tuning log) still loads.
-  auto old = scheduleFromJson(R"({"name":"mr6_nr32","parallel_outer":true,"matmul":{"mr":6,"nr":32}})");
+  auto old =
+      scheduleFromJson(R"({"name":"mr6_nr32","parallel_outer":true,"matmul":{"mr":6,"nr":32}})");
   QVERIFY(old.isOk());
   QVERIFY(old->steps.empty());
   QCOMPARE(old->threads, int64_t(0));
@@ -436,7 +449,8 @@ void CodegenScheduleTest::stepsJsonRoundTrip() {
 void CodegenScheduleTest::badStepsAreErrors() {
   auto a = scheduleFromJson(R"({"steps":[{"op":"tile","loop":"i0"}]})");
   QVERIFY(!a.isOk());
-  QVERIFY2(a.message().find("unknown schedule step 'tile'") != std::string::npos, a.message().c_str());
+  QVERIFY2(a.message().find("unknown schedule step 'tile'") != std::string::npos,
+           a.message().c_str());
   auto b = scheduleFromJson(R"({"steps":{"op":"split"}})");
   QVERIFY(!b.isOk());
   QVERIFY(b.message().find("must be a JSON array") != std::string::npos);

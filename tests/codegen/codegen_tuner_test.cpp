@@ -5,12 +5,12 @@
 #include <QtTest>
 
 #include "codegen/lower/lower.h"
+#include "codegen/schedule/tuner.h"
+#include "codegen/target.h"
 #include "core/compare/compare.h"
 #include "core/eager/interpreter.h"
 #include "core/ops/registry.h"
 #include "passes/pass_manager.h"
-#include "codegen/target.h"
-#include "codegen/schedule/tuner.h"
 #include "test_util.h"
 
 using namespace fuselens;
@@ -171,7 +171,8 @@ void CodegenTunerTest::tunesAndReusesLoopKernel() {
   // The Add and the Relu kernels are both jobs; a slow machine may spend the
   // budget on the first, so only "at least one, each logged" is certain.
   QVERIFY(!r->empty() && r->size() <= 2);
-  for (const KernelTuneResult& k : *r) QVERIFY(k.measured >= 1 && k.bestSeconds <= k.defaultSeconds);
+  for (const KernelTuneResult& k : *r)
+    QVERIFY(k.measured >= 1 && k.bestSeconds <= k.defaultSeconds);
   QCOMPARE(log.entries().size(), r->size());
 
   // A logged step list is what the next compile runs.
@@ -198,10 +199,10 @@ void CodegenTunerTest::tunesAndReusesLoopKernel() {
   TensorData xt = randomTensor({256, 1000}, 5);
   auto out = (*m)->run({{"x", xt}});
   QVERIFY(out.isOk());
-  std::vector<float> xv = values(xt), bv = values(*g.value(g.node(g.nodeIds()[0]).inputs[1]).constant);
+  std::vector<float> xv = values(xt),
+                     bv = values(*g.value(g.node(g.nodeIds()[0]).inputs[1]).constant);
   std::vector<float> got = values(*(*out)[g.outputs()[0].index]);
-  for (size_t i = 0; i < got.size(); ++i)
-    QCOMPARE(got[i], std::max(0.0f, xv[i] + bv[i % 1000]));
+  for (size_t i = 0; i < got.size(); ++i) QCOMPARE(got[i], std::max(0.0f, xv[i] + bv[i % 1000]));
 }
 
 namespace {
@@ -210,7 +211,8 @@ namespace {
 Graph convRelu() {
   Graph g;
   ValueId x = g.addInput("x", f32({1, 16, 6, 14}));
-  ValueId w = g.addConstant("w", std::make_shared<const TensorData>(randomTensor({32, 16, 3, 3}, 6)));
+  ValueId w =
+      g.addConstant("w", std::make_shared<const TensorData>(randomTensor({32, 16, 3, 3}, 6)));
   ValueId b = g.addConstant("b", std::make_shared<const TensorData>(randomTensor({32}, 7)));
   Attributes a;
   a.set("pads", Shape{1, 1, 1, 1});
@@ -237,7 +239,8 @@ void CodegenTunerTest::tunesAndReusesConvTile() {
     if (kernelSignature(opt, opt.node(id)).find("ConvNCHWc") != std::string::npos) convKernel = id;
   QVERIFY(convKernel);
   const int registers = hostTarget().vectorBits >= 512 ? 32 : 16;
-  QVERIFY(convCandidates(Schedule::defaults(), opt, hostTarget().vectorLanes(), registers).size() >= 3);
+  QVERIFY(convCandidates(Schedule::defaults(), opt, hostTarget().vectorLanes(), registers).size() >=
+          3);
 
   TuningLog log;
   TuneOptions o;
@@ -277,7 +280,8 @@ void CodegenTunerTest::tunesAndReusesConvTile() {
   co.tuningLog = path;
   auto m = compileGraph(opt, co);
   QVERIFY2(m.isOk(), m.message().c_str());
-  QVERIFY2((*m)->loopIrText().find("[160];  // local") != std::string::npos, (*m)->loopIrText().c_str());
+  QVERIFY2((*m)->loopIrText().find("[160];  // local") != std::string::npos,
+           (*m)->loopIrText().c_str());
   std::map<std::string, TensorData> in = {{"x", randomTensor({1, 16, 6, 14}, 8)}};
   auto eager = runEager(g, in);
   QVERIFY(eager.isOk());

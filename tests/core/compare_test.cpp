@@ -1,17 +1,20 @@
 // Tensor metrics (core/compare/compare.h) on hand-made tensors: max abs/rel,
 // allclose counts, NaN mismatches, shape mismatch, cosine, and the distance in
 // units in the last place in each float width.
-#include <QtTest>
-
-#include <cmath>
-
 #include "core/compare/compare.h"
+
+#include <QtTest>
+#include <cmath>
 
 using namespace fuselens;
 
 namespace {
-TensorData f32(std::vector<float> v) { return TensorData::fromVector(DType::F32, {int64_t(v.size())}, v); }
-TensorData bits16(DType t, std::vector<uint16_t> v) { return TensorData::fromVector(t, {int64_t(v.size())}, v); }
+TensorData f32(std::vector<float> v) {
+  return TensorData::fromVector(DType::F32, {int64_t(v.size())}, v);
+}
+TensorData bits16(DType t, std::vector<uint16_t> v) {
+  return TensorData::fromVector(t, {int64_t(v.size())}, v);
+}
 }  // namespace
 
 class CompareTest : public QObject {
@@ -26,7 +29,8 @@ class CompareTest : public QObject {
   }
 
   void ulpInF32() {
-    const float one = 1.0f, next = std::nextafter(1.0f, 2.0f), next3 = std::nextafter(std::nextafter(next, 2.0f), 2.0f);
+    const float one = 1.0f, next = std::nextafter(1.0f, 2.0f),
+                next3 = std::nextafter(std::nextafter(next, 2.0f), 2.0f);
     QCOMPARE(compareTensors(f32({one}), f32({next}), {}).maxUlp, int64_t(1));
     QCOMPARE(compareTensors(f32({one}), f32({next3}), {}).maxUlp, int64_t(3));
     QCOMPARE(compareTensors(f32({0.0f}), f32({-0.0f}), {}).maxUlp, int64_t(0));
@@ -37,12 +41,18 @@ class CompareTest : public QObject {
 
   void ulpInHalfWidths() {
     // f16 1.0 = 0x3c00; one step up 0x3c01. bf16 1.0 = 0x3f80.
-    QCOMPARE(compareTensors(bits16(DType::F16, {0x3c00}), bits16(DType::F16, {0x3c01}), {1, 1}).maxUlp, int64_t(1));
-    QCOMPARE(compareTensors(bits16(DType::BF16, {0x3f80}), bits16(DType::BF16, {0x3f84}), {1, 1}).maxUlp, int64_t(4));
+    QCOMPARE(
+        compareTensors(bits16(DType::F16, {0x3c00}), bits16(DType::F16, {0x3c01}), {1, 1}).maxUlp,
+        int64_t(1));
+    QCOMPARE(
+        compareTensors(bits16(DType::BF16, {0x3f80}), bits16(DType::BF16, {0x3f84}), {1, 1}).maxUlp,
+        int64_t(4));
   }
 
   void ulpOfIntegersIsTheDifference() {
-    auto i32 = [](std::vector<int32_t> v) { return TensorData::fromVector(DType::I32, {int64_t(v.size())}, v); };
+    auto i32 = [](std::vector<int32_t> v) {
+      return TensorData::fromVector(DType::I32, {int64_t(v.size())}, v);
+    };
     TensorMetrics m = compareTensors(i32({5, -7}), i32({5, -2}), {0, 0});
     QCOMPARE(m.maxUlp, int64_t(5));
     QCOMPARE(m.outOfTolerance, int64_t(1));

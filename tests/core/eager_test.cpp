@@ -4,8 +4,8 @@
 // tolerance. Also the interpreter's own contract: input checks, unknown ops,
 // fused groups, dropping intermediates, cancel and progress.
 #include <QtTest>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"

@@ -61,13 +61,15 @@ inline FamilyTolerance toleranceFor(const std::string& name) {
 inline std::string mismatch(const TensorData& ref, const TensorData& got, double atol, double rtol,
                             const std::string& refName = "reference") {
   if (ref.dtype != got.dtype)
-    return "dtype " + std::string(dtypeName(got.dtype)) + " vs " + std::string(dtypeName(ref.dtype));
+    return "dtype " + std::string(dtypeName(got.dtype)) + " vs " +
+           std::string(dtypeName(ref.dtype));
   if (ref.shape != got.shape) return "shape " + got.type().str() + " vs " + ref.type().str();
   // Integers compare exactly: through double, i64 values past 2^53 would round.
   const size_t w = dtypeSize(ref.dtype);
   for (int64_t i = 0; !isFloat(ref.dtype) && i < ref.numel(); ++i)
     if (std::memcmp(ref.bytes.data() + i * w, got.bytes.data() + i * w, w) != 0)
-      return "element " + std::to_string(i) + " differs from the " + refName + " (integers are exact)";
+      return "element " + std::to_string(i) + " differs from the " + refName +
+             " (integers are exact)";
   for (int64_t i = 0; i < ref.numel(); ++i) {
     double r = ref.at(i), g = got.at(i);
     if (std::isnan(r) && std::isnan(g)) continue;

@@ -46,19 +46,26 @@ class IrTextTest : public QObject {
   void parseErrors_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("undefined-value") << "graph @m(%x: f32[1]) -> (f32[1]) {\n  %y = Relu(%z) : f32[1]\n  return %y\n}"
-                                     << "line 2, column 13: value %z is used before it is defined";
-    QTest::newRow("bad-dtype") << "graph @m(%x: q7[1]) -> (f32[1]) {}" << "unknown element type 'q7'";
-    QTest::newRow("redefined") << "graph @m(%x: f32[1]) -> (f32[1]) {\n  %x = Relu(%x) : f32[1]\n  return %x\n}"
-                               << "value %x is defined twice";
-    QTest::newRow("wrong-constant-count") << "graph @m() -> (f32[2]) {\n  %c = Constant : f32[2] dense<[1.0]>\n  return %c\n}"
-                                          << "has 1 values but its type f32[2] needs 2";
-    QTest::newRow("elided-constant") << "graph @m() -> (f32[2]) {\n  %c = Constant : f32[2] dense<...>\n  return %c\n}"
-                                     << "printed elided";
-    QTest::newRow("truncated") << "graph @m(%x: f32[1]) -> (f32[1]) {\n  %y = Relu(%x" << "found the end of the text";
+    QTest::newRow("undefined-value")
+        << "graph @m(%x: f32[1]) -> (f32[1]) {\n  %y = Relu(%z) : f32[1]\n  return %y\n}"
+        << "line 2, column 13: value %z is used before it is defined";
+    QTest::newRow("bad-dtype") << "graph @m(%x: q7[1]) -> (f32[1]) {}"
+                               << "unknown element type 'q7'";
+    QTest::newRow("redefined")
+        << "graph @m(%x: f32[1]) -> (f32[1]) {\n  %x = Relu(%x) : f32[1]\n  return %x\n}"
+        << "value %x is defined twice";
+    QTest::newRow("wrong-constant-count")
+        << "graph @m() -> (f32[2]) {\n  %c = Constant : f32[2] dense<[1.0]>\n  return %c\n}"
+        << "has 1 values but its type f32[2] needs 2";
+    QTest::newRow("elided-constant")
+        << "graph @m() -> (f32[2]) {\n  %c = Constant : f32[2] dense<...>\n  return %c\n}"
+        << "printed elided";
+    QTest::newRow("truncated") << "graph @m(%x: f32[1]) -> (f32[1]) {\n  %y = Relu(%x"
+                               << "found the end of the text";
     QTest::newRow("return-type-mismatch") << "graph @m(%x: f32[1]) -> (f32[2]) {\n  return %x\n}"
                                           << "but the signature says f32[2]";
-    QTest::newRow("stray-character") << "graph @m(%x: f32[1]) -> (f32[1]) { $ }" << "unexpected character '$'";
+    QTest::newRow("stray-character") << "graph @m(%x: f32[1]) -> (f32[1]) { $ }"
+                                     << "unexpected character '$'";
   }
   void parseErrors() {
     QFETCH(QString, text);
@@ -89,7 +96,8 @@ class IrTextTest : public QObject {
   }
 
   void verifierCatchesBodyMismatch() {
-    auto body = parseGraph("graph @b(%x: f32[3]) -> (f32[3]) {\n  %y = Relu(%x) : f32[3]\n  return %y\n}");
+    auto body =
+        parseGraph("graph @b(%x: f32[3]) -> (f32[3]) {\n  %y = Relu(%x) : f32[3]\n  return %y\n}");
     QVERIFY(body.isOk());
     Graph g;
     ValueId x = g.addInput("x", TensorType::of(DType::F32, {4}));
@@ -98,7 +106,8 @@ class IrTextTest : public QObject {
     g.addOutput(g.node(f).outputs[0]);
     Status s = verifyGraph(g);
     QVERIFY(!s.isOk());
-    QVERIFY2(QString::fromStdString(s.message()).contains("body input 0 has type f32[3]"), s.message().c_str());
+    QVERIFY2(QString::fromStdString(s.message()).contains("body input 0 has type f32[3]"),
+             s.message().c_str());
   }
 
   void removeAndReplaceKeepUseLists() {

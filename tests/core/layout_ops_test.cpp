@@ -3,7 +3,6 @@
 // record on values (text form, verifier) and toLogical, the inverse transform
 // compare uses.
 #include <QtTest>
-
 #include <random>
 
 #include "core/compare/compare.h"
@@ -58,7 +57,8 @@ TensorData blockRef(const TensorData& x, int64_t b) {
 }
 
 // Direct NCHW conv, group 1, explicit pads [t, l, b, r].
-TensorData convRef(const TensorData& x, const TensorData& w, const Shape& s, const Shape& p, const Shape& d) {
+TensorData convRef(const TensorData& x, const TensorData& w, const Shape& s, const Shape& p,
+                   const Shape& d) {
   int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   int64_t M = w.shape[0], KH = w.shape[2], KW = w.shape[3];
   int64_t OH = (H + p[0] + p[2] - (KH - 1) * d[0] - 1) / s[0] + 1;
@@ -89,7 +89,8 @@ TensorData blockWeights(const TensorData& w, int64_t b) {
   for (int64_t m = 0; m < M; ++m)
     for (int64_t i = 0; i < I; ++i)
       for (int64_t k = 0; k < K; ++k)
-        o.data<float>()[(((m / b) * I + i) * K + k) * b + m % b] = w.data<float>()[(m * I + i) * K + k];
+        o.data<float>()[(((m / b) * I + i) * K + k) * b + m % b] =
+            w.data<float>()[(m * I + i) * K + k];
   return o;
 }
 
@@ -129,7 +130,8 @@ class LayoutOpsTest : public QObject {
     auto logical = toLogical(*blocked, Layout::blockedNCHW(block, channels));
     QVERIFY2(logical, logical.message().c_str());
     QCOMPARE(maxDiff(*logical, x), 0.0);
-    QVERIFY(compareTensors(x, {}, *blocked, Layout::blockedNCHW(block, channels), {0, 0}).withinTolerance());
+    QVERIFY(compareTensors(x, {}, *blocked, Layout::blockedNCHW(block, channels), {0, 0})
+                .withinTolerance());
   }
 
   void convMatchesDirectFormula_data() {
@@ -139,10 +141,11 @@ class LayoutOpsTest : public QObject {
     QTest::addColumn<Shape>("strides");
     QTest::addColumn<Shape>("pads");
     QTest::addColumn<Shape>("dilations");
-    QTest::newRow("b8 3x3 pad 1") << 8 << Shape{1, 8, 6, 6} << Shape{8, 8, 3, 3} << Shape{1, 1} << Shape{1, 1, 1, 1}
-                                  << Shape{1, 1};
-    QTest::newRow("b8 C3 M10 stride 2 asym pads") << 8 << Shape{2, 3, 7, 9} << Shape{10, 3, 3, 2} << Shape{2, 2}
-                                                  << Shape{1, 0, 2, 1} << Shape{1, 1};
+    QTest::newRow("b8 3x3 pad 1") << 8 << Shape{1, 8, 6, 6} << Shape{8, 8, 3, 3} << Shape{1, 1}
+                                  << Shape{1, 1, 1, 1} << Shape{1, 1};
+    QTest::newRow("b8 C3 M10 stride 2 asym pads")
+        << 8 << Shape{2, 3, 7, 9} << Shape{10, 3, 3, 2} << Shape{2, 2} << Shape{1, 0, 2, 1}
+        << Shape{1, 1};
     QTest::newRow("b16 dilation 2") << 16 << Shape{1, 5, 9, 8} << Shape{17, 5, 2, 3} << Shape{1, 2}
                                     << Shape{0, 1, 0, 1} << Shape{2, 1};
   }
@@ -158,7 +161,8 @@ class LayoutOpsTest : public QObject {
     for (int64_t m = 0; m < w[0]; ++m)  // bias, per output channel
       for (int64_t i = 0; i < want.numel() / (want.shape[0] * w[0]); ++i)
         for (int64_t n = 0; n < want.shape[0]; ++n)
-          want.data<float>()[(n * w[0] + m) * (want.numel() / (want.shape[0] * w[0])) + i] += bias.data<float>()[m];
+          want.data<float>()[(n * w[0] + m) * (want.numel() / (want.shape[0] * w[0])) + i] +=
+              bias.data<float>()[m];
     int64_t ob = (w[0] + block - 1) / block;
     TensorData bb(DType::F32, {ob, block});
     std::copy(bias.data<float>(), bias.data<float>() + w[0], bb.data<float>());
@@ -198,7 +202,8 @@ class LayoutOpsTest : public QObject {
     a.set("block", int64_t(5));
     auto bad = run(node("ToNCHWc", a), {&x});
     QVERIFY(!bad);
-    QVERIFY2(bad.message().find("block must be 8 or 16") != std::string::npos, bad.message().c_str());
+    QVERIFY2(bad.message().find("block must be 8 or 16") != std::string::npos,
+             bad.message().c_str());
     a.set("block", int64_t(8));
     a.set("channels", int64_t(9));
     TensorData xb = random({1, 1, 2, 2, 8}, 7);
@@ -219,9 +224,12 @@ class LayoutOpsTest : public QObject {
     QCOMPARE(QString::fromStdString(printGraph(*g)).trimmed(), QString(text));
     QVERIFY(verifyGraph(*g, nullptr).isOk());
     QCOMPARE(g->value(g->inputs()[0]).layout, Layout::blockedNCHW(8, 3));
-    auto bad = parseGraph("graph @main(%xb: f32[1,2,2,2,8] layout(NCHW8c, C=3)) -> (f32[1,2,2,2,8]) {\n  return %xb\n}");
+    auto bad = parseGraph(
+        "graph @main(%xb: f32[1,2,2,2,8] layout(NCHW8c, C=3)) -> (f32[1,2,2,2,8]) {\n  return "
+        "%xb\n}");
     QVERIFY(!bad);
-    QVERIFY2(bad.message().find("is not NCHW8c of 3 channels") != std::string::npos, bad.message().c_str());
+    QVERIFY2(bad.message().find("is not NCHW8c of 3 channels") != std::string::npos,
+             bad.message().c_str());
     Graph h = *g;
     h.mutableValue(h.inputs()[0]).layout = Layout::blockedNCHW(16, 3);
     QVERIFY(!verifyGraph(h, nullptr).isOk());

@@ -57,14 +57,15 @@ class OnnxImportTest : public QObject {
     // loop or branch yields) may stay unknown; everything else is inferred.
     std::string tag = QTest::currentDataTag();
     bool runTimeSizes = tag.rfind("cf_", 0) == 0 || tag == "data_nonzero" ||
-                        tag.rfind("data_constant_of_shape", 0) == 0 || tag.rfind("data_range", 0) == 0;
+                        tag.rfind("data_constant_of_shape", 0) == 0 ||
+                        tag.rfind("data_range", 0) == 0;
     for (const auto& [name, ref] : outputs) {
       auto v = m->graph.findValue(name);
       QVERIFY2(v.has_value(), name.c_str());
       // Inferred types must agree with ORT's; a symbolic dim stands for any size.
       const TensorType& t = m->graph.value(*v).type;
-      bool same = t.dtype == ref.dtype && ((!t.rankKnown && runTimeSizes) ||
-                                           (t.rankKnown && t.rank() == ref.rank()));
+      bool same = t.dtype == ref.dtype &&
+                  ((!t.rankKnown && runTimeSizes) || (t.rankKnown && t.rank() == ref.rank()));
       for (size_t i = 0; same && t.rankKnown && i < t.rank(); ++i)
         same = t.shape[i].isStatic() ? t.shape[i].value == ref.shape[i]
                                      : !t.shape[i].symbol.empty() || runTimeSizes;
@@ -166,7 +167,8 @@ class OnnxImportTest : public QObject {
     QCOMPARE(m->diagnostics.size(), size_t(1));
     QCOMPARE(m->diagnostics[0].severity, Severity::Warning);
     QCOMPARE(QString::fromStdString(m->diagnostics[0].str()),
-             "node 'foo' (FooBar, com.example opset 1): op FooBar is not supported; it imports as an opaque node and "
+             "node 'foo' (FooBar, com.example opset 1): op FooBar is not supported; it imports as "
+             "an opaque node and "
              "fails only when run");
     // The value_info gives FooBar's output type, and inference carries it on.
     QCOMPARE(QString::fromStdString(m->graph.value(n.outputs[0]).type.str()), "f32[2,3]");
@@ -190,7 +192,8 @@ class OnnxImportTest : public QObject {
         << "initializer 'w': external data '../../../etc/passwd' is outside the model's folder";
     QTest::newRow("softmax11_dynamic")
         << QString::fromStdString(badModel("softmax11_dynamic"))
-        << "node 'sm' (Softmax, opset 11): opset-11 Softmax over axis 1 of f32[n,3,5] flattens the trailing "
+        << "node 'sm' (Softmax, opset 11): opset-11 Softmax over axis 1 of f32[n,3,5] flattens the "
+           "trailing "
            "dims, which needs a static shape; re-export the model with opset 13 or later";
     QTest::newRow("if_untyped_input")
         << QString::fromStdString(badModel("if_untyped_input"))
@@ -212,12 +215,24 @@ class OnnxImportTest : public QObject {
   // that later opsets moved into an input.
   void everyFixtureIsInCanonicalForm() {
     const std::map<std::string, std::vector<std::string>> moved = {
-        {"ReduceSum", {"axes"}}, {"ReduceMean", {"axes"}}, {"ReduceMax", {"axes"}},
-        {"ReduceMin", {"axes"}}, {"ReduceProd", {"axes"}}, {"ReduceL1", {"axes"}},
-        {"ReduceL2", {"axes"}},  {"ReduceSumSquare", {"axes"}}, {"ReduceLogSum", {"axes"}},
-        {"ReduceLogSumExp", {"axes"}}, {"Squeeze", {"axes"}}, {"Unsqueeze", {"axes"}},
-        {"Split", {"split"}},   {"Pad", {"pads", "value"}}, {"Clip", {"min", "max"}},
-        {"Slice", {"starts", "ends", "axes"}}, {"TopK", {"k"}}, {"BatchNormalization", {"spatial"}}};
+        {"ReduceSum", {"axes"}},
+        {"ReduceMean", {"axes"}},
+        {"ReduceMax", {"axes"}},
+        {"ReduceMin", {"axes"}},
+        {"ReduceProd", {"axes"}},
+        {"ReduceL1", {"axes"}},
+        {"ReduceL2", {"axes"}},
+        {"ReduceSumSquare", {"axes"}},
+        {"ReduceLogSum", {"axes"}},
+        {"ReduceLogSumExp", {"axes"}},
+        {"Squeeze", {"axes"}},
+        {"Unsqueeze", {"axes"}},
+        {"Split", {"split"}},
+        {"Pad", {"pads", "value"}},
+        {"Clip", {"min", "max"}},
+        {"Slice", {"starts", "ends", "axes"}},
+        {"TopK", {"k"}},
+        {"BatchNormalization", {"spatial"}}};
     int checked = 0;
     for (const auto& c : fixtureCases()) {
       auto m = importOnnxFile(c.model.string());

@@ -50,8 +50,10 @@ class OnnxRefuseTest : public QObject {
     QFETCH(QString, expected);
     onnx::ModelProto m = relu();
     m.set_ir_version(irVersion);
-    if (opset < 0) m.mutable_opset_import(0)->set_domain("com.example");
-    else m.mutable_opset_import(0)->set_version(opset);
+    if (opset < 0)
+      m.mutable_opset_import(0)->set_domain("com.example");
+    else
+      m.mutable_opset_import(0)->set_version(opset);
     auto r = importModel(m);
     QVERIFY(!r.isOk());
     QCOMPARE(QString::fromStdString(r.message()), expected);
@@ -70,8 +72,10 @@ class OnnxRefuseTest : public QObject {
     QFETCH(int, opset);
     onnx::ModelProto m = relu();
     m.set_ir_version(irVersion);
-    if (opset < 0) m.clear_opset_import();
-    else m.mutable_opset_import(0)->set_version(opset);
+    if (opset < 0)
+      m.clear_opset_import();
+    else
+      m.mutable_opset_import(0)->set_version(opset);
     auto r = importModel(m);
     QVERIFY2(r.isOk(), r.message().c_str());
   }

@@ -64,22 +64,116 @@ class OpsTest : public QObject {
     QVERIFY(!r.find("", "FooBar"));
     QVERIFY(!r.find("com.example", "Add"));
     // Every op issue 3 lists.
-    for (const char* op :
-         {"Abs", "Neg", "Sqrt", "Reciprocal", "Pow", "Exp", "Log", "Erf", "Sin", "Cos", "Floor",
-          "Ceil", "Round", "Sign", "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Sigmoid",
-          "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Gelu", "Mish", "Clip", "Min", "Max",
-          "Sum", "Mean", "Mod", "BitShift", "Equal", "Less", "LessOrEqual", "Greater",
-          "GreaterOrEqual", "Not", "And", "Or", "Xor", "Where", "IsNaN", "IsInf", "ReduceSum",
-          "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
-          "ReduceLogSumExp", "ArgMax", "ArgMin", "CumSum", "TopK", "Softmax", "LogSoftmax",
-          "MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "MaxPool", "AveragePool",
-          "GlobalAveragePool", "GlobalMaxPool", "BatchNormalization", "InstanceNormalization",
-          "LayerNormalization", "GroupNormalization", "LSTM", "GRU", "RNN", "Reshape", "Flatten",
-          "Transpose", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice", "Gather",
-          "GatherElements", "GatherND", "ScatterND", "ScatterElements", "Expand", "Tile", "Pad",
-          "Resize", "DepthToSpace", "SpaceToDepth", "Shape", "Size", "ConstantOfShape", "Range",
-          "NonZero", "OneHot", "Cast", "CastLike", "Identity", "Dropout", "If", "Loop", "Scan",
-          "DequantizeLinear", "QuantizeLinear"}) {
+    for (const char* op : {"Abs",
+                           "Neg",
+                           "Sqrt",
+                           "Reciprocal",
+                           "Pow",
+                           "Exp",
+                           "Log",
+                           "Erf",
+                           "Sin",
+                           "Cos",
+                           "Floor",
+                           "Ceil",
+                           "Round",
+                           "Sign",
+                           "Relu",
+                           "LeakyRelu",
+                           "PRelu",
+                           "Elu",
+                           "Selu",
+                           "Celu",
+                           "Sigmoid",
+                           "HardSigmoid",
+                           "HardSwish",
+                           "Tanh",
+                           "Softplus",
+                           "Gelu",
+                           "Mish",
+                           "Clip",
+                           "Min",
+                           "Max",
+                           "Sum",
+                           "Mean",
+                           "Mod",
+                           "BitShift",
+                           "Equal",
+                           "Less",
+                           "LessOrEqual",
+                           "Greater",
+                           "GreaterOrEqual",
+                           "Not",
+                           "And",
+                           "Or",
+                           "Xor",
+                           "Where",
+                           "IsNaN",
+                           "IsInf",
+                           "ReduceSum",
+                           "ReduceMean",
+                           "ReduceMax",
+                           "ReduceMin",
+                           "ReduceProd",
+                           "ReduceL2",
+                           "ReduceSumSquare",
+                           "ReduceLogSumExp",
+                           "ArgMax",
+                           "ArgMin",
+                           "CumSum",
+                           "TopK",
+                           "Softmax",
+                           "LogSoftmax",
+                           "MatMul",
+                           "Gemm",
+                           "Einsum",
+                           "Conv",
+                           "ConvTranspose",
+                           "MaxPool",
+                           "AveragePool",
+                           "GlobalAveragePool",
+                           "GlobalMaxPool",
+                           "BatchNormalization",
+                           "InstanceNormalization",
+                           "LayerNormalization",
+                           "GroupNormalization",
+                           "LSTM",
+                           "GRU",
+                           "RNN",
+                           "Reshape",
+                           "Flatten",
+                           "Transpose",
+                           "Squeeze",
+                           "Unsqueeze",
+                           "Concat",
+                           "Split",
+                           "Slice",
+                           "Gather",
+                           "GatherElements",
+                           "GatherND",
+                           "ScatterND",
+                           "ScatterElements",
+                           "Expand",
+                           "Tile",
+                           "Pad",
+                           "Resize",
+                           "DepthToSpace",
+                           "SpaceToDepth",
+                           "Shape",
+                           "Size",
+                           "ConstantOfShape",
+                           "Range",
+                           "NonZero",
+                           "OneHot",
+                           "Cast",
+                           "CastLike",
+                           "Identity",
+                           "Dropout",
+                           "If",
+                           "Loop",
+                           "Scan",
+                           "DequantizeLinear",
+                           "QuantizeLinear"}) {
       QVERIFY2(r.find("", op), op);
       QVERIFY2(r.find("", op)->infer && r.find("", op)->eager, op);
     }
@@ -164,14 +258,17 @@ class OpsTest : public QObject {
     row("unsqueeze const axes",
         make("Unsqueeze", {T({S("b"), N(3)}), T({N(2)}, DType::I64)}, {}, {{1, i64s({0, -1})}}),
         "f32[1,b,3,1]");
-    row("slice const", make("Slice", {T({S("b"), N(10)}), T({N(1)}, DType::I64), T({N(1)}, DType::I64),
-                                      T({N(1)}, DType::I64)},
-                            {}, {{1, i64s({2})}, {2, i64s({-1})}, {3, i64s({1})}}),
+    row("slice const",
+        make("Slice",
+             {T({S("b"), N(10)}), T({N(1)}, DType::I64), T({N(1)}, DType::I64),
+              T({N(1)}, DType::I64)},
+             {}, {{1, i64s({2})}, {2, i64s({-1})}, {3, i64s({1})}}),
         "f32[b,7]");
     row("gather", make("Gather", {T({N(5), S("d")}), T({N(2), N(3)}, DType::I64)}), "f32[2,3,d]");
     row("nonzero is data-dependent", make("NonZero", {T({N(3), N(4)})}), "i64[2,?]");
     row("equal gives bool", make("Equal", {T({N(3)}), T({N(1)})}), "bool[3]");
-    row("where mixes dtypes", make("Where", {T({N(3)}, DType::Bool), T({N(3)}), T({N(3)}, DType::I64)}),
+    row("where mixes dtypes",
+        make("Where", {T({N(3)}, DType::Bool), T({N(3)}), T({N(3)}, DType::I64)}),
         "node 'n1' (Where): X and Y have different element types");
     row("lstm shapes",
         make("LSTM", {T({S("t"), N(2), N(3)}), T({N(1), N(20), N(3)}), T({N(1), N(20), N(5)})}),
@@ -248,16 +345,18 @@ class OpsTest : public QObject {
     Attributes policy;
     policy.set("keep_aspect_ratio_policy", std::string("fit"));
     QTest::newRow("resize policy")
-        << run("Resize", {TensorData(DType::F32, {1, 1, 2, 2}), TensorData(DType::F32, {0}),
-                          TensorData(DType::F32, {0}), i64s({1, 1, 4, 4})},
+        << run("Resize",
+               {TensorData(DType::F32, {1, 1, 2, 2}), TensorData(DType::F32, {0}),
+                TensorData(DType::F32, {0}), i64s({1, 1, 4, 4})},
                policy)
         << "node 'n1' (Resize): keep_aspect_ratio_policy 'fit' is not stretch, not_larger or "
            "not_smaller";
     Attributes axes;
     axes.set("axes", std::vector<int64_t>{2, -2});
     QTest::newRow("resize axes twice")
-        << run("Resize", {TensorData(DType::F32, {1, 1, 2, 2}), TensorData(DType::F32, {0}),
-                          TensorData::fromVector(DType::F32, {2}, std::vector<float>{2, 2})},
+        << run("Resize",
+               {TensorData(DType::F32, {1, 1, 2, 2}), TensorData(DType::F32, {0}),
+                TensorData::fromVector(DType::F32, {2}, std::vector<float>{2, 2})},
                axes)
         << "node 'n1' (Resize): axis -2 is listed twice in axes";
   }
@@ -270,7 +369,8 @@ class OpsTest : public QObject {
 
   // f16/bf16 round to nearest even, as ONNX Runtime's Cast does.
   void halfCastsRoundToNearestEven() {
-    std::vector<float> in{1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 65520.0f, 6.0e-8f, -0.0f, 1e-9f};
+    std::vector<float> in{1.0f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 65520.0f, 6.0e-8f, -0.0f,
+                          1e-9f};
     std::vector<uint16_t> want16{0x3c00, 0x3c00, 0x3c02, 0x7c00, 0x0001, 0x8000, 0x0000};
     Attributes to16, toBf;
     to16.set("to", int64_t(10));

@@ -5,7 +5,6 @@
 // the test's time limit catches a quadratic one (50,000^2 steps take minutes).
 #include <QElapsedTimer>
 #include <QtTest>
-
 #include <cmath>
 #include <random>
 
@@ -75,8 +74,8 @@ class VariadicTest : public QObject {
     auto inputs = inputsFor(count);
     auto r = runEager(m->graph, inputs);
     QVERIFY2(r.isOk(), r.message().c_str());
-    qInfo("%s of %d inputs: import, verify, print, parse and eager run in %lld ms",
-          qPrintable(op), count, (long long)timer.elapsed());
+    qInfo("%s of %d inputs: import, verify, print, parse and eager run in %lld ms", qPrintable(op),
+          count, (long long)timer.elapsed());
     QVERIFY2(timer.elapsed() < 15000, "a stage is slower than linear in the input count");
 
     const TensorData& out = *r->find(m->graph.outputs()[0]);
@@ -94,8 +93,9 @@ class VariadicTest : public QObject {
         expect = op == "Max" ? std::max(expect, x) : op == "Min" ? std::min(expect, x) : expect + x;
       }
       if (op == "Mean") expect /= count;
-      QVERIFY2(std::abs(out.at(e) - expect) <= 1e-6 * std::abs(expect),
-               qPrintable(QString("element %1: %2, expected %3").arg(e).arg(out.at(e)).arg(expect)));
+      QVERIFY2(
+          std::abs(out.at(e) - expect) <= 1e-6 * std::abs(expect),
+          qPrintable(QString("element %1: %2, expected %3").arg(e).arg(out.at(e)).arg(expect)));
     }
   }
 };

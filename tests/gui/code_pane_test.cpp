@@ -1,13 +1,14 @@
 // The code dock on samples/mlp.onnx: hidden until shown, then each tab is
 // generated on the worker when first looked at (loop IR, LLVM IR, CUDA C, PTX
 // when NVRTC is installed), and a new run drops the texts.
+#include "viewer/code_pane.h"
+
 #include <QDockWidget>
 #include <QStandardPaths>
 #include <QtTest>
 
 #include "codegen/cuda/nvrtc.h"
 #include "session/session.h"
-#include "viewer/code_pane.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
 

@@ -39,7 +39,8 @@ class ComparePanelTest : public QObject {
 
  private slots:
   void initTestCase() {
-    if (!QFileInfo::exists(samplePath("mlp.onnx"))) QFAIL("samples/mlp.onnx is committed but missing");
+    if (!QFileInfo::exists(samplePath("mlp.onnx")))
+      QFAIL("samples/mlp.onnx is committed but missing");
     QVERIFY(session_.open(samplePath("mlp.onnx").toStdString()).isOk());
     QVERIFY(session_.optimize(defaultPipeline()).isOk());
   }

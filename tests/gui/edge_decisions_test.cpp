@@ -6,8 +6,8 @@
 #include <QtTest>
 #include <cmath>
 
-#include "session/session.h"
 #include "passes/pass_manager.h"
+#include "session/session.h"
 #include "viewer/divergence_heat.h"
 
 using namespace fuselens;
@@ -91,9 +91,11 @@ class EdgeDecisionsTest : public QObject {
     std::vector<Snapshot> snaps;
     snaps.push_back(snapshot("import", {}));
     snaps.push_back(snapshot("dce", {}));
-    snaps.push_back(snapshot("fuse-patterns", {decision("fc", "bias_add", true, FusionRule::PatternMatMulBiasAct),
-                                               decision("bias_add", "relu", false, FusionRule::Opaque)}));
-    snaps.push_back(snapshot("fuse-ops", {decision("fc", "bias_add", true, FusionRule::ElemwiseChain)}));
+    snaps.push_back(snapshot("fuse-patterns",
+                             {decision("fc", "bias_add", true, FusionRule::PatternMatMulBiasAct),
+                              decision("bias_add", "relu", false, FusionRule::Opaque)}));
+    snaps.push_back(
+        snapshot("fuse-ops", {decision("fc", "bias_add", true, FusionRule::ElemwiseChain)}));
     const auto got = viewer::decisionsUpTo(snaps, row);
     QCOMPARE(int(got.size()), count);
     QString rule;

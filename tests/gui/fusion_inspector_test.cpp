@@ -38,7 +38,8 @@ class FusionInspectorTest : public QObject {
 
  private slots:
   void initTestCase() {
-    if (!QFileInfo::exists(samplePath("mlp.onnx"))) QFAIL("samples/mlp.onnx is committed but missing");
+    if (!QFileInfo::exists(samplePath("mlp.onnx")))
+      QFAIL("samples/mlp.onnx is committed but missing");
     QVERIFY(session_.open(samplePath("mlp.onnx").toStdString()).isOk());
     QVERIFY(session_.optimize(defaultPipeline()).isOk());
     QVERIFY2(!session_.decisions().empty(), "the default pipeline made no fusion decisions");

@@ -31,7 +31,8 @@ class InputShapesGuiTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(settled(w), kTimeoutMs);
     QVERIFY(w.compareText().contains("failed"));
     QVERIFY(!errors.isEmpty());
-    QVERIFY2(errors.last().first().toString().contains("Input shapes"), qPrintable(errors.last().first().toString()));
+    QVERIFY2(errors.last().first().toString().contains("Input shapes"),
+             qPrintable(errors.last().first().toString()));
   }
 
   void withShapesItCompiles() {

@@ -48,13 +48,13 @@ QString firstError(const QSignalSpy& spy) {
   return spy.isEmpty() ? QString() : spy.first().first().toString();
 }
 
-#define OPEN_MLP(w)                                                                  \
-  if (!QFileInfo::exists(samplePath("mlp.onnx")))                                    \
-    QFAIL("samples/mlp.onnx is committed but missing");                              \
-  MainWindow w;                                                                      \
-  w.setModalErrors(false);                                                           \
-  w.show();                                                                          \
-  w.openFile(samplePath("mlp.onnx"));                                                \
+#define OPEN_MLP(w)                                     \
+  if (!QFileInfo::exists(samplePath("mlp.onnx")))       \
+    QFAIL("samples/mlp.onnx is committed but missing"); \
+  MainWindow w;                                         \
+  w.setModalErrors(false);                              \
+  w.show();                                             \
+  w.openFile(samplePath("mlp.onnx"));                   \
   QTRY_VERIFY_WITH_TIMEOUT(settled(w), kTimeoutMs)
 
 }  // namespace
@@ -160,7 +160,8 @@ class MainWindowDocksTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(panel->isolatedButton()->isEnabled(), kTimeoutMs);
     panel->isolatedButton()->click();
     QTRY_VERIFY_WITH_TIMEOUT(!w.isBusy() && w.session()->lastIsolated().has_value(), kTimeoutMs);
-    QVERIFY2(panel->summary().contains("PASS: every kernel within tolerance when fed eager inputs"), qPrintable(panel->summary()));
+    QVERIFY2(panel->summary().contains("PASS: every kernel within tolerance when fed eager inputs"),
+             qPrintable(panel->summary()));
     CompareModel* model = panel->compareModel();
     int filled = 0;
     for (int row = 0; row < model->rowCount(); ++row)

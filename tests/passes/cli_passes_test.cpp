@@ -26,7 +26,8 @@ class CliPassesTest : public QObject {
     Result o1 = cli({"compile", kMlp, "-O1"});
     QVERIFY2(o1.out.contains("simplify") && !o1.out.contains("fuse-ops"), qPrintable(o1.out));
     Result o2 = cli({"compile", kMlp});
-    QVERIFY2(o2.out.contains("fuse-ops{max-ops=8}") && o2.out.contains("2 fused groups"), qPrintable(o2.out));
+    QVERIFY2(o2.out.contains("fuse-ops{max-ops=8}") && o2.out.contains("2 fused groups"),
+             qPrintable(o2.out));
     Result bad = cli({"compile", kMlp, "-O2", "--passes", "dce"});
     QCOMPARE(bad.code, 2);
     QVERIFY2(bad.err.contains("not both"), qPrintable(bad.err));
@@ -35,7 +36,8 @@ class CliPassesTest : public QObject {
   void disablePassDropsIt() {
     Result r = cli({"compile", kMlp, "--disable-pass", "cse", "--disable-pass", "fuse-ops"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(!r.out.contains("cse") && !r.out.contains("fuse-ops") && r.out.contains("const-fold"), qPrintable(r.out));
+    QVERIFY2(!r.out.contains("cse") && !r.out.contains("fuse-ops") && r.out.contains("const-fold"),
+             qPrintable(r.out));
     Result bad = cli({"compile", kMlp, "--disable-pass", "nope"});
     QVERIFY2(bad.code == 2 && bad.err.contains("no pass named 'nope'"), qPrintable(bad.err));
   }
@@ -47,22 +49,26 @@ class CliPassesTest : public QObject {
     // fuse-patterns forms both groups (Gemm+Relu, MatMul+bias), so fuse-ops changes nothing.
     QVERIFY2(r.out.contains("// ----- IR after fuse-patterns -----"), qPrintable(r.out));
     QVERIFY2(!r.out.contains("// ----- IR after fuse-ops{max-ops=8} -----"), qPrintable(r.out));
-    QVERIFY2(!r.out.contains("// ----- IR after cse"), qPrintable(r.out));  // cse changes nothing here
+    QVERIFY2(!r.out.contains("// ----- IR after cse"),
+             qPrintable(r.out));  // cse changes nothing here
   }
 
   void timePassesReportsEveryPass() {
     Result r = cli({"compile", kMlp, "--time-passes"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(r.out.contains("Pass execution timing report") && r.out.contains("Total:"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("Pass execution timing report") && r.out.contains("Total:"),
+             qPrintable(r.out));
     QString report = r.out.mid(r.out.indexOf("Total:"));
-    for (const char* p : {"const-fold", "cse", "simplify", "dce", "fuse-ops"}) QVERIFY2(report.contains(p), p);
+    for (const char* p : {"const-fold", "cse", "simplify", "dce", "fuse-ops"})
+      QVERIFY2(report.contains(p), p);
   }
 
   void jsonReport() {
     Result r = cli({"compile", kMlp, "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
-    QCOMPARE(o["passes"].toArray().size(), 7);  // -O2: four cleanups, layout, fuse-patterns, fuse-ops
+    QCOMPARE(o["passes"].toArray().size(),
+             7);  // -O2: four cleanups, layout, fuse-patterns, fuse-ops
     QCOMPARE(o["after"].toObject()["fused_groups"].toInt(), 2);
     QCOMPARE(o["before"].toObject()["kernels"].toInt(), 6);
   }

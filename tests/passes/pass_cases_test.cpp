@@ -7,7 +7,8 @@
 //   === error             a substring of the pipeline's error
 //   === decisions         optional: "<accepted|rejected> <rule> <ProducerOp> -> <ConsumerOp>" lines
 //   === notes             optional: the passes' notes (the rewrite log), "where: rule: sentence"
-//   === reasons           optional: each decision's full sentence, and " | hint: ..." when it has one
+//   === reasons           optional: each decision's full sentence, and " | hint: ..." when it has
+//   one
 //
 // Every case that succeeds is also a meaning check: the eager interpreter
 // gives the same outputs before and after the pipeline on seeded inputs, and
@@ -63,7 +64,8 @@ QList<Case> readCases(const QString& path) {
     }
   }
   for (Case& c : cases) {
-    for (QString* s : {&c.input, &c.expect, &c.error, &c.decisions, &c.notes, &c.reasons}) *s = s->trimmed();
+    for (QString* s : {&c.input, &c.expect, &c.error, &c.decisions, &c.notes, &c.reasons})
+      *s = s->trimmed();
   }
   return cases;
 }
@@ -96,8 +98,10 @@ void writeCases(const QString& path, const QList<Case>& cases) {
   QString out;
   for (const Case& c : cases) {
     out += "=== case " + c.name + "\n=== pipeline " + c.pipeline + "\n" + c.input + "\n";
-    if (!c.error.isEmpty()) out += "=== error\n" + c.error + "\n";
-    else out += "=== expect\n" + c.expect + "\n";
+    if (!c.error.isEmpty())
+      out += "=== error\n" + c.error + "\n";
+    else
+      out += "=== expect\n" + c.expect + "\n";
     if (c.hasDecisions) out += "=== decisions\n" + c.decisions + "\n";
     if (c.hasNotes) out += "=== notes\n" + c.notes + "\n";
     if (c.hasReasons) out += "=== reasons\n" + c.reasons + "\n";
@@ -122,7 +126,8 @@ QString meaningCheck(const Graph& before, const Graph& after) {
   auto b = runEager(after, inputs);
   if (!b) return "the graph after the pass does not run: " + QString::fromStdString(b.message());
   for (size_t i = 0; i < before.outputs().size(); ++i) {
-    TensorMetrics m = compareTensors(*a->find(before.outputs()[i]), *b->find(after.outputs()[i]), {1e-6, 1e-6});
+    TensorMetrics m =
+        compareTensors(*a->find(before.outputs()[i]), *b->find(after.outputs()[i]), {1e-6, 1e-6});
     if (!m.withinTolerance()) return QString("output %1 changed: max abs %2").arg(i).arg(m.maxAbs);
   }
   for (ValueId v : after.valueIds()) {  // origins: each names an equal tensor of the input graph
@@ -134,7 +139,8 @@ QString meaningCheck(const Graph& before, const Graph& after) {
                                      after.value(v).layout, {1e-6, 1e-6});
     if (!m.withinTolerance())
       return QString("value %1 differs from its origin %2: max abs %3")
-          .arg(QString::fromStdString(after.value(v).name), QString::fromStdString(before.value(after.value(v).origin).name))
+          .arg(QString::fromStdString(after.value(v).name),
+               QString::fromStdString(before.value(after.value(v).origin).name))
           .arg(m.maxAbs);
   }
   return {};
@@ -164,11 +170,13 @@ class PassCasesTest : public QObject {
     auto input = parseGraph(c.input.toStdString());
     QVERIFY2(input.isOk(), input.message().c_str());
     auto specs = parsePipeline(c.pipeline.toStdString());
-    Expected<PipelineResult> result = specs ? runPipeline(*input, *specs) : Expected<PipelineResult>(specs.status());
+    Expected<PipelineResult> result =
+        specs ? runPipeline(*input, *specs) : Expected<PipelineResult>(specs.status());
     bool update = qEnvironmentVariableIsSet("FUSELENS_UPDATE_EXPECTED");
     if (!c.error.isEmpty()) {
       QVERIFY2(!result.isOk(), "the pipeline succeeded but the case expects an error");
-      QVERIFY2(QString::fromStdString(result.message()).contains(c.error), result.message().c_str());
+      QVERIFY2(QString::fromStdString(result.message()).contains(c.error),
+               result.message().c_str());
       return;
     }
     QVERIFY2(result.isOk(), result.message().c_str());

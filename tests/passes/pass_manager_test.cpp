@@ -3,20 +3,20 @@
 // the verifier rejects) writes a reproducer that replays; every pass of the
 // -O3 pipeline, run one at a time on every fixture model, verifies and keeps
 // the eager outputs; after fusion every kernel boundary has a reason.
-#include <QtTest>
+#include "passes/pass_manager.h"
 
+#include <QtTest>
 #include <filesystem>
 
+#include "../core/fixture_util.h"
 #include "core/compare/compare.h"
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
 #include "core/ir/printer.h"
 #include "core/onnx/import.h"
 #include "passes/explain.h"
-#include "passes/pass_manager.h"
 #include "passes/registry.h"
 #include "passes/simplify.h"
-#include "../core/fixture_util.h"
 
 using namespace fuselens;
 
@@ -63,7 +63,8 @@ QString sameOutputs(const Graph& g, const Graph& after) {
   auto b = runEager(after, inputs);
   if (!b) return QString::fromStdString("does not run after the pass: " + b.message());
   for (size_t i = 0; i < g.outputs().size(); ++i)
-    if (!compareTensors(*a->find(g.outputs()[i]), *b->find(after.outputs()[i]), {1e-5, 1e-5}).withinTolerance())
+    if (!compareTensors(*a->find(g.outputs()[i]), *b->find(after.outputs()[i]), {1e-5, 1e-5})
+             .withinTolerance())
       return QString("output %1 changed").arg(i);
   return {};
 }
@@ -129,7 +130,8 @@ class PassManagerTest : public QObject {
       return Status::ok();
     };
     QString err = runError(parse(kChain), "const-fold,simplify,dce", opts);
-    QVERIFY2(err.startsWith("pass simplify: the graph fails verification after this pass"), qPrintable(err));
+    QVERIFY2(err.startsWith("pass simplify: the graph fails verification after this pass"),
+             qPrintable(err));
     std::string path = reproducerPath(err);
     QVERIFY2(std::filesystem::exists(path), qPrintable(err));
     QVERIFY(QString::fromStdString(path).startsWith(dir.path()));
@@ -177,7 +179,8 @@ graph @main(%x: f32[20]) -> (f32[20]) {
   // (runPipeline does that) and the same eager outputs.
   void everyPassKeepsFixtureOutputs_data() {
     QTest::addColumn<QString>("model");
-    for (const auto& c : test::fixtureCases()) QTest::newRow(c.name.c_str()) << QString::fromStdString(c.model.string());
+    for (const auto& c : test::fixtureCases())
+      QTest::newRow(c.name.c_str()) << QString::fromStdString(c.model.string());
   }
   void everyPassKeepsFixtureOutputs() {
     QFETCH(QString, model);
@@ -198,7 +201,8 @@ graph @main(%x: f32[20]) -> (f32[20]) {
       QVERIFY2(diff.isEmpty(), qPrintable(QString::fromStdString(s.label) + ": " + diff));
     }
     for (const SplitEdge& e : splitEdges(all->snapshots.back().graph, all->decisions))
-      QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " + e.consumerName + ": " + e.reason)));
+      QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " +
+                                                             e.consumerName + ": " + e.reason)));
   }
 
   // The multi-anchor groups (attention, two-reduction softmax/LayerNorm) keep
@@ -208,21 +212,25 @@ graph @main(%x: f32[20]) -> (f32[20]) {
     QFETCH(QString, model);
     auto m = importOnnxFile(model.toStdString());
     QVERIFY2(m.isOk(), m.message().c_str());
-    auto specs = parsePipeline("const-fold,cse,simplify,dce,fuse-patterns{multi-anchor=1},"
-                               "fuse-ops{max-ops=16,multi-anchor=1}");
+    auto specs = parsePipeline(
+        "const-fold,cse,simplify,dce,fuse-patterns{multi-anchor=1},"
+        "fuse-ops{max-ops=16,multi-anchor=1}");
     QVERIFY2(specs.isOk(), specs.message().c_str());
     auto all = runPipeline(m->graph, *specs);
     QVERIFY2(all.isOk(), all.message().c_str());
     QString diff = sameOutputs(m->graph, all->snapshots.back().graph);
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
     for (const SplitEdge& e : splitEdges(all->snapshots.back().graph, all->decisions))
-      QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " + e.consumerName + ": " + e.reason)));
+      QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " +
+                                                             e.consumerName + ": " + e.reason)));
   }
 
   // The issue's example pipeline parses and runs; memory-plan leaves its plan
   // as data: every planned value has a buffer inside the arena.
   void issuePipelineRunsAndLeavesABufferPlan() {
-    auto specs = parsePipeline("const-fold,dce,cse,simplify,fuse-patterns,fuse-ops{max-ops=8},layout{block=8},memory-plan");
+    auto specs = parsePipeline(
+        "const-fold,dce,cse,simplify,fuse-patterns,fuse-ops{max-ops=8},layout{block=8},memory-"
+        "plan");
     QVERIFY2(specs.isOk(), specs.message().c_str());
     // Two MatMuls and a Softmax: three kernels, two intermediates in the arena.
     auto r = runPipeline(parse(R"(
@@ -231,7 +239,8 @@ graph @main(%x: f32[2,3], %w: f32[3,3]) -> (f32[2,3]) {
   %s = Softmax(%m) : f32[2,3]
   %y = MatMul(%s, %w) : f32[2,3]
   return %y
-})"), *specs);
+})"),
+                         *specs);
     QVERIFY2(r.isOk(), r.message().c_str());
     const PassRecord& rec = r->snapshots.back().record;
     QVERIFY(rec.bufferPlan);

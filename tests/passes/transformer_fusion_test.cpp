@@ -78,7 +78,6 @@
 // (pattern-attention rejected, two-anchors in fuse-ops, both with the option
 // as the hint).
 #include <QtTest>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -135,7 +134,8 @@ std::vector<Kernel> kernels(const Graph& g) {
 // "l7_qk" -> 7; the output Identity 'y' belongs to the last layer; other names -> -1.
 int layerOf(const std::string& name) {
   if (name == "y") return kLayers - 1;
-  if (name.size() < 3 || name[0] != 'l' || !std::isdigit(static_cast<unsigned char>(name[1]))) return -1;
+  if (name.size() < 3 || name[0] != 'l' || !std::isdigit(static_cast<unsigned char>(name[1])))
+    return -1;
   return std::atoi(name.c_str() + 1);
 }
 
@@ -143,13 +143,13 @@ int layerOf(const std::string& name) {
 // order (see the table above), sorted.
 std::vector<std::string> expectedLayerKernels(bool multiAnchor) {
   std::vector<std::string> k = {
-      "MatMul Add", "MatMul Add", "MatMul Add",  // Q, K, V projections
-      "Reshape Transpose", "Reshape Transpose",  // Q and V head splits
-      "Transpose Reshape", "MatMul Add Add",     // merge heads, O proj + residual
-      "LayerNormalization",                      // ln1, rewritten from 9 ops
-      "MatMul Add Gelu",                         // FFN up + GELU: the MLP epilogue
-      "MatMul Add Add",                          // FFN down + residual
-      "LayerNormalization",                      // ln2
+      "MatMul Add",         "MatMul Add",        "MatMul Add",  // Q, K, V projections
+      "Reshape Transpose",  "Reshape Transpose",                // Q and V head splits
+      "Transpose Reshape",  "MatMul Add Add",                   // merge heads, O proj + residual
+      "LayerNormalization",                                     // ln1, rewritten from 9 ops
+      "MatMul Add Gelu",                                        // FFN up + GELU: the MLP epilogue
+      "MatMul Add Add",                                         // FFN down + residual
+      "LayerNormalization",                                     // ln2
   };
   if (multiAnchor) {
     k.push_back("Reshape");  // K's split: its Transpose is inside attention
@@ -158,7 +158,7 @@ std::vector<std::string> expectedLayerKernels(bool multiAnchor) {
     k.push_back("Reshape Transpose");  // K's split
     k.push_back("MatMul Div Add");     // scores: QK^T, scale and mask
     k.push_back("Softmax");
-    k.push_back("MatMul");             // context
+    k.push_back("MatMul");  // context
   }
   std::sort(k.begin(), k.end());
   return k;
@@ -199,8 +199,8 @@ bool holds(const Graph& g, NodeId n, const std::string& member) {
 // The rule id of the boundary between the kernel holding `from` and the one
 // holding `to`; "<fused>" when both sit in one kernel, "<no edge>" when no
 // tensor crosses between them, "<no decision>" when nothing explains it.
-std::string boundaryRule(const Compiled& c, const std::vector<SplitEdge>& edges, const std::string& from,
-                         const std::string& to) {
+std::string boundaryRule(const Compiled& c, const std::vector<SplitEdge>& edges,
+                         const std::string& from, const std::string& to) {
   const Graph& g = c.final();
   for (NodeId id : g.nodeIds())
     if (holds(g, id, from) && holds(g, id, to)) return "<fused>";
@@ -244,7 +244,8 @@ class TransformerFusionTest : public QObject {
     for (const Kernel& k : kernels(compiled(level).final())) {
       int layer = layerOf(k.names[0]);
       for (const auto& n : k.names)
-        QVERIFY2(layerOf(n) == layer, qPrintable(QString::fromStdString(k.name + " spans layers: " + n)));
+        QVERIFY2(layerOf(n) == layer,
+                 qPrintable(QString::fromStdString(k.name + " spans layers: " + n)));
       QVERIFY2(layer >= 0, k.names[0].c_str());
       QVERIFY2(layer < kLayers, k.names[0].c_str());
       perLayer[layer].push_back(k.opsText());
@@ -257,13 +258,12 @@ class TransformerFusionTest : public QObject {
         std::sort(expected.begin(), expected.end());
       }
       std::sort(perLayer[l].begin(), perLayer[l].end());
-      QVERIFY2(perLayer[l] == expected, qPrintable(QString("layer %1 kernels: %2")
-                                                       .arg(l)
-                                                       .arg(QString::fromStdString([&] {
-                                                         std::string s;
-                                                         for (auto& k : perLayer[l]) s += "{" + k + "} ";
-                                                         return s;
-                                                       }()))));
+      QVERIFY2(perLayer[l] == expected,
+               qPrintable(QString("layer %1 kernels: %2").arg(l).arg(QString::fromStdString([&] {
+                 std::string s;
+                 for (auto& k : perLayer[l]) s += "{" + k + "} ";
+                 return s;
+               }()))));
     }
   }
 
@@ -305,14 +305,15 @@ class TransformerFusionTest : public QObject {
       };
       for (const auto& [from, to, rule] : expected) {
         std::string got = boundaryRule(c, edges, p + from, p + to);
-        QVERIFY2(got == rule, qPrintable(QString::fromStdString(p + from + " -> " + p + to + ": " + got +
-                                                                ", expected " + rule)));
+        QVERIFY2(got == rule, qPrintable(QString::fromStdString(p + from + " -> " + p + to + ": " +
+                                                                got + ", expected " + rule)));
       }
       if (l > 0)
         for (const char* next : {"q_mm", "k_mm", "v_mm", "res1"}) {
           std::string prev = "l" + std::to_string(l - 1) + "_ln2";
           std::string got = boundaryRule(c, edges, prev, p + next);
-          QVERIFY2(got == "producer-has-other-users", qPrintable(QString::fromStdString(prev + " -> " + next + ": " + got)));
+          QVERIFY2(got == "producer-has-other-users",
+                   qPrintable(QString::fromStdString(prev + " -> " + next + ": " + got)));
         }
     }
     // ln1 and GELU were rewritten to one op each, attention matched: decisions say so.
@@ -320,26 +321,32 @@ class TransformerFusionTest : public QObject {
     for (const FusionDecision& d : c.result.decisions)
       ++(d.accepted ? accepted : rejected)[d.ruleId()];
     QCOMPARE(accepted["pattern-layernorm"], 9 * kLayers);  // 9 edges inside each decomposed ln1
-    QCOMPARE(accepted["pattern-gelu"], 4 * kLayers);  // Div -> Erf -> Add -> Mul -> Mul
+    QCOMPARE(accepted["pattern-gelu"], 4 * kLayers);       // Div -> Erf -> Add -> Mul -> Mul
     if (level != kSingleAnchorLevel) {
-      QCOMPARE(accepted["pattern-attention"], 5 * kLayers);  // Transpose, MatMul, Div, Add, Softmax, MatMul
+      QCOMPARE(accepted["pattern-attention"],
+               5 * kLayers);  // Transpose, MatMul, Div, Add, Softmax, MatMul
       return;
     }
-    QCOMPARE(rejected["pattern-attention"], 2 * kLayers);  // into the Softmax and into the ctx MatMul
+    QCOMPARE(rejected["pattern-attention"],
+             2 * kLayers);  // into the Softmax and into the ctx MatMul
     for (const FusionDecision& d : c.result.decisions)
       if (d.rule == FusionRule::PatternAttention)
         QCOMPARE(QString::fromStdString(d.hint),
-                 QString("form it with fuse-patterns{multi-anchor=1} (the default): codegen runs the anchors as "
+                 QString("form it with fuse-patterns{multi-anchor=1} (the default): codegen runs "
+                         "the anchors as "
                          "stages of one kernel"));
     // The sentences name both sides and the deciding fact.
     const FusionDecision* softmax = nullptr;
     for (const SplitEdge& e : edges)
       if (e.decision && e.decision->consumerName == "l5_probs") softmax = e.decision;
     QVERIFY(softmax);
-    QVERIFY2(QString::fromStdString(softmax->hint).contains("pattern-attention"), softmax->hint.c_str());
-    QCOMPARE(QString::fromStdString(softmax->reason),
-             QString("rejected: the group of Add 'l5_qk_masked' is OutEWiseFusable and the group of Softmax "
-                     "'l5_probs' is CommReduce; a group holds at most one reduction or complex op"));
+    QVERIFY2(QString::fromStdString(softmax->hint).contains("pattern-attention"),
+             softmax->hint.c_str());
+    QCOMPARE(
+        QString::fromStdString(softmax->reason),
+        QString(
+            "rejected: the group of Add 'l5_qk_masked' is OutEWiseFusable and the group of Softmax "
+            "'l5_probs' is CommReduce; a group holds at most one reduction or complex op"));
   }
 
   // explain: every edge between two kernels has a rejected decision.
@@ -356,9 +363,11 @@ class TransformerFusionTest : public QObject {
     const size_t inside = level == kSingleAnchorLevel ? 15 : 13;
     QCOMPARE(edges.size(), size_t(inside * kLayers + 4 * (kLayers - 1)));
     for (const SplitEdge& e : edges) {
-      QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " + e.consumerName + ": " + e.reason)));
+      QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " +
+                                                             e.consumerName + ": " + e.reason)));
       QVERIFY(!e.decision->accepted);
-      QVERIFY2(!e.decision->ruleId().empty() && e.reason.rfind("rejected: ", 0) == 0, e.reason.c_str());
+      QVERIFY2(!e.decision->ruleId().empty() && e.reason.rfind("rejected: ", 0) == 0,
+               e.reason.c_str());
     }
   }
 
@@ -381,7 +390,8 @@ class TransformerFusionTest : public QObject {
     auto b = runEager(c.final(), inputs);
     QVERIFY2(b.isOk(), b.message().c_str());
     QCOMPARE(c.final().outputs().size(), before.outputs().size());
-    auto m = compareTensors(*a->find(before.outputs()[0]), *b->find(c.final().outputs()[0]), {1e-5, 1e-5});
+    auto m = compareTensors(*a->find(before.outputs()[0]), *b->find(c.final().outputs()[0]),
+                            {1e-5, 1e-5});
     QVERIFY(m.withinTolerance());
   }
 };

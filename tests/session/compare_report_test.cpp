@@ -47,9 +47,9 @@ class CompareReportTest : public QObject {
     QTest::addColumn<QString>("expected");
     QTest::newRow("all within") << QList<int>{0, 0, 0}
                                 << "PASS: 3 tensors within tolerance (atol 0.0001, rtol 0.0001)";
-    QTest::newRow("fused group diverges")
-        << QList<int>{0, 2, 1}
-        << "FAIL: y (from k0_fused) is the first tensor out of tolerance (atol 0.0001, rtol 0.0001)";
+    QTest::newRow("fused group diverges") << QList<int>{0, 2, 1}
+                                          << "FAIL: y (from k0_fused) is the first tensor out of "
+                                             "tolerance (atol 0.0001, rtol 0.0001)";
     QTest::newRow("unfused op diverges")
         << QList<int>{0, 0, 4}
         << "FAIL: z (from k1_relu) is the first tensor out of tolerance (atol 0.0001, rtol 0.0001)";
@@ -74,12 +74,14 @@ class CompareReportTest : public QObject {
     CompareReport report;
     report.rows = {f.row(f.y, "k0_fused", 0), f.row(f.z, "k1_relu", 0, true)};
     report.fallbackKernels = "k1_relu (Relu)";
-    QCOMPARE(report.verdict(), std::string("PASS: 1 tensor within tolerance (atol 0.0001, rtol 0.0001)"));
-    QCOMPARE(report.fallbackNote(),
-             std::string("NOTE: 1 tensor not compiled (reference fallback), not compared: kernels k1_relu (Relu)"));
+    QCOMPARE(report.verdict(),
+             std::string("PASS: 1 tensor within tolerance (atol 0.0001, rtol 0.0001)"));
+    QCOMPARE(report.fallbackNote(), std::string("NOTE: 1 tensor not compiled (reference fallback), "
+                                                "not compared: kernels k1_relu (Relu)"));
     QCOMPARE(rowStatus(report.rows[1]), std::string("fallback"));
     QCOMPARE(rowStatus(report.rows[0]), std::string("ok"));
-    report.rows[1].metrics.outOfTolerance = 4;  // a fallback row out of tolerance is still not judged
+    report.rows[1].metrics.outOfTolerance =
+        4;  // a fallback row out of tolerance is still not judged
     QVERIFY(report.allWithin());
   }
 
@@ -104,16 +106,16 @@ class CompareReportTest : public QObject {
     ok.kernel = "k0_fused";
     ok.name = "y";
     rep.rows = {ok};
-    QCOMPARE(isolatedVerdict(rep),
-             std::string("PASS: every kernel within tolerance when fed eager inputs (atol 0.0001, rtol 0.0001)"));
+    QCOMPARE(isolatedVerdict(rep), std::string("PASS: every kernel within tolerance when fed eager "
+                                               "inputs (atol 0.0001, rtol 0.0001)"));
     IsolatedRow bad = ok;
     bad.kernel = "k1_relu";
     bad.name = "z";
     bad.verdict = IsolatedVerdict::KernelDiffers;
     bad.isolated.maxAbs = 0.12;
     rep.rows.push_back(bad);
-    QCOMPARE(isolatedVerdict(rep),
-             std::string("FAIL: kernel k1_relu is the first that differs when fed eager inputs (z, max abs 0.12)"));
+    QCOMPARE(isolatedVerdict(rep), std::string("FAIL: kernel k1_relu is the first that differs "
+                                               "when fed eager inputs (z, max abs 0.12)"));
   }
 };
 

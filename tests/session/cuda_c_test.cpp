@@ -7,18 +7,18 @@
 //    outputs compared with the eager reference;
 //  - when NVRTC is installed, each fixture's module compiles to PTX with one
 //    .entry per stage.
+#include "codegen/cuda/cuda_c.h"
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "codegen/cuda/cuda_c.h"
+#include "codegen/cuda/nvrtc.h"
 #include "codegen/kernel_plan.h"
 #include "codegen/lower/lower.h"
-#include "codegen/cuda/nvrtc.h"
 #include "core/io/npy.h"
 #include "core/ops/registry.h"
 #include "session/session.h"
@@ -32,8 +32,8 @@ namespace {
 struct Case {
   std::string where;  // "fixture / kernel"
   CudaKernel kernel;
-  std::vector<TensorData> inputs;     // per input param
-  std::vector<TensorData> expected;   // per output param, the eager tensors
+  std::vector<TensorData> inputs;    // per input param
+  std::vector<TensorData> expected;  // per output param, the eager tensors
 };
 
 bool writeBytes(const std::string& path, const TensorData& t) {
@@ -58,8 +58,8 @@ std::string harness(const std::vector<Case>& cases) {
     o << "  {\n";
     for (size_t p = 0; p < k.paramTypes.size(); ++p) {
       size_t bytes = size_t(k.paramElements[p]) * dtypeSize(k.paramTypes[p]);
-      o << "    auto p" << p << " = load(dir + \"/" << c << "_" << p << ".bin\", " << (p < nIn ? bytes : 0)
-        << "); p" << p << ".resize(" << bytes + 16 << ");\n";
+      o << "    auto p" << p << " = load(dir + \"/" << c << "_" << p << ".bin\", "
+        << (p < nIn ? bytes : 0) << "); p" << p << ".resize(" << bytes + 16 << ");\n";
     }
     o << "    std::vector<unsigned char> scratch(" << k.scratchBytes + 64 << ");\n"
       << "    gridDim.x = 2; blockDim.x = 3;\n";
@@ -134,7 +134,8 @@ class CudaCTest : public QObject {
         opts.schedule = cudaSchedule();
         opts.tuningLog = "";
         opts.fallback = false;
-        opts.drivers = false;  // driver kernels (If, Loop, NonZero...) are host code: no CUDA kernel
+        opts.drivers =
+            false;  // driver kernels (If, Loop, NonZero...) are host code: no CUDA kernel
         auto plan = planKernels(kg.graph, opts, {}, {});
         if (!plan || plan->funcs.size() != 1) continue;  // an alias kernel alone
         LoopFunc f = plan->funcs[0];
@@ -161,8 +162,10 @@ class CudaCTest : public QObject {
         }
         for (ValueId v : kg.outputs) {
           const TensorData* t = eager->find(g.value(v).origin);
-          if (t) c.expected.push_back(*t);
-          else fed = false;
+          if (t)
+            c.expected.push_back(*t);
+          else
+            fed = false;
         }
         if (fed && c.inputs.size() + c.expected.size() == c.kernel.paramTypes.size())
           cases_.push_back(std::move(c));
@@ -177,19 +180,20 @@ class CudaCTest : public QObject {
   void hostEmulationMatchesEager() {
     QTemporaryDir dir;
     std::string program = cudaHostEmulationPrelude() + cudaPrelude();
-    for (const auto& [fixture, source] : sources_)
-      program += source.substr(cudaPrelude().size());
+    for (const auto& [fixture, source] : sources_) program += source.substr(cudaPrelude().size());
     program += harness(cases_);
     const std::string src = dir.filePath("emulated.cpp").toStdString();
     std::ofstream(src) << program;
     for (size_t c = 0; c < cases_.size(); ++c)
       for (size_t p = 0; p < cases_[c].inputs.size(); ++p)
-        QVERIFY(writeBytes(dir.filePath(QString("%1_%2.bin").arg(c).arg(p)).toStdString(), cases_[c].inputs[p]));
+        QVERIFY(writeBytes(dir.filePath(QString("%1_%2.bin").arg(c).arg(p)).toStdString(),
+                           cases_[c].inputs[p]));
     QProcess cc;
     const QString exe = dir.filePath("emulated");
     cc.start("c++", {"-O1", "-w", "-o", exe, QString::fromStdString(src), "-lm"});
     QVERIFY(cc.waitForFinished(300000));
-    QVERIFY2(cc.exitCode() == 0, qPrintable(QString::fromUtf8(cc.readAllStandardError()).left(3000)));
+    QVERIFY2(cc.exitCode() == 0,
+             qPrintable(QString::fromUtf8(cc.readAllStandardError()).left(3000)));
     QProcess run;
     run.start(exe, {dir.path()});
     QVERIFY(run.waitForFinished(120000));
@@ -201,14 +205,16 @@ class CudaCTest : public QObject {
       const Case& k = cases_[c];
       for (size_t o = 0; o < k.expected.size(); ++o) {
         const size_t p = k.inputs.size() + o;
-        std::ifstream f(dir.filePath(QString("%1_%2.out").arg(c).arg(p)).toStdString(), std::ios::binary);
+        std::ifstream f(dir.filePath(QString("%1_%2.out").arg(c).arg(p)).toStdString(),
+                        std::ios::binary);
         TensorData got(k.expected[o].dtype, k.expected[o].shape);
         f.read(reinterpret_cast<char*>(got.bytes.data()), std::streamsize(got.bytes.size()));
         TensorMetrics m = compareTensors(k.expected[o], got, toleranceFor(got.dtype));
         ++compared;
         if (!m.withinTolerance())
           wrong << QString::fromStdString(k.where) + QString(": max abs %1, %2 out of tolerance")
-                                                         .arg(m.maxAbs).arg(m.outOfTolerance + m.nanMismatch);
+                                                         .arg(m.maxAbs)
+                                                         .arg(m.outOfTolerance + m.nanMismatch);
       }
     }
     qInfo("%zu kernels from %d fixtures, %zu tensors compared", cases_.size(), fixtures_, compared);

@@ -1,16 +1,18 @@
 // Input shapes for models with dynamic dims: the "x=1x3x224x224; m=1x8" text
 // (CLI --shape, the GUI's box) and Session::bindInputShapes, which fixes the
 // dims, binds each symbol once across the graph and refuses disagreements.
+#include "session/input_shapes.h"
+
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "session/input_shapes.h"
 #include "session/session.h"
 
 using namespace fuselens;
 
 namespace {
-const std::string kDynBatch = FUSELENS_SOURCE_DIR "/tests/fixtures/dyn_batch/model.onnx";  // x: f32[batch,8]
+const std::string kDynBatch =
+    FUSELENS_SOURCE_DIR "/tests/fixtures/dyn_batch/model.onnx";  // x: f32[batch,8]
 }
 
 class InputShapesTest : public QObject {
@@ -29,12 +31,18 @@ class InputShapesTest : public QObject {
   void refusesBadText_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("says");
-    QTest::newRow("no name") << "=1x2" << "expected name=AxBxC";
-    QTest::newRow("no equals") << "x" << "expected name=AxBxC";
-    QTest::newRow("letter") << "x=1xax2" << "'a' is not a non-negative dim";
-    QTest::newRow("negative") << "x=-1x2" << "is not a non-negative dim";
-    QTest::newRow("trailing x") << "x=1x" << "a dim is missing";
-    QTest::newRow("twice") << "x=1;x=2" << "given twice";
+    QTest::newRow("no name") << "=1x2"
+                             << "expected name=AxBxC";
+    QTest::newRow("no equals") << "x"
+                               << "expected name=AxBxC";
+    QTest::newRow("letter") << "x=1xax2"
+                            << "'a' is not a non-negative dim";
+    QTest::newRow("negative") << "x=-1x2"
+                              << "is not a non-negative dim";
+    QTest::newRow("trailing x") << "x=1x"
+                                << "a dim is missing";
+    QTest::newRow("twice") << "x=1;x=2"
+                           << "given twice";
   }
   void refusesBadText() {
     QFETCH(QString, text);
@@ -105,7 +113,8 @@ class InputShapesTest : public QObject {
     QFETCH(QString, says);
     Session s;
     QVERIFY(s.open(kDynBatch).isOk());
-    std::vector<int64_t> shape = rank == 3 ? std::vector<int64_t>{2, 2, inner} : std::vector<int64_t>{2, inner};
+    std::vector<int64_t> shape =
+        rank == 3 ? std::vector<int64_t>{2, 2, inner} : std::vector<int64_t>{2, inner};
     auto bound = s.bindInputShapes(InputShapes{{"x", shape}});
     QVERIFY(!bound.isOk());
     QVERIFY2(QString::fromStdString(bound.message()).contains(says), bound.message().c_str());

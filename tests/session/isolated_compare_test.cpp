@@ -56,7 +56,8 @@ class IsolatedCompareTest : public QObject {
     // The reference of kernel 1's output is off: kernel 1 differs even alone.
     ValueId out1 = ks[1].outputs[0];
     EagerResult wrongRef = *eager;
-    wrongRef.tensors[g.value(out1).origin.index] = perturbed(*eager->find(g.value(out1).origin), 1.0f);
+    wrongRef.tensors[g.value(out1).origin.index] =
+        perturbed(*eager->find(g.value(out1).origin), 1.0f);
     auto rep = compareIsolated(g, ks, wrongRef, &*run, Tolerance{1e-4, 1e-4}, {});
     QVERIFY(rep.isOk());
     const IsolatedRow* first = rep->firstKernelDiffering();

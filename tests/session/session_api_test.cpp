@@ -19,8 +19,10 @@ Graph smallMlp() {
   auto w = std::make_shared<TensorData>(DType::F32, std::vector<int64_t>{8, 4});
   for (int64_t i = 0; i < w->numel(); ++i) w->data<float>()[i] = 0.01f * float(i % 7) - 0.02f;
   ValueId wv = g.addConstant("w", w);
-  ValueId m = g.node(g.addNode("MatMul", {x, wv}, {{"m", TensorType::of(DType::F32, {2, 4})}})).outputs[0];
-  ValueId y = g.node(g.addNode("Relu", {m}, {{"y", TensorType::of(DType::F32, {2, 4})}})).outputs[0];
+  ValueId m =
+      g.node(g.addNode("MatMul", {x, wv}, {{"m", TensorType::of(DType::F32, {2, 4})}})).outputs[0];
+  ValueId y =
+      g.node(g.addNode("Relu", {m}, {{"y", TensorType::of(DType::F32, {2, 4})}})).outputs[0];
   g.addOutput(y);
   return g;
 }
@@ -40,7 +42,8 @@ class SessionApiTest : public QObject {
 
   void openRequestRefusesUnknownShapeInput() {
     Session s;
-    Status st = s.open(OpenRequest{sample("mlp.onnx"), {}, {{"nope", {1, 2}}}, defaultPipelineText()});
+    Status st =
+        s.open(OpenRequest{sample("mlp.onnx"), {}, {{"nope", {1, 2}}}, defaultPipelineText()});
     QVERIFY(!st.isOk());
     QVERIFY2(st.message().find("no input named 'nope'") != std::string::npos, st.message().c_str());
   }
@@ -87,9 +90,11 @@ class SessionApiTest : public QObject {
 
   void codeTextOfEveryCpuKind() {
     Session s;
-    QVERIFY(s.open(OpenRequest{sample("matmul_bias_relu.onnx"), {}, {}, defaultPipelineText()}).isOk());
-    for (Session::CodeKind k : {Session::CodeKind::Ir, Session::CodeKind::LoopIr, Session::CodeKind::LlvmIr,
-                                Session::CodeKind::Asm, Session::CodeKind::CudaC}) {
+    QVERIFY(
+        s.open(OpenRequest{sample("matmul_bias_relu.onnx"), {}, {}, defaultPipelineText()}).isOk());
+    for (Session::CodeKind k :
+         {Session::CodeKind::Ir, Session::CodeKind::LoopIr, Session::CodeKind::LlvmIr,
+          Session::CodeKind::Asm, Session::CodeKind::CudaC}) {
       auto text = s.codeText(k);
       QVERIFY2(text.isOk(), text.message().c_str());
       QVERIFY(!text->empty());
@@ -103,7 +108,8 @@ class SessionApiTest : public QObject {
     QVERIFY2(o1.isOk(), o1.message().c_str());
     QVERIFY(o1->find("dce") == std::string::npos);
     std::vector<std::string> warnings;
-    auto none = resolvePipeline(PipelineChoice{"cse", -1, {"dce"}}, defaultPipelineText(), &warnings);
+    auto none =
+        resolvePipeline(PipelineChoice{"cse", -1, {"dce"}}, defaultPipelineText(), &warnings);
     QVERIFY(none.isOk());
     QCOMPARE(warnings.size(), size_t(1));
     QVERIFY(!resolvePipeline(PipelineChoice{"", -1, {"bogus"}}, defaultPipelineText()).isOk());
@@ -114,10 +120,12 @@ class SessionApiTest : public QObject {
     Session s;
     QVERIFY(s.open(OpenRequest{sample("mlp.onnx"), {}, {}, defaultPipelineText()}).isOk());
     QTemporaryDir dir;
-    auto cpu = s.exportCpu(CpuExportRequest{dir.filePath("cpu").toStdString(), "mlp", 2, "native", "", false});
+    auto cpu = s.exportCpu(
+        CpuExportRequest{dir.filePath("cpu").toStdString(), "mlp", 2, "native", "", false});
     QVERIFY2(cpu.isOk(), cpu.message().c_str());
     QVERIFY(cpu->files.size() >= 4);
-    auto cuda = s.exportCuda(CudaExportRequest{dir.filePath("cuda").toStdString(), "mlp", "compute_90"});
+    auto cuda =
+        s.exportCuda(CudaExportRequest{dir.filePath("cuda").toStdString(), "mlp", "compute_90"});
     QVERIFY2(cuda.isOk(), cuda.message().c_str());
     QVERIFY(!cuda->files.empty());
   }

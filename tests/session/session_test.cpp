@@ -1,9 +1,10 @@
 // Session end to end on the samples (open, optimize, compile, compare with
 // every boundary tensor traced to the eager run through origins), and saving
 // and restoring a session file, including the bad-file cases.
+#include "session/session.h"
+
 #include <QtTest>
 
-#include "session/session.h"
 #include "session/session_file.h"
 
 using namespace fuselens;
@@ -48,7 +49,8 @@ class SessionTest : public QObject {
   void saveAndRestore() {
     QTemporaryDir dir;
     std::string model = dir.filePath("m.onnx").toStdString();
-    QVERIFY(QFile::copy(QString::fromStdString(sample("matmul_bias_relu.onnx")), QString::fromStdString(model)));
+    QVERIFY(QFile::copy(QString::fromStdString(sample("matmul_bias_relu.onnx")),
+                        QString::fromStdString(model)));
     Session s;
     QVERIFY(s.open(model).isOk());
     QVERIFY(s.optimize("dce,fuse-ops{max-ops=4}").isOk());
@@ -81,11 +83,15 @@ class SessionTest : public QObject {
   void badSessionFiles_data() {
     QTest::addColumn<QString>("content");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("not-json") << "{oops" << "does not parse";
-    QTest::newRow("other-json") << "{\"a\": 1}" << "not a FuseLens session file";
-    QTest::newRow("missing-pipeline") << "{\"fuselens_session\": 1, \"model\": \"m.onnx\"}" << "missing";
-    QTest::newRow("model-gone") << "{\"fuselens_session\": 1, \"model\": \"gone.onnx\", \"pipeline\": \"dce\"}"
-                                << "cannot be read";
+    QTest::newRow("not-json") << "{oops"
+                              << "does not parse";
+    QTest::newRow("other-json") << "{\"a\": 1}"
+                                << "not a FuseLens session file";
+    QTest::newRow("missing-pipeline") << "{\"fuselens_session\": 1, \"model\": \"m.onnx\"}"
+                                      << "missing";
+    QTest::newRow("model-gone")
+        << "{\"fuselens_session\": 1, \"model\": \"gone.onnx\", \"pipeline\": \"dce\"}"
+        << "cannot be read";
   }
   void badSessionFiles() {
     QFETCH(QString, content);
