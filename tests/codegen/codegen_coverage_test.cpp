@@ -151,7 +151,7 @@ void CodegenCoverageTest::mathAndActivations() {
 // with CompileOptions::fallback off it is a compile error naming the node.
 // (If compiles as a driver kernel; with drivers off it has no code generation.)
 void CodegenCoverageTest::fallbackIsLabelled() {
-  std::string dir = std::string(FUSELENS_SOURCE_DIR) + "/tests/fixtures/cf_if_else/";
+  std::string dir = fuselens::test::sourcePath() + "/tests/fixtures/cf_if_else/";
   auto model = importOnnxFile(dir + "model.onnx");
   QVERIFY2(model.isOk(), model.message().c_str());
   const Graph& g = model->graph;
@@ -210,3 +210,4 @@ void CodegenCoverageTest::executionTableNamesRegisteredOps() {
 }
 
 #include "codegen_coverage_test.moc"
+#include "tests/support/test_paths.h"

@@ -20,7 +20,7 @@ using namespace fuselens::test;
 namespace {
 
 Expected<ImportedModel> importSample(const char* name) {
-  return importOnnxFile(std::string(FUSELENS_SOURCE_DIR) + "/samples/" + name + ".onnx");
+  return importOnnxFile(fuselens::test::sourcePath() + "/samples/" + name + ".onnx");
 }
 
 std::map<std::string, TensorData> sampleInputs(const char* name) {
@@ -201,3 +201,4 @@ class EagerTest : public QObject {
 
 QTEST_APPLESS_MAIN(EagerTest)
 #include "eager_test.moc"
+#include "tests/support/test_paths.h"

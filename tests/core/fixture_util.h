@@ -10,12 +10,15 @@
 #include <vector>
 
 #include "core/io/npy.h"
+#include "tests/support/test_paths.h"
 
 namespace fuselens::test {
 
 namespace fs = std::filesystem;
 
-inline fs::path fixturesDir() { return fs::path(FUSELENS_SOURCE_DIR) / "tests" / "fixtures"; }
+inline fs::path fixturesDir() {
+  return fs::path(fuselens::test::sourcePath()) / "tests" / "fixtures";
+}
 
 struct FixtureCase {
   std::string name;  // "add_bcast_row", "samples/mlp"
@@ -33,9 +36,10 @@ inline std::vector<FixtureCase> fixtureCases() {
   std::sort(cases.begin(), cases.end(),
             [](const FixtureCase& a, const FixtureCase& b) { return a.name < b.name; });
   for (const char* s : {"matmul_bias_relu", "mlp"})
-    cases.push_back({std::string("samples/") + s,
-                     fs::path(FUSELENS_SOURCE_DIR) / "samples" / (std::string(s) + ".onnx"),
-                     fixturesDir() / "samples" / s});
+    cases.push_back(
+        {std::string("samples/") + s,
+         fs::path(fuselens::test::sourcePath()) / "samples" / (std::string(s) + ".onnx"),
+         fixturesDir() / "samples" / s});
   return cases;
 }
 

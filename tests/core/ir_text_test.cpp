@@ -17,7 +17,9 @@ QString readText(const QString& path) {
   return QString::fromUtf8(f.readAll());
 }
 std::string matmulBiasRelu() {
-  return readText(FUSELENS_SOURCE_DIR "/tests/core/ir_text/matmul-bias-relu.fl").toStdString();
+  return readText(QString::fromStdString(
+                      fuselens::test::sourcePath("/tests/core/ir_text/matmul-bias-relu.fl")))
+      .toStdString();
 }
 }  // namespace
 
@@ -28,7 +30,7 @@ class IrTextTest : public QObject {
   void controlFlowBodiesRoundTrip();
   void roundTrip_data() {
     QTest::addColumn<QString>("path");
-    QDir dir(QStringLiteral(FUSELENS_SOURCE_DIR "/tests/core/ir_text"));
+    QDir dir(QString::fromStdString(fuselens::test::sourcePath("/tests/core/ir_text")));
     for (const QString& f : dir.entryList({"*.fl"}, QDir::Files, QDir::Name))
       QTest::newRow(f.toUtf8().constData()) << dir.filePath(f);
   }
@@ -171,3 +173,4 @@ void IrTextTest::controlFlowBodiesRoundTrip() {
 
 QTEST_APPLESS_MAIN(IrTextTest)
 #include "ir_text_test.moc"
+#include "tests/support/test_paths.h"

@@ -77,7 +77,7 @@ class OnnxImportTest : public QObject {
   }
 
   void sampleKeepsNamesOpsetsAndProducer() {
-    auto m = importOnnxFile(std::string(FUSELENS_SOURCE_DIR) + "/samples/mlp.onnx");
+    auto m = importOnnxFile(fuselens::test::sourcePath() + "/samples/mlp.onnx");
     QVERIFY2(m.isOk(), m.message().c_str());
     QCOMPARE(m->irVersion, int64_t(8));
     QCOMPARE(m->opsets.at(""), int64_t(17));
@@ -317,7 +317,7 @@ class OnnxImportTest : public QObject {
   }
 
   void truncatedAndEmptyBytesAreRefused() {
-    std::ifstream f(std::string(FUSELENS_SOURCE_DIR) + "/samples/mlp.onnx", std::ios::binary);
+    std::ifstream f(fuselens::test::sourcePath() + "/samples/mlp.onnx", std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     // Every cut must fail cleanly (or, by chance, parse into something valid).
     for (size_t cut :
@@ -337,3 +337,4 @@ class OnnxImportTest : public QObject {
 
 QTEST_APPLESS_MAIN(OnnxImportTest)
 #include "onnx_import_test.moc"
+#include "tests/support/test_paths.h"

@@ -29,7 +29,7 @@ class CodePaneTest : public QObject {
     MainWindow w;
     w.setModalErrors(false);
     w.show();
-    w.openFile(QStringLiteral(FUSELENS_SOURCE_DIR "/samples/mlp.onnx"));
+    w.openFile(QString::fromStdString(fuselens::test::sourcePath("/samples/mlp.onnx")));
     QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.session() && w.session()->lastReport(), kTimeoutMs);
     CodePane* pane = w.codePane();
     QVERIFY(!w.codeDock()->isVisible());
@@ -72,3 +72,4 @@ class CodePaneTest : public QObject {
 
 QTEST_MAIN(CodePaneTest)
 #include "code_pane_test.moc"
+#include "tests/support/test_paths.h"

@@ -19,8 +19,9 @@ namespace {
 
 QString samplePath(const QString& name) {
   const QByteArray dir = qgetenv("FUSELENS_SAMPLES_DIR");
-  return (dir.isEmpty() ? QStringLiteral(FUSELENS_SOURCE_DIR "/samples") : QString(dir)) + "/" +
-         name;
+  return (dir.isEmpty() ? QString::fromStdString(fuselens::test::sourcePath("/samples"))
+                        : QString(dir)) +
+         "/" + name;
 }
 
 }  // namespace
@@ -139,3 +140,4 @@ class ComparePanelTest : public QObject {
 
 QTEST_MAIN(ComparePanelTest)
 #include "compare_panel_test.moc"
+#include "tests/support/test_paths.h"

@@ -19,8 +19,9 @@ namespace {
 
 QString samplePath(const QString& name) {
   const QByteArray dir = qgetenv("FUSELENS_SAMPLES_DIR");
-  return (dir.isEmpty() ? QStringLiteral(FUSELENS_SOURCE_DIR "/samples") : QString(dir)) + "/" +
-         name;
+  return (dir.isEmpty() ? QString::fromStdString(fuselens::test::sourcePath("/samples"))
+                        : QString(dir)) +
+         "/" + name;
 }
 
 int fusionSnapshot(const Session& s) {
@@ -160,3 +161,4 @@ class FusionInspectorTest : public QObject {
 
 QTEST_MAIN(FusionInspectorTest)
 #include "fusion_inspector_test.moc"
+#include "tests/support/test_paths.h"

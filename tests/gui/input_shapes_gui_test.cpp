@@ -13,7 +13,8 @@ using namespace fuselens::viewer;
 
 namespace {
 constexpr int kTimeoutMs = 120000;
-const QString kModel = QStringLiteral(FUSELENS_SOURCE_DIR "/tests/fixtures/dyn_batch/model.onnx");
+const QString kModel =
+    QString::fromStdString(fuselens::test::sourcePath("/tests/fixtures/dyn_batch/model.onnx"));
 bool settled(const MainWindow& w) { return !w.isBusy() && !w.graphView()->isLayoutPending(); }
 }  // namespace
 
@@ -60,3 +61,4 @@ class InputShapesGuiTest : public QObject {
 
 QTEST_MAIN(InputShapesGuiTest)
 #include "input_shapes_gui_test.moc"
+#include "tests/support/test_paths.h"

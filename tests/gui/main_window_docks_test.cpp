@@ -32,8 +32,9 @@ constexpr int kTimeoutMs = 120000;
 
 QString samplePath(const QString& name) {
   const QByteArray dir = qgetenv("FUSELENS_SAMPLES_DIR");
-  return (dir.isEmpty() ? QStringLiteral(FUSELENS_SOURCE_DIR "/samples") : QString(dir)) + "/" +
-         name;
+  return (dir.isEmpty() ? QString::fromStdString(fuselens::test::sourcePath("/samples"))
+                        : QString(dir)) +
+         "/" + name;
 }
 
 int fusionSnapshot(const Session& s) {
@@ -277,3 +278,4 @@ class MainWindowDocksTest : public QObject {
 
 QTEST_MAIN(MainWindowDocksTest)
 #include "main_window_docks_test.moc"
+#include "tests/support/test_paths.h"

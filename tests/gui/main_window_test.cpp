@@ -26,8 +26,9 @@ constexpr int kPipelineTimeoutMs = 60000;
 // FUSELENS_SAMPLES_DIR overrides the bundled samples folder.
 QString samplePath(const QString& name) {
   const QByteArray dir = qgetenv("FUSELENS_SAMPLES_DIR");
-  return (dir.isEmpty() ? QStringLiteral(FUSELENS_SOURCE_DIR "/samples") : QString(dir)) + "/" +
-         name;
+  return (dir.isEmpty() ? QString::fromStdString(fuselens::test::sourcePath("/samples"))
+                        : QString(dir)) +
+         "/" + name;
 }
 
 int snapshotStartingWith(const Session& s, const std::string& prefix) {
@@ -192,3 +193,4 @@ class MainWindowTest : public QObject {
 
 QTEST_MAIN(MainWindowTest)
 #include "main_window_test.moc"
+#include "tests/support/test_paths.h"

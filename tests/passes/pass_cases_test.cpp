@@ -154,7 +154,7 @@ class PassCasesTest : public QObject {
   void cases_data() {
     QTest::addColumn<QString>("file");
     QTest::addColumn<int>("index");
-    QDir dir(QStringLiteral(FUSELENS_SOURCE_DIR "/tests/passes/cases"));
+    QDir dir(QString::fromStdString(fuselens::test::sourcePath("/tests/passes/cases")));
     for (const QString& f : dir.entryList({"*.txt"}, QDir::Files, QDir::Name)) {
       auto cases = readCases(dir.filePath(f));
       for (int i = 0; i < cases.size(); ++i)
@@ -201,3 +201,4 @@ class PassCasesTest : public QObject {
 
 QTEST_APPLESS_MAIN(PassCasesTest)
 #include "pass_cases_test.moc"
+#include "tests/support/test_paths.h"

@@ -170,7 +170,7 @@ graph @main(%x: f32[20]) -> (f32[20]) {
   }
 
   void readReproducerRejectsOtherFiles() {
-    auto r = readReproducer(FUSELENS_SOURCE_DIR "/README.md");
+    auto r = readReproducer(fuselens::test::sourcePath("/README.md"));
     QVERIFY(!r.isOk());
     QVERIFY(QString::fromStdString(r.message()).contains("not a fuselens reproducer"));
   }
@@ -258,3 +258,4 @@ graph @main(%x: f32[2,3], %w: f32[3,3]) -> (f32[2,3]) {
 
 QTEST_APPLESS_MAIN(PassManagerTest)
 #include "pass_manager_test.moc"
+#include "tests/support/test_paths.h"

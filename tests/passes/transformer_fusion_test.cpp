@@ -94,7 +94,9 @@ namespace {
 
 constexpr int kLayers = 12;
 
-std::string modelPath() { return FUSELENS_SOURCE_DIR "/tests/fixtures/transformer_12l/model.onnx"; }
+std::string modelPath() {
+  return fuselens::test::sourcePath("/tests/fixtures/transformer_12l/model.onnx");
+}
 
 // One kernel of the final graph: its members' names and ops, in topological order.
 struct Kernel {
@@ -397,4 +399,5 @@ class TransformerFusionTest : public QObject {
 };
 
 QTEST_APPLESS_MAIN(TransformerFusionTest)
+#include "tests/support/test_paths.h"
 #include "transformer_fusion_test.moc"

@@ -98,7 +98,7 @@ class CudaCTest : public QObject {
   // Emits every kernel of every fixture that lowers for the CPU; none may fail
   // to emit (the CUDA emitter covers all of the loop IR).
   void initTestCase() {
-    const fs::path root = fs::path(FUSELENS_SOURCE_DIR) / "tests/fixtures";
+    const fs::path root = fs::path(fuselens::test::sourcePath()) / "tests/fixtures";
     std::vector<fs::path> dirs;
     for (const auto& e : fs::directory_iterator(root))
       if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
@@ -244,3 +244,4 @@ class CudaCTest : public QObject {
 
 QTEST_GUILESS_MAIN(CudaCTest)
 #include "cuda_c_test.moc"
+#include "tests/support/test_paths.h"

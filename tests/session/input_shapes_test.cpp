@@ -12,7 +12,7 @@ using namespace fuselens;
 
 namespace {
 const std::string kDynBatch =
-    FUSELENS_SOURCE_DIR "/tests/fixtures/dyn_batch/model.onnx";  // x: f32[batch,8]
+    fuselens::test::sourcePath("/tests/fixtures/dyn_batch/model.onnx");  // x: f32[batch,8]
 }
 
 class InputShapesTest : public QObject {
@@ -124,3 +124,4 @@ class InputShapesTest : public QObject {
 
 QTEST_GUILESS_MAIN(InputShapesTest)
 #include "input_shapes_test.moc"
+#include "tests/support/test_paths.h"

@@ -11,7 +11,7 @@
 using namespace fuselens;
 
 namespace {
-std::string sample(const char* name) { return std::string(FUSELENS_SOURCE_DIR "/samples/") + name; }
+std::string sample(const char* name) { return fuselens::test::sourcePath("/samples/") + name; }
 
 TensorData perturbed(const TensorData& t, float by) {
   TensorData copy = t;
@@ -99,3 +99,4 @@ class IsolatedCompareTest : public QObject {
 
 QTEST_GUILESS_MAIN(IsolatedCompareTest)
 #include "isolated_compare_test.moc"
+#include "tests/support/test_paths.h"

@@ -10,7 +10,7 @@ using namespace fuselens;
 
 namespace {
 
-std::string sample(const char* name) { return std::string(FUSELENS_SOURCE_DIR "/samples/") + name; }
+std::string sample(const char* name) { return fuselens::test::sourcePath("/samples/") + name; }
 
 // x[2,8] -> MatMul(w) -> Add(b) -> Relu -> y
 Graph smallMlp() {
@@ -133,3 +133,4 @@ class SessionApiTest : public QObject {
 
 QTEST_GUILESS_MAIN(SessionApiTest)
 #include "session_api_test.moc"
+#include "tests/support/test_paths.h"

@@ -10,7 +10,7 @@
 using namespace fuselens;
 
 namespace {
-std::string sample(const char* name) { return std::string(FUSELENS_SOURCE_DIR "/samples/") + name; }
+std::string sample(const char* name) { return fuselens::test::sourcePath("/samples/") + name; }
 }  // namespace
 
 class SessionTest : public QObject {
@@ -111,3 +111,4 @@ class SessionTest : public QObject {
 
 QTEST_APPLESS_MAIN(SessionTest)
 #include "session_test.moc"
+#include "tests/support/test_paths.h"

@@ -4,6 +4,8 @@
 #include <QProcess>
 #include <QStringList>
 
+#include "tests/support/test_paths.h"
+
 namespace fuselens::test {
 
 struct CliResult {
@@ -13,8 +15,8 @@ struct CliResult {
 
 inline CliResult runCli(const QStringList& args, int timeoutMs = 300000) {
   QProcess p;
-  p.setWorkingDirectory(FUSELENS_SOURCE_DIR);
-  p.start(FUSELENS_CLI_PATH, args);
+  p.setWorkingDirectory(QString::fromStdString(fuselens::test::sourcePath()));
+  p.start(QString::fromStdString(fuselens::test::cliPath()), args);
   CliResult r;
   if (!p.waitForFinished(timeoutMs)) return r;
   r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
