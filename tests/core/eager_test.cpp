@@ -13,6 +13,7 @@
 #include "core/ops/registry.h"
 #include "fixture_compare.h"
 #include "fixture_util.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 using namespace fuselens::test;
@@ -201,4 +202,3 @@ class EagerTest : public QObject {
 
 QTEST_APPLESS_MAIN(EagerTest)
 #include "eager_test.moc"
-#include "tests/support/test_paths.h"

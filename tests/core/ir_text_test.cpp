@@ -7,6 +7,7 @@
 #include "core/ir/verifier.h"
 #include "core/onnx/import.h"
 #include "fixture_util.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 
@@ -173,4 +174,3 @@ void IrTextTest::controlFlowBodiesRoundTrip() {
 
 QTEST_APPLESS_MAIN(IrTextTest)
 #include "ir_text_test.moc"
-#include "tests/support/test_paths.h"

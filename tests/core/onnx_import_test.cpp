@@ -10,6 +10,7 @@
 #include "core/onnx/import.h"
 #include "core/ops/registry.h"
 #include "fixture_util.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 using namespace fuselens::test;
@@ -337,4 +338,3 @@ class OnnxImportTest : public QObject {
 
 QTEST_APPLESS_MAIN(OnnxImportTest)
 #include "onnx_import_test.moc"
-#include "tests/support/test_paths.h"

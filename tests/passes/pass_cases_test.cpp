@@ -22,6 +22,7 @@
 #include "core/io/npy.h"
 #include "core/ir/printer.h"
 #include "passes/pass_manager.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 
@@ -201,4 +202,3 @@ class PassCasesTest : public QObject {
 
 QTEST_APPLESS_MAIN(PassCasesTest)
 #include "pass_cases_test.moc"
-#include "tests/support/test_paths.h"

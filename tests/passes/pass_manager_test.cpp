@@ -17,6 +17,7 @@
 #include "passes/explain.h"
 #include "passes/registry.h"
 #include "passes/simplify.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 
@@ -258,4 +259,3 @@ graph @main(%x: f32[2,3], %w: f32[3,3]) -> (f32[2,3]) {
 
 QTEST_APPLESS_MAIN(PassManagerTest)
 #include "pass_manager_test.moc"
-#include "tests/support/test_paths.h"

@@ -22,6 +22,7 @@
 #include "core/io/npy.h"
 #include "core/ops/registry.h"
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 namespace fs = std::filesystem;
@@ -244,4 +245,3 @@ class CudaCTest : public QObject {
 
 QTEST_GUILESS_MAIN(CudaCTest)
 #include "cuda_c_test.moc"
-#include "tests/support/test_paths.h"

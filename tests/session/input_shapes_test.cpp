@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 
@@ -124,4 +125,3 @@ class InputShapesTest : public QObject {
 
 QTEST_GUILESS_MAIN(InputShapesTest)
 #include "input_shapes_test.moc"
-#include "tests/support/test_paths.h"

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 
@@ -99,4 +100,3 @@ class IsolatedCompareTest : public QObject {
 
 QTEST_GUILESS_MAIN(IsolatedCompareTest)
 #include "isolated_compare_test.moc"
-#include "tests/support/test_paths.h"

@@ -5,6 +5,7 @@
 
 #include "session/pipeline_choice.h"
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 
@@ -133,4 +134,3 @@ class SessionApiTest : public QObject {
 
 QTEST_GUILESS_MAIN(SessionApiTest)
 #include "session_api_test.moc"
-#include "tests/support/test_paths.h"

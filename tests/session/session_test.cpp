@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "session/session_file.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 
@@ -111,4 +112,3 @@ class SessionTest : public QObject {
 
 QTEST_APPLESS_MAIN(SessionTest)
 #include "session_test.moc"
-#include "tests/support/test_paths.h"
