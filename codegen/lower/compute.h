@@ -1,6 +1,7 @@
 // Internal to lowering: the context that per-family compute definitions use to
-// build one kernel's loop nests (compute_elementwise.cpp, compute_shape.cpp,
-// compute_matmul.cpp, compute_softmax.cpp; lower.cpp drives them).
+// build one kernel's loop nests (elementwise_rows.cpp, compute_shape.cpp,
+// compute_matmul.cpp, compute_softmax.cpp, ...; lower.cpp drives them through
+// the dispatch table, compute_table.h).
 //
 // A compute definition never sees buffers of its operands directly: it asks the
 // builder for `valueAt(v, index)`, which either loads a materialized buffer or
@@ -14,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/loop/loop_ir.h"
@@ -133,18 +135,21 @@ class KernelBuilder {
 // The index into an operand of `inShape` that broadcasts to `out` (ONNX multidirectional).
 Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape);
 bool broadcastsTo(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
-// Add, Sub, Mul, Div, Max, Min, Pow, PRelu, comparisons, And, Or, Xor.
+// What operands an elementwise row takes (the dtypes column of its row in
+// elementwise_rows.cpp), in compute types: Float (f32, f64), Numeric (floats
+// and integers, one type), NumericBase (Pow: the exponent may differ),
+// Integer, Bool (logic), Same (comparisons: any one type), Any (the row checks).
+enum class OperandKinds : uint8_t { Float, Numeric, NumericBase, Integer, Bool, Same, Any };
+bool hasElementwiseRow(std::string_view op);
+OperandKinds elementwiseKinds(std::string_view op);
+// Ops of two operands (Add, Sub, ..., comparisons, And, Or, Xor).
 bool isBinaryElementwise(const std::string& op);
-// Equal, Less, LessOrEqual, Greater, GreaterOrEqual (any one input type, bool
-// result) and Not, And, Or, Xor (bool in and out).
-bool isCompareOrLogic(const std::string& op);
-// Ops whose values may be i32, i64 or bool as well as f32 (the rest are f32 only).
-bool takesNonFloat(const std::string& op);
 // The op applied to already-indexed operands (in their compute types), for
 // output `output` of n (Dropout's mask is output 1).
 ExprRef elementwiseExpr(KernelBuilder& kb, const Node& n, const std::vector<ExprRef>& args,
                         size_t output = 0);
-// Whether lowering handles values of dtype t in or out of n (compute_elementwise.cpp).
+// Whether lowering handles values of dtype t in or out of n: the dtypes column
+// of n's row in codegen's dispatch table (compute_table.cpp).
 bool computeHandlesDType(const Node& n, DType t);
 // The index into input `input` of elementwise op n at output position `out`:
 // numpy broadcasting, or the per-axis scale / zero point of (De)QuantizeLinear.
@@ -153,8 +158,13 @@ Index elementwiseOperandIndex(KernelBuilder& kb, const Node& n, size_t input, co
 Status checkElementwiseOperands(const Graph& g, const Node& n);
 
 // ---- index-map family (compute_shape.cpp) ----
-// The position in the data input that output position `out` reads.
+// The position in the data input that output position `out` reads: the row
+// of n in the dispatch table (compute_table.cpp), one of these.
 Index indexMapSource(KernelBuilder& kb, const Node& n, const Index& out);
+Index identitySource(KernelBuilder& kb, const Node& n, const Index& out);
+Index flatSource(KernelBuilder& kb, const Node& n, const Index& out);  // Reshape, Squeeze, ...
+Index transposeSource(KernelBuilder& kb, const Node& n, const Index& out);
+Index sliceSource(KernelBuilder& kb, const Node& n, const Index& out);
 // Concat and constant Pad: the value at `out`, a select over in-bounds reads.
 ExprRef concatValue(KernelBuilder& kb, const Node& n, const Index& out);
 ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out);

@@ -167,14 +167,16 @@ ExprRef padValue(KernelBuilder& kb, const Node& n, const Index& out) {
   return select(inside, v, f);
 }
 
-Index indexMapSource(KernelBuilder& kb, const Node& n, const Index& out) {
+Index identitySource(KernelBuilder&, const Node&, const Index& out) { return out; }
+
+// Reshape-like ops keep the row-major order: the flat index maps through.
+Index flatSource(KernelBuilder& kb, const Node& n, const Index& out) {
+  return Index::ofFlat(kb.shapeOf(n.inputs[0]), out.flatExpr());
+}
+
+// Transpose: output dim k is input dim perm[k].
+Index transposeSource(KernelBuilder& kb, const Node& n, const Index& out) {
   std::vector<int64_t> inShape = kb.shapeOf(n.inputs[0]);
-  if (n.op == "Identity") return out;
-  if (n.op == "Slice") return sliceSource(kb, n, out);
-  // Reshape-like ops keep the row-major order: the flat index maps through.
-  if (n.op == "Reshape" || n.op == "Squeeze" || n.op == "Unsqueeze" || n.op == "Flatten")
-    return Index::ofFlat(inShape, out.flatExpr());
-  // Transpose: output dim k is input dim perm[k].
   auto perm = transposePerm(n, inShape.size());
   if (!perm) {
     kb.fail(Status::error(

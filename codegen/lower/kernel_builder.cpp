@@ -10,6 +10,7 @@
 #include "codegen/lower/compute_rnn.h"
 #include "codegen/lower/compute_scan.h"
 #include "codegen/lower/compute_scatter.h"
+#include "codegen/lower/compute_table.h"
 
 namespace fuselens {
 
@@ -64,8 +65,6 @@ ComputeClass computeClassOf(const Node& n) {
   const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
   return info ? info->compute : ComputeClass::Unsupported;
 }
-
-bool takesNonFloat(const std::string& op) { return isCompareOrLogic(op) || op == "Where"; }
 
 std::string nodePlace(const Node& n) {
   std::string name = n.name.empty() ? "#" + std::to_string(n.id.index) : n.name;
@@ -148,22 +147,6 @@ ExprRef KernelBuilder::valueAt(ValueId v, const Index& idx) {
   return e;
 }
 
-namespace {
-
-// Injective ops with a value function of their own, one row each; the rest of
-// the class (Slice, Gather, Tile, ...) reads through dataMovementValue.
-struct InjectiveRow {
-  std::string_view op;
-  ExprRef (*value)(KernelBuilder&, const Node&, const Index&);
-};
-const InjectiveRow kInjectiveRows[] = {
-    {"Concat", concatValue},                 // the input whose slab holds the index
-    {"Pad", padValue},                       // the input, or the pad value outside it
-    {"BatchNormalization", batchNormValue},  // inference form: a per-channel affine map
-};
-
-}  // namespace
-
 ExprRef KernelBuilder::inlineProducer(const Node& p, ValueId v, const Index& idx) {
   switch (computeClassOf(p)) {
     case ComputeClass::Elementwise: {
@@ -180,11 +163,12 @@ ExprRef KernelBuilder::inlineProducer(const Node& p, ValueId v, const Index& idx
     case ComputeClass::IndexMap:
       return valueAt(p.inputs[0], indexMapSource(*this, p, idx));
     case ComputeClass::Injective:
-      if (p.domain == kFuseLensDomain) return layoutTransformValue(*this, p, idx);
-      for (const InjectiveRow& row : kInjectiveRows)
-        if (row.op == p.op) return row.value(*this, p, idx);
-      for (size_t k = 0; k < p.outputs.size(); ++k)
-        if (p.outputs[k] == v) return dataMovementValue(*this, p, k, idx);
+      if (const InjectiveRow* row = injectiveRow(p)) {
+        size_t k = 0;
+        while (k + 1 < p.outputs.size() && p.outputs[k] != v) ++k;
+        return row->value(*this, p, k, idx);
+      }
+      fail(Status::error("internal: no value function in the dispatch table", nodePlace(p)));
       return floatConst(0);
     default:
       fail(Status::error("internal: the result is read before it is materialized", nodePlace(p)));

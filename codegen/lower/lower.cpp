@@ -14,52 +14,13 @@
 #include <cctype>
 #include <set>
 
-#include "codegen/lower/compute_conv_transpose.h"
-#include "codegen/lower/compute_data.h"
-#include "codegen/lower/compute_einsum.h"
-#include "codegen/lower/compute_norm.h"
-#include "codegen/lower/compute_rnn.h"
-#include "codegen/lower/compute_scan.h"
-#include "codegen/lower/compute_scatter.h"
+#include "codegen/lower/compute_table.h"
 #include "codegen/lower/hoist_shared.h"
 #include "codegen/lower/lower_internal.h"
 
 namespace fuselens {
 
 namespace {
-
-// The ops that own a loop nest (ComputeClass::Reduction in the op registry),
-// each with its lowering; Reduce* ops not listed go to lowerReduce.
-using LowerFn = std::vector<StmtRef> (*)(KernelBuilder&, const Node&, const KernelBuilder::Sink&);
-struct ReductionRow {
-  std::string_view op;
-  LowerFn lower;
-};
-const ReductionRow kReductionTable[] = {
-    {"MatMul", lowerMatMul},                    // tiled by the schedule's MatMul template
-    {"Gemm", lowerGemm},                        // MatMul with transposes, alpha, beta and C
-    {"Softmax", lowerSoftmax},                  // max, exp-sum, divide over one axis
-    {"LogSoftmax", lowerSoftmax},               // the same rows, log of the quotient
-    {"LayerNormalization", lowerLayerNorm},     // mean and variance over the last axes
-    {"Conv", lowerConv},                        // direct NCHW convolution
-    {"MaxPool", lowerPool},                     // window max
-    {"AveragePool", lowerPool},                 // window mean
-    {"GlobalAveragePool", lowerGlobalPool},     // mean over H x W
-    {"GlobalMaxPool", lowerGlobalPool},         // max over H x W
-    {"ArgMax", lowerScan},                      // index of the greatest along an axis
-    {"ArgMin", lowerScan},                      // index of the least along an axis
-    {"CumSum", lowerScan},                      // running sum along an axis
-    {"TopK", lowerScan},                        // k greatest or least, values and indices
-    {"InstanceNormalization", lowerGroupNorm},  // per (n, c) statistics
-    {"GroupNormalization", lowerGroupNorm},     // per (n, group) statistics
-    {"ConvTranspose", lowerConvTranspose},      // transposed convolution
-    {"Einsum", lowerEinsum},                    // generic contraction
-    {"ScatterND", lowerScatter},                // data with updates at index tuples
-    {"ScatterElements", lowerScatter},          // data with updates at per-element indices
-    {"RNN", lowerRecurrent},                    // recurrences: the time loop in the kernel
-    {"GRU", lowerRecurrent},
-    {"LSTM", lowerRecurrent},
-};
 
 Graph singleOpBody(const Graph& g, const Node& n) {
   return graphOfNode(g, n, [&](Graph& body, size_t i) {
@@ -205,13 +166,9 @@ class BodyLowering {
   }
 
   std::vector<StmtRef> lowerReduction(const Node& n, const KernelBuilder::Sink& sink) {
-    if (n.domain == kFuseLensDomain)
-      return lowerLayoutOp(kb_, n, sink);  // ConvNCHWc, blocked pools
-    if (isIntegerMatMul(body_, n)) return lowerMatMulAsEinsum(kb_, n, sink);
-    if (isBatchNormTraining(n)) return lowerGroupNorm(kb_, n, sink);
-    for (const ReductionRow& row : kReductionTable)
-      if (n.op == row.op) return row.lower(kb_, n, sink);
-    return lowerReduce(kb_, n, sink);  // Reduce*: the op registry's other Reduction rows
+    if (const ReductionRow* row = reductionRow(n)) return row->lower(kb_, n, sink);
+    kb_.fail(Status::error("internal: no lowering in the dispatch table", nodePlace(n)));
+    return {};
   }
 
   // Output o computed in the loop nest of reduction result v: the accumulator

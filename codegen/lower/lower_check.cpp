@@ -157,9 +157,9 @@ Status checkKernelBody(const Graph& body, const std::vector<NodeId>& order) {
         if (i < 32 && (row.optional >> i) & 1u) continue;
         return Status::error("input " + std::to_string(i) + " is missing", where);
       }
-      FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where, takesNonFloat(n.op), &n));
+      FL_RETURN_IF_ERROR(checkValue(body.value(n.inputs[i]), where, false, &n));
     }
-    FL_RETURN_IF_ERROR(checkValue(body.value(n.outputs[0]), where, takesNonFloat(n.op), &n));
+    FL_RETURN_IF_ERROR(checkValue(body.value(n.outputs[0]), where, false, &n));
     FL_RETURN_IF_ERROR(checkShapes(body, n, where));
   }
   for (ValueId v : body.outputs())

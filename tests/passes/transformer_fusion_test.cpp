@@ -87,6 +87,7 @@
 #include "core/onnx/import.h"
 #include "passes/explain.h"
 #include "passes/pass_manager.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 
@@ -399,5 +400,4 @@ class TransformerFusionTest : public QObject {
 };
 
 QTEST_APPLESS_MAIN(TransformerFusionTest)
-#include "tests/support/test_paths.h"
 #include "transformer_fusion_test.moc"
