@@ -62,6 +62,261 @@ def mlp():
     save(graph, "mlp.onnx")
 
 
+# ---------------------------------------------------------------------------
+# Teaching samples (samples/README.md says what each shows and at which pass).
+# Node names carry exporter-style scopes ("/layer/attn/MatMul") so the graph
+# view groups them as a torch export would.
+
+class Builder:
+    """Collects nodes and weights; each op gets a scoped name."""
+
+    def __init__(self, seed, scope=""):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits, self.count = [], [], {}
+        self.scope = scope
+
+    def w(self, name, shape, scale=0.1, offset=0.0):
+        full = f"{self.scope}/{name}".lstrip("/").replace("/", ".")
+        arr = (self.rng.standard_normal(shape) * scale + offset).astype(np.float32)
+        self.inits.append(numpy_helper.from_array(arr, full))
+        return full
+
+    def const(self, name, value, dtype=np.float32):
+        full = f"{self.scope}/{name}".lstrip("/").replace("/", ".")
+        self.inits.append(numpy_helper.from_array(np.array(value, dtype=dtype), full))
+        return full
+
+    def op(self, op, inputs, scope="", outputs=1, **attrs):
+        path = "/".join(p for p in (self.scope, scope) if p)
+        k = self.count.get((path, op), 0)
+        self.count[(path, op)] = k + 1
+        name = f"/{path}/{op}" + (f"_{k}" if k else "")
+        outs = [f"{name}_output_{i}" for i in range(outputs)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs[0] if outputs == 1 else outs
+
+    def graph(self, name, inputs, outputs):
+        return helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+
+
+def out(b, value, name, elem, shape):
+    """Renames the last node's output so the graph output has a plain name."""
+    for n in b.nodes:
+        for i, o in enumerate(n.output):
+            if o == value:
+                n.output[i] = name
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def rms_norm(b, x, scope, dim):
+    sq = b.op("Pow", [x, b.const(f"{scope}/two", 2.0)], scope)
+    ms = b.op("ReduceMean", [sq], scope, axes=[-1], keepdims=1)
+    r = b.op("Sqrt", [b.op("Add", [ms, b.const(f"{scope}/eps", 1e-6)], scope)], scope)
+    return b.op("Mul", [b.op("Div", [x, r], scope), b.w(f"{scope}/weight", [dim], 0.1, 1.0)], scope)
+
+
+def rotate(b, t, cos, sin, scope, half):
+    """t * cos + rotate_half(t) * sin, rotate_half = concat(-t[..., half:], t[..., :half])."""
+    lo = b.op("Slice", [t, b.const(f"{scope}/s0", [0], np.int64), b.const(f"{scope}/s1", [half], np.int64),
+                        b.const(f"{scope}/ax", [-1], np.int64)], scope)
+    hi = b.op("Slice", [t, b.const(f"{scope}/s1b", [half], np.int64),
+                        b.const(f"{scope}/s2", [2 * half], np.int64), b.const(f"{scope}/axb", [-1], np.int64)], scope)
+    rot = b.op("Concat", [b.op("Neg", [hi], scope), lo], scope, axis=-1)
+    return b.op("Add", [b.op("Mul", [t, cos], scope), b.op("Mul", [rot, sin], scope)], scope)
+
+
+def llama_block():
+    """One decoder block with a symbolic sequence length `seq`."""
+    dim, heads, hd, ffn = 64, 4, 16, 128
+    b = Builder(11, "model/layers.0")
+    x = "x"
+    h = rms_norm(b, x, "input_layernorm", dim)
+    shape = b.op("Shape", [x], "rotary")
+    seq = b.op("Gather", [shape, b.const("rotary/one", 1, np.int64)], "rotary", axis=0)
+    pos = b.op("Cast", [b.op("Range", [b.const("rotary/zero", 0, np.int64), seq,
+                                       b.const("rotary/step", 1, np.int64)], "rotary")], "rotary", to=TensorProto.FLOAT)
+    inv = (1.0 / (10000 ** (np.arange(0, hd, 2) / hd))).astype(np.float32)
+    freqs = b.op("Mul", [b.op("Unsqueeze", [pos, b.const("rotary/ax1", [1], np.int64)], "rotary"),
+                         b.const("rotary/inv_freq", inv)], "rotary")
+    emb = b.op("Concat", [freqs, freqs], "rotary", axis=-1)          # [seq, hd]
+    cos, sin = b.op("Cos", [emb], "rotary"), b.op("Sin", [emb], "rotary")
+    split = b.const("self_attn/heads_shape", [1, -1, heads, hd], np.int64)
+
+    def proj(name):
+        p = b.op("MatMul", [h, b.w(f"self_attn/{name}_proj/weight", [dim, dim])], f"self_attn/{name}_proj")
+        return b.op("Transpose", [b.op("Reshape", [p, split], "self_attn")], "self_attn", perm=[0, 2, 1, 3])
+    q = rotate(b, proj("q"), cos, sin, "self_attn/rotary_q", hd // 2)
+    k = rotate(b, proj("k"), cos, sin, "self_attn/rotary_k", hd // 2)
+    v = proj("v")
+    kt = b.op("Transpose", [k], "self_attn", perm=[0, 1, 3, 2])
+    scores = b.op("Mul", [b.op("MatMul", [q, kt], "self_attn"), b.const("self_attn/scale", 1.0 / np.sqrt(hd))],
+                  "self_attn")
+    # causal: key position > query position is masked
+    later = b.op("Greater", [b.op("Unsqueeze", [pos, b.const("self_attn/ax0", [0], np.int64)], "self_attn/mask"),
+                             b.op("Unsqueeze", [pos, b.const("self_attn/ax1m", [1], np.int64)], "self_attn/mask")],
+                 "self_attn/mask")
+    masked = b.op("Where", [later, b.const("self_attn/neg", -1e9), scores], "self_attn/mask")
+    probs = b.op("Softmax", [masked], "self_attn", axis=-1)
+    ctx = b.op("Transpose", [b.op("MatMul", [probs, v], "self_attn")], "self_attn", perm=[0, 2, 1, 3])
+    ctx = b.op("Reshape", [ctx, b.const("self_attn/merge_shape", [1, -1, dim], np.int64)], "self_attn")
+    attn = b.op("MatMul", [ctx, b.w("self_attn/o_proj/weight", [dim, dim])], "self_attn/o_proj")
+    h1 = b.op("Add", [x, attn], "")
+    n2 = rms_norm(b, h1, "post_attention_layernorm", dim)
+    gate = b.op("MatMul", [n2, b.w("mlp/gate_proj/weight", [dim, ffn])], "mlp/gate_proj")
+    up = b.op("MatMul", [n2, b.w("mlp/up_proj/weight", [dim, ffn])], "mlp/up_proj")
+    silu = b.op("Mul", [gate, b.op("Sigmoid", [gate], "mlp/act_fn")], "mlp/act_fn")
+    down = b.op("MatMul", [b.op("Mul", [silu, up], "mlp"), b.w("mlp/down_proj/weight", [ffn, dim])],
+                "mlp/down_proj")
+    y = b.op("Add", [h1, down], "")
+    g = b.graph("llama_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", dim])],
+                [out(b, y, "y", TensorProto.FLOAT, [1, "seq", dim])])
+    save(g, "llama_block.onnx")
+
+
+def gelu_erf(b, x, scope):
+    """GELU as exporters write it: x * 0.5 * (1 + erf(x / sqrt(2)))."""
+    e = b.op("Erf", [b.op("Div", [x, b.const(f"{scope}/sqrt2", np.sqrt(2.0))], scope)], scope)
+    return b.op("Mul", [b.op("Mul", [x, b.const(f"{scope}/half", 0.5)], scope),
+                        b.op("Add", [e, b.const(f"{scope}/one", 1.0)], scope)], scope)
+
+
+def bert_layer():
+    """One encoder layer with a padding mask (1 keeps a position, 0 masks it)."""
+    dim, heads, hd, seq, ffn = 64, 4, 16, 16, 256
+    b = Builder(12, "encoder/layer.0")
+    x = "hidden_states"
+    # (1 - mask) * -10000, broadcast over heads and query rows
+    m = b.op("Unsqueeze", ["attention_mask", b.const("attention/mask_axes", [1, 2], np.int64)], "attention")
+    bias = b.op("Mul", [b.op("Sub", [b.const("attention/one", 1.0), m], "attention"),
+                        b.const("attention/big", -10000.0)], "attention")
+    split = b.const("attention/self/heads_shape", [1, seq, heads, hd], np.int64)
+
+    def proj(name):
+        p = b.op("MatMul", [x, b.w(f"attention/self/{name}/weight", [dim, dim])], f"attention/self/{name}")
+        p = b.op("Add", [p, b.w(f"attention/self/{name}/bias", [dim])], f"attention/self/{name}")
+        return b.op("Transpose", [b.op("Reshape", [p, split], "attention/self")], "attention/self",
+                    perm=[0, 2, 1, 3])
+    q, k, v = proj("query"), proj("key"), proj("value")
+    kt = b.op("Transpose", [k], "attention/self", perm=[0, 1, 3, 2])
+    s = b.op("Div", [b.op("MatMul", [q, kt], "attention/self"), b.const("attention/self/sqrt_d", np.sqrt(hd))],
+             "attention/self")
+    p = b.op("Softmax", [b.op("Add", [s, bias], "attention/self")], "attention/self", axis=-1)
+    c = b.op("Transpose", [b.op("MatMul", [p, v], "attention/self")], "attention/self", perm=[0, 2, 1, 3])
+    c = b.op("Reshape", [c, b.const("attention/self/merge", [1, seq, dim], np.int64)], "attention/self")
+    o = b.op("Add", [b.op("MatMul", [c, b.w("attention/output/dense/weight", [dim, dim])], "attention/output/dense"),
+                     b.w("attention/output/dense/bias", [dim])], "attention/output/dense")
+    h = b.op("LayerNormalization", [b.op("Add", [o, x], "attention/output"),
+                                    b.w("attention/output/LayerNorm/weight", [dim], 0.1, 1.0),
+                                    b.w("attention/output/LayerNorm/bias", [dim])], "attention/output/LayerNorm",
+             axis=-1, epsilon=1e-12)
+    i = b.op("Add", [b.op("MatMul", [h, b.w("intermediate/dense/weight", [dim, ffn])], "intermediate/dense"),
+                     b.w("intermediate/dense/bias", [ffn])], "intermediate/dense")
+    i = gelu_erf(b, i, "intermediate/intermediate_act_fn")
+    o2 = b.op("Add", [b.op("MatMul", [i, b.w("output/dense/weight", [ffn, dim])], "output/dense"),
+                      b.w("output/dense/bias", [dim])], "output/dense")
+    y = b.op("LayerNormalization", [b.op("Add", [o2, h], "output"), b.w("output/LayerNorm/weight", [dim], 0.1, 1.0),
+                                    b.w("output/LayerNorm/bias", [dim])], "output/LayerNorm", axis=-1,
+             epsilon=1e-12)
+    g = b.graph("bert_layer", [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, seq, dim]),
+                               helper.make_tensor_value_info("attention_mask", TensorProto.FLOAT, [1, seq])],
+                [out(b, y, "y", TensorProto.FLOAT, [1, seq, dim])])
+    save(g, "bert_layer.onnx")
+
+
+def conv_bn(b, x, scope, cin, cout, k, group=1, act="Relu", stride=1):
+    c = b.op("Conv", [x, b.w(f"{scope}/conv/weight", [cout, cin // group, k, k], 0.3)], f"{scope}/conv",
+             kernel_shape=[k, k], pads=[k // 2] * 4, group=group, strides=[stride, stride])
+    bn = b.op("BatchNormalization", [c, b.w(f"{scope}/bn/weight", [cout], 0.1, 1.0), b.w(f"{scope}/bn/bias", [cout]),
+                                     b.w(f"{scope}/bn/running_mean", [cout]),
+                                     b.const(f"{scope}/bn/running_var",
+                                             b.rng.uniform(0.5, 1.5, cout).astype(np.float32))],
+              f"{scope}/bn", epsilon=1e-5)
+    return b.op(act, [bn], f"{scope}/act") if act else bn
+
+
+def resnet_bottleneck():
+    """Conv + BatchNorm + ReLU three times with a residual: BN folding, NCHWc blocking."""
+    b = Builder(13, "layer1/0")
+    h = conv_bn(b, "x", "block1", 64, 16, 1)
+    h = conv_bn(b, h, "block2", 16, 16, 3)
+    h = conv_bn(b, h, "block3", 16, 64, 1, act=None)
+    y = b.op("Relu", [b.op("Add", [h, "x"], "")], "")
+    g = b.graph("resnet_bottleneck", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 14, 14])],
+                [out(b, y, "y", TensorProto.FLOAT, [1, 64, 14, 14])])
+    save(g, "resnet_bottleneck.onnx")
+
+
+def reduce_fusion():
+    """Softmax and LayerNorm decomposed into Reduce* and elementwise ops, as older exporters write them."""
+    b = Builder(14)
+    mx = b.op("ReduceMax", ["x"], "softmax", axes=[-1], keepdims=1)
+    e = b.op("Exp", [b.op("Sub", ["x", mx], "softmax")], "softmax")
+    sm = b.op("Div", [e, b.op("ReduceSum", [e, b.const("softmax/axes", [-1], np.int64)], "softmax", keepdims=1)],
+              "softmax")
+    mean = b.op("ReduceMean", [sm], "layer_norm", axes=[-1], keepdims=1)
+    d = b.op("Sub", [sm, mean], "layer_norm")
+    var = b.op("ReduceMean", [b.op("Pow", [d, b.const("layer_norm/two", 2.0)], "layer_norm")], "layer_norm",
+               axes=[-1], keepdims=1)
+    nrm = b.op("Div", [d, b.op("Sqrt", [b.op("Add", [var, b.const("layer_norm/eps", 1e-5)], "layer_norm")],
+                                "layer_norm")], "layer_norm")
+    y = b.op("Add", [b.op("Mul", [nrm, b.w("layer_norm/weight", [128], 0.1, 1.0)], "layer_norm"),
+                     b.w("layer_norm/bias", [128])], "layer_norm")
+    g = b.graph("reduce_fusion", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 128])],
+                [out(b, y, "y", TensorProto.FLOAT, [8, 128])])
+    save(g, "reduce_fusion.onnx")
+
+
+def fusion_limits():
+    """Three edges fuse-ops rejects: a chain longer than the fusion window
+    (fusion-window), MatMul then Softmax (two-anchors), and a Sum of 37 inputs
+    whose live values pass the register budget (register-pressure)."""
+    b = Builder(15)
+    h = b.op("MatMul", ["x", b.w("proj/weight", [64, 64])], "proj")
+    for i in range(12):  # twelve elementwise ops after one anchor: past max-ops=8
+        h = b.op(["Add", "Mul", "Tanh", "Sigmoid"][i % 4],
+                 [h, b.w(f"chain/c{i}", [64])] if i % 4 < 2 else [h], "chain")
+    s = b.op("Softmax", [b.op("MatMul", [h, b.w("scores/weight", [64, 64])], "scores")], "scores", axis=-1)
+    # one Sum of s and 36 scalar offsets, then Relu: scalars are not kernel
+    # arguments, so the input cap holds, but each is one more live value
+    offs = [b.const(f"wide/offset{i}", 0.01 * i) for i in range(36)]
+    y = b.op("Relu", [b.op("Sum", [s] + offs, "wide")], "wide")
+    g = b.graph("fusion_limits", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
+                [out(b, y, "y", TensorProto.FLOAT, [16, 64])])
+    save(g, "fusion_limits.onnx")
+
+
+def mobilenet_se():
+    """Depthwise-separable block with squeeze-excite (MobileNetV3 style)."""
+    b = Builder(16, "features/3")
+    h = conv_bn(b, "x", "expand", 16, 32, 1, act="HardSwish")
+    h = conv_bn(b, h, "depthwise", 32, 32, 3, group=32, act="HardSwish")
+    pooled = b.op("GlobalAveragePool", [h], "se/avgpool")
+    r = b.op("Relu", [b.op("Conv", [pooled, b.w("se/fc1/weight", [8, 32, 1, 1], 0.3), b.w("se/fc1/bias", [8])],
+                           "se/fc1", kernel_shape=[1, 1])], "se/relu")
+    sc = b.op("HardSigmoid", [b.op("Conv", [r, b.w("se/fc2/weight", [32, 8, 1, 1], 0.3), b.w("se/fc2/bias", [32])],
+                                   "se/fc2", kernel_shape=[1, 1])], "se/scale", alpha=1.0 / 6, beta=0.5)
+    h = b.op("Mul", [h, sc], "se")
+    y = conv_bn(b, h, "project", 32, 16, 1, act=None)
+    y = b.op("Add", [y, "x"], "")
+    g = b.graph("mobilenet_se", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 28, 28])],
+                [out(b, y, "y", TensorProto.FLOAT, [1, 16, 28, 28])])
+    save(g, "mobilenet_se.onnx")
+
+
+# name -> (generator, {input: shape}); the fixture script stores ORT references
+# for each at these shapes (symbolic dims bound: llama_block at seq=8).
+TEACHING = {
+    "llama_block": (llama_block, {"x": (1, 8, 64)}),
+    "bert_layer": (bert_layer, {"hidden_states": (1, 16, 64), "attention_mask": (1, 16)}),
+    "resnet_bottleneck": (resnet_bottleneck, {"x": (1, 64, 14, 14)}),
+    "reduce_fusion": (reduce_fusion, {"x": (8, 128)}),
+    "fusion_limits": (fusion_limits, {"x": (16, 64)}),
+    "mobilenet_se": (mobilenet_se, {"x": (1, 16, 28, 28)}),
+}
+
+
 if __name__ == "__main__":
     matmul_bias_relu()
     mlp()
+    for make, _ in TEACHING.values():
+        make()

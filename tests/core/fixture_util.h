@@ -35,11 +35,15 @@ inline std::vector<FixtureCase> fixtureCases() {
   }
   std::sort(cases.begin(), cases.end(),
             [](const FixtureCase& a, const FixtureCase& b) { return a.name < b.name; });
-  for (const char* s : {"matmul_bias_relu", "mlp"})
-    cases.push_back(
-        {std::string("samples/") + s,
-         fs::path(fuselens::test::sourcePath()) / "samples" / (std::string(s) + ".onnx"),
-         fixturesDir() / "samples" / s});
+  // Every bundled sample with stored ORT references (tests/fixtures/samples/<name>/).
+  std::vector<std::string> samples;
+  for (const auto& e : fs::directory_iterator(fixturesDir() / "samples"))
+    if (e.is_directory()) samples.push_back(e.path().filename().string());
+  std::sort(samples.begin(), samples.end());
+  for (const std::string& s : samples)
+    cases.push_back({"samples/" + s,
+                     fs::path(fuselens::test::sourcePath()) / "samples" / (s + ".onnx"),
+                     fixturesDir() / "samples" / s});
   return cases;
 }
 
