@@ -1,12 +1,14 @@
 // compileGraph: walks the optimized graph in topological order, lowers each
 // kernel (fused group or compute op) to a LoopFunc, applies the schedule
-// (planKernels, shared with export), compiles them all as one LLVM module and
-// wires the CPU executor.
+// (planKernels, shared with export), hands them to the JIT (which compiles
+// each distinct kernel once, in parallel, through the disk cache) and wires
+// the CPU executor.
 // Progress is reported per kernel; cancel is checked between kernels.
 #include "codegen/compiler.h"
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "codegen/driver/driver_kernel.h"
@@ -124,6 +126,16 @@ class LlvmCompiledModule : public CompiledModule {
 };
 
 }  // namespace
+
+std::string compileStatsText(const CompileStats& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%zu kernels: %zu unique, %zu cached, %zu compiled on %d thread%s; lower %.2f s, "
+                "LLVM %.2f s",
+                s.kernels, s.uniqueKernels, s.cachedKernels, s.compiledKernels, s.compileThreads,
+                s.compileThreads == 1 ? "" : "s", s.lowerSeconds, s.llvmWallSeconds);
+  return buf;
+}
 
 std::string fallbackKernelList(const std::vector<KernelInfo>& kernels) {
   std::string s;
@@ -264,11 +276,24 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
   report(progress, double(n) / double(n + 1), "LLVM optimize and JIT");
   CompileStats stats;
   stats.lowerSeconds = plan->lowerSeconds;
-  auto jit = JitModule::compile(plan->funcPtrs(), opts.optLevel);
+  // A kernel's schedule is part of its key; most kernels share the plan's.
+  const std::string planSchedule = plan->schedule.toJson();
+  std::vector<std::string> contexts;
+  for (const Schedule& s : plan->schedules)
+    contexts.push_back(s == plan->schedule ? planSchedule : s.toJson());
+  auto jit = JitModule::compile(plan->funcPtrs(), opts.optLevel, contexts);
   if (!jit) return jit.status();
-  stats.llvmEmitSeconds = (*jit)->emitSeconds;
-  stats.llvmOptimizeSeconds = (*jit)->optimizeSeconds;
-  stats.llvmCodegenSeconds = (*jit)->codegenSeconds;
+  const JitModule& j = **jit;
+  stats.llvmEmitSeconds = j.emitSeconds;
+  stats.llvmOptimizeSeconds = j.optimizeSeconds;
+  stats.llvmCodegenSeconds = j.codegenSeconds + j.linkSeconds;
+  stats.llvmWallSeconds = j.wallSeconds;
+  stats.kernels = j.kernels;
+  stats.uniqueKernels = j.unique;
+  stats.cachedKernels = j.cached;
+  stats.compiledKernels = j.compiled;
+  stats.compileThreads = j.threads;
+  stats.cacheDir = j.cacheDir;
 
   std::vector<ExecKernel> exec;
   for (size_t i = 0; i < n; ++i) {

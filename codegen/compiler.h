@@ -60,13 +60,23 @@ inline constexpr const char* kFallbackLabel = "not compiled (reference fallback)
 // "k3_nonzero (NonZero), k5_loop (Loop)": the fallback kernels of a module; empty when none.
 std::string fallbackKernelList(const std::vector<KernelInfo>& kernels);
 
-// Seconds per compile step.
+// Seconds per compile step, and how the backend got each kernel's code.
 struct CompileStats {
   double lowerSeconds = 0;         // graph -> loop IR, schedules included
-  double llvmEmitSeconds = 0;      // loop IR -> LLVM IR
-  double llvmOptimizeSeconds = 0;  // the -O pipeline
-  double llvmCodegenSeconds = 0;   // machine code and JIT linking
+  double llvmEmitSeconds = 0;      // kernel keys, loop IR -> LLVM IR (summed over threads)
+  double llvmOptimizeSeconds = 0;  // the -O pipeline (summed over threads)
+  double llvmCodegenSeconds = 0;   // machine code (summed over threads) and JIT linking
+  double llvmWallSeconds = 0;      // the whole LLVM backend, start to end
+  // Kernels: every function the run calls; unique: distinct keys among them
+  // (structurally identical kernels share one); cached: unique ones whose
+  // object came from the disk cache; compiled: unique ones LLVM compiled now.
+  size_t kernels = 0, uniqueKernels = 0, cachedKernels = 0, compiledKernels = 0;
+  int compileThreads = 1;
+  std::string cacheDir;  // where compiled kernels are cached; empty when off
 };
+// "120 kernels: 14 unique, 10 cached, 4 compiled on 2 threads; lower 0.21 s,
+// LLVM 0.84 s": one line for both faces.
+std::string compileStatsText(const CompileStats& s);
 
 class CompiledModule {
  public:
