@@ -14,6 +14,7 @@
 #include "codegen/driver/driver_kernel.h"
 #include "codegen/kernel_plan.h"
 #include "codegen/llvm/llvm_backend.h"
+#include "codegen/loop/loop_cost.h"
 #include "codegen/lower/lower.h"
 #include "codegen/runtime/cpu_executor.h"
 #include "codegen/runtime/host_kernel.h"
@@ -90,8 +91,10 @@ Status checkStatic(const Graph& g, ValueId v) {
 class LlvmCompiledModule : public CompiledModule {
  public:
   LlvmCompiledModule(std::vector<KernelInfo> kernels, std::string loopIr,
-                     std::unique_ptr<JitModule> jit, CpuExecutor exec, CompileStats stats)
+                     std::unique_ptr<JitModule> jit, CpuExecutor exec, CompileStats stats,
+                     std::vector<KernelCost> costs)
       : stats_(stats),
+        costs_(std::move(costs)),
         kernels_(std::move(kernels)),
         loopIr_(std::move(loopIr)),
         jit_(std::move(jit)),
@@ -116,9 +119,18 @@ class LlvmCompiledModule : public CompiledModule {
                                                int runs) const override {
     return exec_.profile(inputs, runs);
   }
+  Expected<ModuleProfile> profile(const std::map<std::string, TensorData>& inputs,
+                                  int runs) const override {
+    ModuleProfile p;
+    FL_RETURN_IF_ERROR(exec_.profileRuns(inputs, runs, p.kernelSeconds, p.runSeconds, p.traceStart,
+                                         p.traceSeconds, p.traceRunSeconds));
+    return p;
+  }
+  std::vector<KernelCost> kernelCosts() const override { return costs_; }
 
  private:
   CompileStats stats_;
+  std::vector<KernelCost> costs_;
   std::vector<KernelInfo> kernels_;
   std::string loopIr_;
   std::unique_ptr<JitModule> jit_;  // owns the code exec_ calls
@@ -161,6 +173,23 @@ ExecKernel execKernel(const KernelPlan& plan, size_t i, void (*fn)(void**)) {
       k.prepacked[pos] = it->second;
   scratchLayout(f, &k.scratchBytes);
   return k;
+}
+
+// A host kernel's code is not loop IR: only its bytes are known, from the graph.
+KernelCost costOf(const Graph& g, const KernelInfo& info, const LoopFunc& f) {
+  if (!info.fallback && !info.driver) {
+    LoopCost c = loopCost(f);
+    return {c.flops, c.bytes};
+  }
+  KernelCost c;
+  for (const auto* list : {&info.inputs, &info.outputs})
+    for (ValueId v : *list)
+      if (auto shape = g.value(v).type.staticShape()) {
+        double n = 1;
+        for (int64_t d : *shape) n *= double(d);
+        c.bytes += n * double(dtypeSize(g.value(v).type.dtype));
+      }
+  return c;
 }
 
 }  // namespace
@@ -301,14 +330,16 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
     if (plan->infos[i].fallback) exec.back().host = makeHostKernel(g, g.node(plan->infos[i].node));
     if (plan->infos[i].driver) exec.back().host = plan->drivers[i];
   }
+  std::vector<KernelCost> costs;
+  for (size_t i = 0; i < n; ++i) costs.push_back(costOf(g, plan->infos[i], plan->funcs[i]));
   auto buffers = runPlan(g, opts.bufferPlan);
   if (!buffers) return buffers.status();
   CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases),
                        std::move(*buffers));
   report(progress, 1.0, "compiled");
-  return std::unique_ptr<CompiledModule>(
-      std::make_unique<LlvmCompiledModule>(std::move(plan->infos), std::move(plan->loopIr),
-                                           std::move(*jit), std::move(executor), stats));
+  return std::unique_ptr<CompiledModule>(std::make_unique<LlvmCompiledModule>(
+      std::move(plan->infos), std::move(plan->loopIr), std::move(*jit), std::move(executor), stats,
+      std::move(costs)));
 }
 
 }  // namespace fuselens

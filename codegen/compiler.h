@@ -78,6 +78,24 @@ struct CompileStats {
 // LLVM 0.84 s": one line for both faces.
 std::string compileStatsText(const CompileStats& s);
 
+// What one run of a kernel must move and compute, for a roofline: flops are
+// the floating-point operations of its loop IR (an FMA is two), each weighted
+// by its loop trip counts; bytes are its inputs and outputs once each (the
+// traffic no schedule can avoid). Zero flops: not counted (host kernels).
+struct KernelCost {
+  double flops = 0;
+  double bytes = 0;
+};
+
+// Timed runs of a compiled module (runInto, after a warm-up).
+struct ModuleProfile {
+  std::vector<double> kernelSeconds;  // median per kernel, kernels() order
+  double runSeconds = 0;              // median whole run, timed without per-kernel clocks
+  // The last timed run, per kernel: start and length from the run's start.
+  std::vector<double> traceStart, traceSeconds;
+  double traceRunSeconds = 0;
+};
+
 class CompiledModule {
  public:
   virtual ~CompiledModule() = default;
@@ -102,6 +120,13 @@ class CompiledModule {
       const std::map<std::string, TensorData>& inputs, int runs) const {
     return Status::error("this compiled module cannot profile its kernels");
   }
+  // Median kernel times, whole-run times and one traced run; what `profile` shows.
+  virtual Expected<ModuleProfile> profile(const std::map<std::string, TensorData>& inputs,
+                                          int runs) const {
+    return Status::error("this compiled module cannot profile its kernels");
+  }
+  // Per kernel (kernels() order); empty when unknown.
+  virtual std::vector<KernelCost> kernelCosts() const { return {}; }
   // "arena 1.50 MiB (tensors without reuse: 4.00 MiB)"; empty when not planned.
   virtual std::string memoryPlanText() const { return {}; }
   // The bytes of the arena runInto allocates for intermediates: the buffer

@@ -215,7 +215,9 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
 
 Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
                             std::map<std::string, TensorData>& outputs, const CancelToken& cancel,
-                            std::vector<double>* kernelSeconds) const {
+                            std::vector<double>* kernelSeconds,
+                            std::vector<double>* kernelStarts) const {
+  auto runStart = std::chrono::steady_clock::now();
   FL_RETURN_IF_ERROR(checkInputs(inputs));
   RunCancelScope cancelScope(cancel);
   // Graph outputs: the caller's tensors (allocated here when absent). The first
@@ -285,10 +287,12 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
   };
   std::vector<void*> args;
   if (kernelSeconds) kernelSeconds->assign(kernels_.size(), 0.0);
+  if (kernelStarts) kernelStarts->assign(kernels_.size(), 0.0);
   for (size_t i = 0; i < kernels_.size(); ++i) {
     const ExecKernel& k = kernels_[i];
     if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
     auto t0 = std::chrono::steady_clock::now();
+    if (kernelStarts) (*kernelStarts)[i] = std::chrono::duration<double>(t0 - runStart).count();
     FL_RETURN_IF_ERROR(call(k, data, scratch, args));
     if (kernelSeconds)
       (*kernelSeconds)[i] =
@@ -321,6 +325,28 @@ Expected<std::vector<double>> CpuExecutor::profile(const std::map<std::string, T
     med.push_back(v[v.size() / 2]);
   }
   return med;
+}
+
+Status CpuExecutor::profileRuns(const std::map<std::string, TensorData>& inputs, int runs,
+                                std::vector<double>& kernelMedians, double& runMedian,
+                                std::vector<double>& traceStart, std::vector<double>& traceSeconds,
+                                double& traceRun) const {
+  auto med = profile(inputs, runs);
+  if (!med) return med.status();
+  kernelMedians = std::move(*med);
+  std::map<std::string, TensorData> out;
+  std::vector<double> whole;
+  for (int r = 0; r < std::max(1, runs); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    FL_RETURN_IF_ERROR(runInto(inputs, out, {}));
+    whole.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(whole.begin(), whole.end());
+  runMedian = whole[whole.size() / 2];
+  auto t0 = std::chrono::steady_clock::now();
+  FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &traceSeconds, &traceStart));
+  traceRun = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return Status::ok();
 }
 
 }  // namespace fuselens

@@ -63,7 +63,8 @@ class CpuExecutor {
   // have the output's dtype and shape.
   Status runInto(const std::map<std::string, TensorData>& inputs,
                  std::map<std::string, TensorData>& outputs, const CancelToken& cancel,
-                 std::vector<double>* kernelSeconds = nullptr) const;
+                 std::vector<double>* kernelSeconds = nullptr,
+                 std::vector<double>* kernelStarts = nullptr) const;
 
   const MemoryPlan& memoryPlan() const { return plan_; }
   // The bytes of the arena runInto allocates for intermediates: the plan's
@@ -73,6 +74,13 @@ class CpuExecutor {
   // Median seconds of each kernel over `runs` runInto passes (after a warm-up).
   Expected<std::vector<double>> profile(const std::map<std::string, TensorData>& inputs,
                                         int runs) const;
+  // profile's medians, plus the median of whole runs timed without per-kernel
+  // clocks (what the executor's overhead is measured against) and one traced run.
+  // (compiler.h's ModuleProfile is made of these.)
+  Status profileRuns(const std::map<std::string, TensorData>& inputs, int runs,
+                     std::vector<double>& kernelMedians, double& runMedian,
+                     std::vector<double>& traceStart, std::vector<double>& traceSeconds,
+                     double& traceRun) const;
 
  private:
   Status checkInputs(const std::map<std::string, TensorData>& inputs) const;
