@@ -13,6 +13,7 @@
 #include "eager_check.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 using namespace fuselens::testing;
@@ -210,4 +211,3 @@ void CodegenCoverageTest::executionTableNamesRegisteredOps() {
 }
 
 #include "codegen_coverage_test.moc"
-#include "tests/support/test_paths.h"
