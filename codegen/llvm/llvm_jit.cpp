@@ -27,6 +27,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -131,6 +132,15 @@ Expected<std::string> buildObject(const LoopFunc& f, llvm::TargetMachine& tm, in
   pm.run(mod);
   times.object += secondsSince(t0);
   return std::string(buf.data(), buf.size());
+}
+
+// Roughly how much LLVM IR a kernel becomes: unrolled loops are replicated by
+// the emitter, so a register tile's body counts once per copy. Used only to
+// start the biggest kernels first, so one large kernel does not finish alone.
+double emittedSize(const StmtRef& s) {
+  double n = 1;
+  for (const StmtRef& c : s->body) n += emittedSize(c);
+  return s->kind == StmtKind::For && s->forKind == ForKind::Unrolled ? n * double(s->extent) : n;
 }
 
 // How many compile threads: FUSELENS_COMPILE_THREADS, else every hardware thread.
@@ -241,6 +251,9 @@ Expected<std::unique_ptr<JitModule>> JitModule::compile(const std::vector<const 
     else
       todo.push_back(i);
   }
+  std::vector<double> size(im.distinct.size(), 0);
+  for (size_t i : todo) size[i] = im.distinct[i].body ? emittedSize(im.distinct[i].body) : 0;
+  std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
   out->threads = compileThreads(todo.size());
   StepTimes times;
   compileInParallel(im.distinct, todo, *jtmb, level, out->threads, objects, errors, times);
