@@ -122,8 +122,9 @@ class LlvmCompiledModule : public CompiledModule {
   Expected<ModuleProfile> profile(const std::map<std::string, TensorData>& inputs,
                                   int runs) const override {
     ModuleProfile p;
-    FL_RETURN_IF_ERROR(exec_.profileRuns(inputs, runs, p.kernelSeconds, p.runSeconds, p.traceStart,
-                                         p.traceSeconds, p.traceRunSeconds));
+    FL_RETURN_IF_ERROR(exec_.profileRuns(inputs, runs, p.kernelSeconds, p.runSeconds,
+                                         p.overheadSeconds, p.traceStart, p.traceSeconds,
+                                         p.traceRunSeconds));
     return p;
   }
   std::vector<KernelCost> kernelCosts() const override { return costs_; }

@@ -87,11 +87,13 @@ struct KernelCost {
   double bytes = 0;
 };
 
-// Timed runs of a compiled module (runInto, after a warm-up).
+// Timed runs of a compiled module (runInto, after a warm-up), each with
+// per-kernel clocks.
 struct ModuleProfile {
   std::vector<double> kernelSeconds;  // median per kernel, kernels() order
-  double runSeconds = 0;              // median whole run, timed without per-kernel clocks
-  // The last timed run, per kernel: start and length from the run's start.
+  double runSeconds = 0;              // median whole run
+  double overheadSeconds = 0;         // median over runs of (the run - its kernels)
+  // The run of median length, per kernel: start and length from the run's start.
   std::vector<double> traceStart, traceSeconds;
   double traceRunSeconds = 0;
 };

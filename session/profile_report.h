@@ -4,7 +4,7 @@
 // reaches (flops from its loop IR, bytes its inputs and outputs once), whether
 // it is compute- or memory-bound (its flops per byte against the ridge point
 // FMA peak / copy bandwidth) and what fraction of that roof it reaches. The
-// executor's own overhead is a whole run's median minus the kernels' medians.
+// executor's own overhead is, per run, its time minus its kernels' (median).
 // Both faces print the same text and JSON; --trace writes Chrome trace JSON.
 #pragma once
 
@@ -36,7 +36,7 @@ struct ProfileReport {
   double fmaPeakGflops = 0, copyGBps = 0;
   double runSeconds = 0;       // median whole run
   double kernelSeconds = 0;    // sum of kernel medians
-  double overheadSeconds = 0;  // runSeconds - kernelSeconds, not below 0
+  double overheadSeconds = 0;  // median over runs of (the run - its kernels)
   double tracedRunSeconds = 0;
   std::vector<KernelProfileRow> kernels;  // in run order
   std::vector<std::string> verdicts;      // what to look at first, in sentences

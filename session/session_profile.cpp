@@ -62,6 +62,16 @@ std::vector<std::string> verdictsOf(const ProfileReport& r) {
                   percent(r.overheadSeconds / r.runSeconds) + " of the run (" + buf +
                   " per kernel).");
   }
+  double accounted = r.kernelSeconds + r.overheadSeconds;
+  if (accounted > 0 && r.runSeconds > 1.2 * accounted) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "Runs took %.3f ms (median) but their kernels and overhead add up to %.3f ms: "
+                  "other processes took the difference; on a quiet machine the figures are "
+                  "steadier.",
+                  r.runSeconds * 1e3, accounted * 1e3);
+    out.push_back(buf);
+  }
   return out;
 }
 
@@ -111,7 +121,7 @@ Expected<ProfileReport> Session::profile(const std::map<std::string, TensorData>
   }
   r.runSeconds = p->runSeconds;
   r.tracedRunSeconds = p->traceRunSeconds;
-  r.overheadSeconds = std::max(0.0, r.runSeconds - r.kernelSeconds);
+  r.overheadSeconds = p->overheadSeconds;
   r.verdicts = verdictsOf(r);
   report(progress, 1.0, "profiled");
   return r;

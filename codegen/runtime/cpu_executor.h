@@ -74,11 +74,12 @@ class CpuExecutor {
   // Median seconds of each kernel over `runs` runInto passes (after a warm-up).
   Expected<std::vector<double>> profile(const std::map<std::string, TensorData>& inputs,
                                         int runs) const;
-  // profile's medians, plus the median of whole runs timed without per-kernel
-  // clocks (what the executor's overhead is measured against) and one traced run.
-  // (compiler.h's ModuleProfile is made of these.)
+  // Per-kernel medians, the median whole run, the median of each run's own
+  // overhead (its time minus its kernels'), and the median run as a trace,
+  // all from the same `runs` runs after a warm-up. (compiler.h's
+  // ModuleProfile is made of these.)
   Status profileRuns(const std::map<std::string, TensorData>& inputs, int runs,
-                     std::vector<double>& kernelMedians, double& runMedian,
+                     std::vector<double>& kernelMedians, double& runMedian, double& overheadMedian,
                      std::vector<double>& traceStart, std::vector<double>& traceSeconds,
                      double& traceRun) const;
 
