@@ -1,17 +1,20 @@
 // compileGraph: walks the optimized graph in topological order, lowers each
 // kernel (fused group or compute op) to a LoopFunc, applies the schedule
-// (planKernels, shared with export), compiles them all as one LLVM module and
-// wires the CPU executor.
+// (planKernels, shared with export), hands them to the JIT (which compiles
+// each distinct kernel once, in parallel, through the disk cache) and wires
+// the CPU executor.
 // Progress is reported per kernel; cancel is checked between kernels.
 #include "codegen/compiler.h"
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "codegen/driver/driver_kernel.h"
 #include "codegen/kernel_plan.h"
 #include "codegen/llvm/llvm_backend.h"
+#include "codegen/loop/loop_cost.h"
 #include "codegen/lower/lower.h"
 #include "codegen/runtime/cpu_executor.h"
 #include "codegen/runtime/host_kernel.h"
@@ -88,8 +91,10 @@ Status checkStatic(const Graph& g, ValueId v) {
 class LlvmCompiledModule : public CompiledModule {
  public:
   LlvmCompiledModule(std::vector<KernelInfo> kernels, std::string loopIr,
-                     std::unique_ptr<JitModule> jit, CpuExecutor exec, CompileStats stats)
+                     std::unique_ptr<JitModule> jit, CpuExecutor exec, CompileStats stats,
+                     std::vector<KernelCost> costs)
       : stats_(stats),
+        costs_(std::move(costs)),
         kernels_(std::move(kernels)),
         loopIr_(std::move(loopIr)),
         jit_(std::move(jit)),
@@ -114,9 +119,19 @@ class LlvmCompiledModule : public CompiledModule {
                                                int runs) const override {
     return exec_.profile(inputs, runs);
   }
+  Expected<ModuleProfile> profile(const std::map<std::string, TensorData>& inputs,
+                                  int runs) const override {
+    ModuleProfile p;
+    FL_RETURN_IF_ERROR(exec_.profileRuns(inputs, runs, p.kernelSeconds, p.runSeconds,
+                                         p.overheadSeconds, p.traceStart, p.traceSeconds,
+                                         p.traceRunSeconds));
+    return p;
+  }
+  std::vector<KernelCost> kernelCosts() const override { return costs_; }
 
  private:
   CompileStats stats_;
+  std::vector<KernelCost> costs_;
   std::vector<KernelInfo> kernels_;
   std::string loopIr_;
   std::unique_ptr<JitModule> jit_;  // owns the code exec_ calls
@@ -124,6 +139,16 @@ class LlvmCompiledModule : public CompiledModule {
 };
 
 }  // namespace
+
+std::string compileStatsText(const CompileStats& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%zu kernels: %zu unique, %zu cached, %zu compiled on %d thread%s; lower %.2f s, "
+                "LLVM %.2f s",
+                s.kernels, s.uniqueKernels, s.cachedKernels, s.compiledKernels, s.compileThreads,
+                s.compileThreads == 1 ? "" : "s", s.lowerSeconds, s.llvmWallSeconds);
+  return buf;
+}
 
 std::string fallbackKernelList(const std::vector<KernelInfo>& kernels) {
   std::string s;
@@ -149,6 +174,23 @@ ExecKernel execKernel(const KernelPlan& plan, size_t i, void (*fn)(void**)) {
       k.prepacked[pos] = it->second;
   scratchLayout(f, &k.scratchBytes);
   return k;
+}
+
+// A host kernel's code is not loop IR: only its bytes are known, from the graph.
+KernelCost costOf(const Graph& g, const KernelInfo& info, const LoopFunc& f) {
+  if (!info.fallback && !info.driver) {
+    LoopCost c = loopCost(f);
+    return {c.flops, c.bytes};
+  }
+  KernelCost c;
+  for (const auto* list : {&info.inputs, &info.outputs})
+    for (ValueId v : *list)
+      if (auto shape = g.value(v).type.staticShape()) {
+        double n = 1;
+        for (int64_t d : *shape) n *= double(d);
+        c.bytes += n * double(dtypeSize(g.value(v).type.dtype));
+      }
+  return c;
 }
 
 }  // namespace
@@ -264,11 +306,24 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
   report(progress, double(n) / double(n + 1), "LLVM optimize and JIT");
   CompileStats stats;
   stats.lowerSeconds = plan->lowerSeconds;
-  auto jit = JitModule::compile(plan->funcPtrs(), opts.optLevel);
+  // A kernel's schedule is part of its key; most kernels share the plan's.
+  const std::string planSchedule = plan->schedule.toJson();
+  std::vector<std::string> contexts;
+  for (const Schedule& s : plan->schedules)
+    contexts.push_back(s == plan->schedule ? planSchedule : s.toJson());
+  auto jit = JitModule::compile(plan->funcPtrs(), opts.optLevel, contexts);
   if (!jit) return jit.status();
-  stats.llvmEmitSeconds = (*jit)->emitSeconds;
-  stats.llvmOptimizeSeconds = (*jit)->optimizeSeconds;
-  stats.llvmCodegenSeconds = (*jit)->codegenSeconds;
+  const JitModule& j = **jit;
+  stats.llvmEmitSeconds = j.emitSeconds;
+  stats.llvmOptimizeSeconds = j.optimizeSeconds;
+  stats.llvmCodegenSeconds = j.codegenSeconds + j.linkSeconds;
+  stats.llvmWallSeconds = j.wallSeconds;
+  stats.kernels = j.kernels;
+  stats.uniqueKernels = j.unique;
+  stats.cachedKernels = j.cached;
+  stats.compiledKernels = j.compiled;
+  stats.compileThreads = j.threads;
+  stats.cacheDir = j.cacheDir;
 
   std::vector<ExecKernel> exec;
   for (size_t i = 0; i < n; ++i) {
@@ -276,14 +331,16 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
     if (plan->infos[i].fallback) exec.back().host = makeHostKernel(g, g.node(plan->infos[i].node));
     if (plan->infos[i].driver) exec.back().host = plan->drivers[i];
   }
+  std::vector<KernelCost> costs;
+  for (size_t i = 0; i < n; ++i) costs.push_back(costOf(g, plan->infos[i], plan->funcs[i]));
   auto buffers = runPlan(g, opts.bufferPlan);
   if (!buffers) return buffers.status();
   CpuExecutor executor(std::make_shared<const Graph>(g), std::move(exec), std::move(plan->aliases),
                        std::move(*buffers));
   report(progress, 1.0, "compiled");
-  return std::unique_ptr<CompiledModule>(
-      std::make_unique<LlvmCompiledModule>(std::move(plan->infos), std::move(plan->loopIr),
-                                           std::move(*jit), std::move(executor), stats));
+  return std::unique_ptr<CompiledModule>(std::make_unique<LlvmCompiledModule>(
+      std::move(plan->infos), std::move(plan->loopIr), std::move(*jit), std::move(executor), stats,
+      std::move(costs)));
 }
 
 }  // namespace fuselens

@@ -18,6 +18,7 @@
 #include "session/compare_report.h"
 #include "session/explain_report.h"
 #include "session/isolated_compare.h"
+#include "session/profile_report.h"
 #include "session/requests.h"
 
 namespace fuselens {
@@ -84,6 +85,13 @@ class Session {
   Status compile(const CompileOptions& opts = {}, const Progress& progress = {},
                  const CancelToken& cancel = {});
   const CompiledModule* compiled() const { return compiled_.get(); }
+  // One line on the last compile: kernels unique, cached, compiled; seconds. Empty before.
+  std::string compileSummary() const;
+  // Compiles if needed and times every kernel against the machine's roofs
+  // (session/profile_report.h, session_profile.cpp).
+  Expected<ProfileReport> profile(const std::map<std::string, TensorData>& inputs,
+                                  const ProfileRequest& request, const Progress& progress = {},
+                                  const CancelToken& cancel = {});
 
   // Seeded random tensors for every graph input (static shapes only).
   // Inputs named in `skip` (given by the user) are left out, dynamic or not.

@@ -197,6 +197,7 @@ int runCompile(const CompileArgs& a) {
       if (Status s = session.compile(copts, terminalProgress(), interruptToken()); !s)
         return fail(s);
       for (const std::string& note : session.kernelNotes()) std::cerr << "note: " << note << "\n";
+      std::cerr << "compiled: " << session.compileSummary() << "\n";
     }
     auto text = session.codeText(kind, terminalProgress(), interruptToken());
     if (!text) return fail(text.status());

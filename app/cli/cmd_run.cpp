@@ -41,6 +41,8 @@ int runRun(const RunArgs& a) {
   auto outputs = session.run(a.engine == "cpu" ? Engine::Cpu : Engine::Eager, *inputs,
                              terminalProgress(), interruptToken());
   if (!outputs) return fail(outputs.status());
+  std::string compiled = session.compileSummary();
+  if (!compiled.empty() && !a.json) std::cerr << "compiled: " << compiled << "\n";
   std::error_code ec;
   std::filesystem::create_directories(a.outputDir, ec);
   nlohmann::json report = nlohmann::json::array();
@@ -54,7 +56,9 @@ int runRun(const RunArgs& a) {
     if (!a.json) std::cout << name << ": " << t.type().str() << " -> " << path << "\n";
   }
   if (a.json)
-    std::cout << nlohmann::json{{"engine", a.engine}, {"outputs", report}}.dump(2) << "\n";
+    std::cout
+        << nlohmann::json{{"engine", a.engine}, {"compiled", compiled}, {"outputs", report}}.dump(2)
+        << "\n";
   return kExitOk;
 }
 

@@ -14,5 +14,6 @@ void addExplainCommand(CLI::App& app, int& exitCode);
 void addExportCommand(CLI::App& app, int& exitCode);
 void addTuneCommand(CLI::App& app, int& exitCode);
 void addDiffCommand(CLI::App& app, int& exitCode);
+void addProfileCommand(CLI::App& app, int& exitCode);
 
 }  // namespace fuselens::cli

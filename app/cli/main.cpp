@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   fuselens::cli::addExportCommand(app, exitCode);
   fuselens::cli::addTuneCommand(app, exitCode);
   fuselens::cli::addDiffCommand(app, exitCode);
+  fuselens::cli::addProfileCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -215,7 +216,9 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
 
 Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
                             std::map<std::string, TensorData>& outputs, const CancelToken& cancel,
-                            std::vector<double>* kernelSeconds) const {
+                            std::vector<double>* kernelSeconds,
+                            std::vector<double>* kernelStarts) const {
+  auto runStart = std::chrono::steady_clock::now();
   FL_RETURN_IF_ERROR(checkInputs(inputs));
   RunCancelScope cancelScope(cancel);
   // Graph outputs: the caller's tensors (allocated here when absent). The first
@@ -285,10 +288,12 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
   };
   std::vector<void*> args;
   if (kernelSeconds) kernelSeconds->assign(kernels_.size(), 0.0);
+  if (kernelStarts) kernelStarts->assign(kernels_.size(), 0.0);
   for (size_t i = 0; i < kernels_.size(); ++i) {
     const ExecKernel& k = kernels_[i];
     if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
     auto t0 = std::chrono::steady_clock::now();
+    if (kernelStarts) (*kernelStarts)[i] = std::chrono::duration<double>(t0 - runStart).count();
     FL_RETURN_IF_ERROR(call(k, data, scratch, args));
     if (kernelSeconds)
       (*kernelSeconds)[i] =
@@ -321,6 +326,49 @@ Expected<std::vector<double>> CpuExecutor::profile(const std::map<std::string, T
     med.push_back(v[v.size() / 2]);
   }
   return med;
+}
+
+Status CpuExecutor::profileRuns(const std::map<std::string, TensorData>& inputs, int runs,
+                                std::vector<double>& kernelMedians, double& runMedian,
+                                double& overheadMedian, std::vector<double>& traceStart,
+                                std::vector<double>& traceSeconds, double& traceRun) const {
+  // Each run gives its kernels' times, its whole time and the difference (the
+  // executor's own work); medians of each, taken over the same runs, so a run
+  // preempted by another process shifts neither the kernels nor the overhead.
+  std::map<std::string, TensorData> out;
+  std::vector<double> secs, starts;
+  FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &secs, &starts));  // warm-up
+  size_t n = size_t(std::max(1, runs));
+  std::vector<std::vector<double>> perKernel(kernels_.size());
+  std::vector<double> totals, overheads;
+  std::vector<std::vector<double>> allStarts, allSecs;
+  for (size_t r = 0; r < n; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &secs, &starts));
+    double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double sum = 0;
+    for (size_t i = 0; i < secs.size(); ++i) perKernel[i].push_back(secs[i]), sum += secs[i];
+    totals.push_back(total);
+    overheads.push_back(std::max(0.0, total - sum));
+    allStarts.push_back(starts);
+    allSecs.push_back(secs);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  kernelMedians.clear();
+  for (auto& v : perKernel) kernelMedians.push_back(median(v));
+  runMedian = median(totals);
+  overheadMedian = median(overheads);
+  // The trace shows the run whose length is the median one.
+  size_t pick = 0;
+  for (size_t r = 0; r < n; ++r)
+    if (std::fabs(totals[r] - runMedian) < std::fabs(totals[pick] - runMedian)) pick = r;
+  traceStart = allStarts[pick];
+  traceSeconds = allSecs[pick];
+  traceRun = totals[pick];
+  return Status::ok();
 }
 
 }  // namespace fuselens

@@ -63,7 +63,8 @@ class CpuExecutor {
   // have the output's dtype and shape.
   Status runInto(const std::map<std::string, TensorData>& inputs,
                  std::map<std::string, TensorData>& outputs, const CancelToken& cancel,
-                 std::vector<double>* kernelSeconds = nullptr) const;
+                 std::vector<double>* kernelSeconds = nullptr,
+                 std::vector<double>* kernelStarts = nullptr) const;
 
   const MemoryPlan& memoryPlan() const { return plan_; }
   // The bytes of the arena runInto allocates for intermediates: the plan's
@@ -73,6 +74,14 @@ class CpuExecutor {
   // Median seconds of each kernel over `runs` runInto passes (after a warm-up).
   Expected<std::vector<double>> profile(const std::map<std::string, TensorData>& inputs,
                                         int runs) const;
+  // Per-kernel medians, the median whole run, the median of each run's own
+  // overhead (its time minus its kernels'), and the median run as a trace,
+  // all from the same `runs` runs after a warm-up. (compiler.h's
+  // ModuleProfile is made of these.)
+  Status profileRuns(const std::map<std::string, TensorData>& inputs, int runs,
+                     std::vector<double>& kernelMedians, double& runMedian, double& overheadMedian,
+                     std::vector<double>& traceStart, std::vector<double>& traceSeconds,
+                     double& traceRun) const;
 
  private:
   Status checkInputs(const std::map<std::string, TensorData>& inputs) const;
