@@ -80,7 +80,7 @@ class MainWindow : public QMainWindow {
   void cancel();
   // Selects and centers the next node whose name contains `text` or whose op
   // is `text`; repeating the same text steps through the matches.
-  void findNode(const QString& text);
+  void findNode(const QString& text, int step = 1);
   void setHeatVisible(bool visible);
 
   // Off: errors go only to errorShown, no modal box (tests, --screenshot).

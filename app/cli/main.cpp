@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   fuselens::cli::addExplainCommand(app, exitCode);
   fuselens::cli::addExportCommand(app, exitCode);
   fuselens::cli::addTuneCommand(app, exitCode);
+  fuselens::cli::addRenderCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 
 #include "codegen/cuda/nvrtc.h"
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
 
@@ -72,4 +73,3 @@ class CodePaneTest : public QObject {
 
 QTEST_MAIN(CodePaneTest)
 #include "code_pane_test.moc"
-#include "tests/support/test_paths.h"

@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 #include "viewer/compare_model.h"
 
 using namespace fuselens;
@@ -140,4 +141,3 @@ class ComparePanelTest : public QObject {
 
 QTEST_MAIN(ComparePanelTest)
 #include "compare_panel_test.moc"
-#include "tests/support/test_paths.h"

@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 #include "viewer/fusion_decision_model.h"
 
 using namespace fuselens;
@@ -161,4 +162,3 @@ class FusionInspectorTest : public QObject {
 
 QTEST_MAIN(FusionInspectorTest)
 #include "fusion_inspector_test.moc"
-#include "tests/support/test_paths.h"

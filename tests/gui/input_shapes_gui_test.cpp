@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
 
@@ -61,4 +62,3 @@ class InputShapesGuiTest : public QObject {
 
 QTEST_MAIN(InputShapesGuiTest)
 #include "input_shapes_gui_test.moc"
-#include "tests/support/test_paths.h"

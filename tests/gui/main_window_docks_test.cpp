@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 #include "viewer/compare_model.h"
 #include "viewer/compare_panel.h"
 #include "viewer/fusion_decision_model.h"
@@ -278,4 +279,3 @@ class MainWindowDocksTest : public QObject {
 
 QTEST_MAIN(MainWindowDocksTest)
 #include "main_window_docks_test.moc"
-#include "tests/support/test_paths.h"

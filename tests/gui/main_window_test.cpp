@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "session/session.h"
+#include "tests/support/test_paths.h"
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
 #include "viewer/pass_list.h"
@@ -193,4 +194,3 @@ class MainWindowTest : public QObject {
 
 QTEST_MAIN(MainWindowTest)
 #include "main_window_test.moc"
-#include "tests/support/test_paths.h"

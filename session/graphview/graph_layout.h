@@ -23,7 +23,7 @@
 #include "core/ir/graph.h"
 #include "core/support/status.h"
 
-namespace fuselens::viewer {
+namespace fuselens::graphview {
 
 struct LayoutOptions {
   // Text metrics of the font the view draws with, so boxes fit their labels.
@@ -92,4 +92,4 @@ struct GraphLayout {
 
 Expected<GraphLayout> layoutGraph(const Graph& g, const LayoutOptions& opts = {});
 
-}  // namespace fuselens::viewer
+}  // namespace fuselens::graphview

@@ -1,0 +1,175 @@
+// The graph view at the scale of real models: a generated 10,000-op encoder
+// stack opens with a bounded number of items and no refusal; a scope opens;
+// a search finds an op deep inside a collapsed scope, opens the scopes above
+// it and centres it; stepping to another snapshot keeps the anchor in view;
+// a layout can be cancelled mid-way.
+#include <QLabel>
+#include <QRegularExpression>
+#include <QtTest>
+
+#include "tests/graphview/scoped_models.h"
+#include "viewer/graph_items.h"
+#include "viewer/graph_view.h"
+#include "viewer/minimap.h"
+#include "viewer/scope_item.h"
+
+using namespace fuselens;
+using namespace fuselens::viewer;
+
+namespace {
+
+constexpr int kLayoutTimeoutMs = 120000;
+constexpr int kLayers = 770;  // 2 + 770 * 13 + 1 = 10,013 ops
+
+const Graph& bigGraph() {
+  static const Graph g = test::encoderStack(kLayers);
+  return g;
+}
+
+// The Softmax of layer l, as encoderStack names it.
+QString softmaxOf(int l) {
+  return QStringLiteral("/encoder/layer.%1/attention/self/Softmax_%2").arg(l).arg(5 + 13 * l);
+}
+
+bool waitLayout(GraphView& v) {
+  return QTest::qWaitFor([&] { return !v.isLayoutPending(); }, kLayoutTimeoutMs);
+}
+
+bool centred(GraphView& v, QGraphicsItem* item) {
+  const QPoint c = v.mapFromScene(item->sceneBoundingRect().center());
+  const QPoint mid = v.viewport()->rect().center();
+  return (c - mid).manhattanLength() < 40;
+}
+
+bool inView(GraphView& v, QGraphicsItem* item) {
+  return v.viewport()->rect().contains(v.mapFromScene(item->sceneBoundingRect().center()));
+}
+
+}  // namespace
+
+class GraphViewScaleTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void opensTenThousandOpsBounded() {
+    GraphView v;
+    v.resize(1200, 800);
+    v.show();
+    QSignalSpy failed(&v, &GraphView::layoutFailed);
+    v.showGraph(bigGraph());
+    QVERIFY(waitLayout(v));
+    QCOMPARE(failed.count(), 0);
+    QVERIFY2(v.drawnBoxes() > 5 && v.drawnBoxes() <= 220, qPrintable(v.drawnSummary()));
+    QVERIFY(v.scene()->items().size() < 1200);
+    QVERIFY(!v.scopeItems().isEmpty());
+    QVERIFY(v.minimap()->isVisible());
+    const QRegularExpression line(
+        "^drawn: \\d+ boxes \\(\\d+ scopes collapsed\\), \\d+ edges, layout \\d+ ms, first paint "
+        "\\d+ ms$");
+    QVERIFY2(line.match(v.drawnSummary()).hasMatch(), qPrintable(v.drawnSummary()));
+  }
+
+  void opensAScope() {
+    GraphView v;
+    v.resize(1200, 800);
+    v.show();
+    v.showGraph(bigGraph());
+    QVERIFY(waitLayout(v));
+    ScopeItem* collapsed = nullptr;
+    for (ScopeItem* s : v.scopeItems())
+      if (s->isCollapsed() && s->scope().stats.ops > 10) collapsed = s;
+    QVERIFY(collapsed);
+    const QString path = collapsed->path();
+    const int before = v.drawnBoxes();
+    v.toggleScope(path);
+    QVERIFY(waitLayout(v));
+    ScopeItem* opened = v.scopeNamed(path);
+    QVERIFY(opened);
+    QVERIFY(!opened->isCollapsed());
+    QVERIFY(v.drawnBoxes() > before);
+    QVERIFY(v.openScopes().contains(path));
+    v.toggleScope(path);
+    QVERIFY(waitLayout(v));
+    QVERIFY(v.scopeNamed(path)->isCollapsed());
+  }
+
+  void searchRevealsADeepOp() {
+    GraphView v;
+    v.resize(1200, 800);
+    v.show();
+    v.showGraph(bigGraph());
+    QVERIFY(waitLayout(v));
+    const QString name = softmaxOf(500);
+    QVERIFY(!v.nodeNamed(name));  // collapsed away
+    const QList<SearchHit> hits = v.search(QStringLiteral("Softmax_%1").arg(5 + 13 * 500));
+    QCOMPARE(hits.size(), 1);
+    QCOMPARE(hits[0].name, name);
+    QVERIFY(v.revealNode(name));
+    QVERIFY(waitLayout(v));
+    NodeItem* n = v.nodeNamed(name);
+    QVERIFY(n);
+    QVERIFY(n->isSelected());
+    QVERIFY(centred(v, n));
+    QVERIFY(v.openScopes().contains("/encoder/layer.500/attention/self"));
+    QVERIFY(v.breadcrumbs()->text().contains("layer.500"));
+  }
+
+  void steppingKeepsTheAnchorInView() {
+    GraphView v;
+    v.resize(1200, 800);
+    v.show();
+    v.showGraph(bigGraph());
+    QVERIFY(waitLayout(v));
+    const QString name = softmaxOf(300);
+    QVERIFY(v.revealNode(name));
+    QVERIFY(waitLayout(v));
+    QVERIFY(centred(v, v.nodeNamed(name)));
+    // The next snapshot: the same ops and one more at the end.
+    Graph next = bigGraph();
+    NodeId extra = next.addNode("Relu", {next.outputs()[0]}, {{"extra", test::f32Row()}}, {},
+                                "/pooler/Relu_extra");
+    next.setOutputs({next.node(extra).outputs[0]});
+    v.showGraph(next);
+    QVERIFY(waitLayout(v));
+    NodeItem* n = v.nodeNamed(name);
+    QVERIFY(n);  // the open scopes were kept
+    QVERIFY(inView(v, n));
+    QVERIFY(centred(v, n));
+  }
+
+  void cancelMidLayout() {
+    GraphView v;
+    v.resize(800, 600);
+    v.show();
+    v.showGraph(bigGraph());
+    v.cancelLayout();
+    QVERIFY(QTest::qWaitFor([&] { return !v.isLayoutPending(); }, 10000));
+    // The view works afterwards.
+    v.showGraph(test::encoderStack(2));
+    QVERIFY(waitLayout(v));
+    QVERIFY(!v.nodeItems().isEmpty());
+    QVERIFY(v.nodeNamed("/encoder/layer.1/attention/self/Softmax_18"));
+  }
+
+  void expandToDepthAndFocus() {
+    GraphView v;
+    v.resize(1000, 700);
+    v.show();
+    v.showGraph(test::encoderStack(12));
+    QVERIFY(waitLayout(v));
+    v.expandToDepth(1);
+    QVERIFY(waitLayout(v));
+    QVERIFY(v.scopeNamed("/encoder/layer.3")->isCollapsed());
+    v.focusScope("/encoder/layer.3");
+    QVERIFY(waitLayout(v));
+    QVERIFY(!v.scopeNamed("/encoder/layer.2"));
+    QVERIFY(v.scopeNamed("/encoder/layer.3/attention"));
+    QVERIFY(v.breadcrumbs()->text().contains("focused"));
+    v.focusScope(QString());
+    QVERIFY(waitLayout(v));
+    QVERIFY(v.scopeNamed("/encoder/layer.2"));
+  }
+};
+
+QTEST_MAIN(GraphViewScaleTest)
+#include "graph_view_scale_test.moc"
