@@ -1,136 +1,40 @@
-// runDot: one dot run in a forked child. The child builds the Graphviz graph
-// from the BoxGraph it inherited, lays it out and writes the geometry to a pipe
-// as doubles; the parent reads with a deadline and the cancel token in view,
-// and kills the child when either fires. A Graphviz crash ends the child only.
+// runDot: one dot run in a process of its own. The helper executable
+// fuselens-dot serves requests on its stdin (a graph as doubles) and answers on
+// its stdout (the geometry as doubles); idle helpers are kept in a small pool,
+// so a scope costs a layout and not a process start (spawning is 10-20 ms,
+// forking a 500 MB app 60 ms). The parent reads with a deadline and the cancel
+// token in view, and kills the helper when either fires; a Graphviz crash ends
+// the helper only. Where no helper can be found, a forked child lays out the
+// graph it inherited and answers the same way.
 //
-//   parent                         child (fork)
-//   ------                         ------------
-//   poll(pipe) every 20 ms  <----  gvLayout(dot); write doubles; _exit(0)
-//   cancel / deadline: SIGKILL
-#include <graphviz/gvc.h>
+//   parent                                 fuselens-dot (pool) or fork
+//   ------                                 ---------------------------
+//   write count + graph       ---stdin-->  read request
+//   poll(pipe) every 20 ms    <--stdout--  gvLayout(dot); write count + doubles
+//   cancel / deadline: SIGKILL, drop it
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "session/graphview/box_layout.h"
+#include "session/graphview/dot_child.h"
+
+extern char** environ;
 
 namespace fuselens::graphview {
 namespace {
-
-constexpr double kPointsPerInch = 72.0;
-
-void set(void* obj, const char* name, const std::string& value) {
-  agsafeset(obj, const_cast<char*>(name), const_cast<char*>(value.c_str()), const_cast<char*>(""));
-}
-
-std::string inches(double points) { return std::to_string(points / kPointsPerInch); }
-
-// dot sizes labels from font metrics: Courier is 0.6 em per character, so a
-// run of characters in it reserves the width and height asked for.
-void reserveLabel(void* obj, double width, double height) {
-  const double fontSize = std::max(4.0, height / 1.2);
-  const int chars = std::max(1, int(std::ceil(width / (0.6 * fontSize))));
-  set(obj, "label", std::string(size_t(chars), 'M'));
-  set(obj, "fontname", "Courier");
-  set(obj, "fontsize", std::to_string(fontSize));
-}
-
-void put(std::vector<double>& out, LayoutPoint p) {
-  out.push_back(p.x);
-  out.push_back(p.y);
-}
-
-// Made once in the parent and inherited by every child, so a child does not
-// load Graphviz's plugins again; the parent itself never lays anything out with it.
-GVC_t* sharedContext() {
-  static GVC_t* gvc = gvContext();
-  return gvc;
-}
-
-// Runs in the child: lays the graph out and returns the geometry as doubles,
-// or nothing when dot failed.
-std::vector<double> layOutInChild(const BoxGraph& g) {
-  GVC_t* gvc = sharedContext();
-  if (!gvc) return {};
-  Agraph_t* root = agopen(const_cast<char*>("g"), Agdirected, nullptr);
-  set(root, "rankdir", "TB");
-  set(root, "nodesep", "0.3");
-  set(root, "ranksep", "0.4");
-  agattr(root, AGNODE, const_cast<char*>("fixedsize"), const_cast<char*>("true"));
-  agattr(root, AGNODE, const_cast<char*>("label"), const_cast<char*>(""));
-  std::vector<Agraph_t*> clusters;
-  for (size_t i = 0; i < g.clusters.size(); ++i) {
-    const std::string name = "cluster_" + std::to_string(i);
-    Agraph_t* sub = agsubg(root, const_cast<char*>(name.c_str()), 1);
-    reserveLabel(sub, g.clusters[i].labelWidth, g.clusters[i].labelHeight);
-    set(sub, "labeljust", "l");
-    set(sub, "margin", "12");
-    clusters.push_back(sub);
-  }
-  std::vector<Agnode_t*> nodes;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const BoxGraph::Node& n = g.nodes[i];
-    const std::string name = "n" + std::to_string(i);
-    Agraph_t* owner = n.cluster >= 0 ? clusters[size_t(n.cluster)] : root;
-    Agnode_t* an = agnode(owner, const_cast<char*>(name.c_str()), 1);
-    set(an, "shape", n.ellipse ? "ellipse" : "box");
-    set(an, "width", inches(n.width));
-    set(an, "height", inches(n.height));
-    nodes.push_back(an);
-  }
-  std::vector<Agedge_t*> edges;
-  for (const BoxGraph::Edge& e : g.edges) {
-    Agedge_t* ae = agedge(root, nodes[size_t(e.from)], nodes[size_t(e.to)], nullptr, 1);
-    if (e.labelWidth > 0) reserveLabel(ae, e.labelWidth, e.labelHeight);
-    edges.push_back(ae);
-  }
-  if (gvLayout(gvc, root, "dot") != 0) return {};
-
-  std::vector<double> out;
-  const boxf bb = GD_bb(root);
-  auto flip = [&](pointf p) { return LayoutPoint{p.x - bb.LL.x, bb.UR.y - p.y}; };
-  out.push_back(bb.UR.x - bb.LL.x);
-  out.push_back(bb.UR.y - bb.LL.y);
-  for (Agnode_t* an : nodes) {
-    const LayoutPoint c = flip(ND_coord(an));
-    const double w = ND_width(an) * kPointsPerInch, h = ND_height(an) * kPointsPerInch;
-    out.insert(out.end(), {c.x - w / 2, c.y - h / 2, w, h});
-  }
-  for (Agraph_t* sub : clusters) {
-    const boxf cb = GD_bb(sub);
-    const LayoutPoint tl = flip(pointf{cb.LL.x, cb.UR.y});
-    out.insert(out.end(), {tl.x, tl.y, cb.UR.x - cb.LL.x, cb.UR.y - cb.LL.y});
-  }
-  for (Agedge_t* ae : edges) {
-    std::vector<double> pts;
-    double arrow = 0;
-    LayoutPoint tip;
-    if (const splines* spl = ED_spl(ae)) {
-      for (int b = 0; b < spl->size; ++b) {
-        const bezier& bz = spl->list[b];
-        for (int i = pts.empty() ? 0 : 1; i < bz.size; ++i) put(pts, flip(bz.list[i]));
-        if (bz.eflag) {
-          arrow = 1;
-          tip = flip(bz.ep);
-        }
-      }
-    }
-    out.push_back(double(pts.size() / 2));
-    out.insert(out.end(), pts.begin(), pts.end());
-    out.insert(out.end(), {arrow, tip.x, tip.y});
-    const textlabel_t* label = ED_label(ae);
-    const bool hasLabel = label && label->set;
-    out.push_back(hasLabel ? 1 : 0);
-    put(out, hasLabel ? flip(label->pos) : LayoutPoint{});
-  }
-  return out;
-}
 
 bool writeAll(int fd, const void* data, size_t bytes) {
   const char* p = static_cast<const char*>(data);
@@ -173,49 +77,210 @@ bool decode(const std::vector<double>& in, const BoxGraph& g, BoxGeometry& out) 
   return i == in.size() && !std::isnan(out.width);
 }
 
-}  // namespace
+// $FUSELENS_DOT, else the helper this build made, else fuselens-dot beside the
+// running program; empty: fork instead.
+std::string helperPath() {
+  static const std::string path = [] {
+    if (const char* env = std::getenv("FUSELENS_DOT"); env && *env) return std::string(env);
+#ifdef FUSELENS_DOT_HELPER
+    if (access(FUSELENS_DOT_HELPER, X_OK) == 0) return std::string(FUSELENS_DOT_HELPER);
+#endif
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return std::string();
+    const std::string exe(self, size_t(n));
+    const std::string beside = exe.substr(0, exe.rfind('/') + 1) + "fuselens-dot";
+    return access(beside.c_str(), X_OK) == 0 ? beside : std::string();
+  }();
+  return path;
+}
 
-Expected<BoxGeometry> runDot(const BoxGraph& g, double seconds, const CancelToken& cancel) {
-  sharedContext();
+// A process that answers layout requests: a pooled helper, or a forked child
+// that answers one (in = -1: it has its graph already).
+struct Child {
+  pid_t pid = -1;
+  int in = -1, out = -1;
+};
+
+void discard(Child& c) {
+  if (c.pid > 0) kill(c.pid, SIGKILL);
+  if (c.in >= 0) close(c.in);
+  if (c.out >= 0) close(c.out);
+  int status = 0;
+  if (c.pid > 0) waitpid(c.pid, &status, 0);
+  c = Child{};
+}
+
+class HelperPool {
+ public:
+  static constexpr size_t kMaxIdle = 4;  // one per layout thread
+
+  Expected<Child> acquire(const std::string& path) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        Child c = idle_.back();
+        idle_.pop_back();
+        return c;
+      }
+    }
+    return spawn(path);
+  }
+
+  void release(Child c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (idle_.size() < kMaxIdle)
+      idle_.push_back(c);
+    else
+      discard(c);
+  }
+
+ private:
+  static Expected<Child> spawn(const std::string& path) {
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) != 0) return Expected<Child>::error("could not open a pipe for dot");
+    if (pipe2(out, O_CLOEXEC) != 0) {
+      close(in[0]);
+      close(in[1]);
+      return Expected<Child>::error("could not open a pipe for dot");
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    std::string arg0 = path;
+    char* argv[] = {arg0.data(), nullptr};
+    Child c;
+    const int rc = posix_spawn(&c.pid, path.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(in[0]);
+    close(out[1]);
+    if (rc != 0) {
+      close(in[1]);
+      close(out[0]);
+      return Expected<Child>::error("could not start " + path);
+    }
+    c.in = in[1];
+    c.out = out[0];
+    return c;
+  }
+
+  std::mutex mutex_;
+  std::vector<Child> idle_;
+};
+
+HelperPool& pool() {
+  static HelperPool* p = new HelperPool;  // never destroyed: helpers end with our pipes
+  return *p;
+}
+
+// Sends one request; a helper that died must not take this process down with SIGPIPE.
+bool send(const Child& c, const std::vector<double>& request) {
+  sigset_t pipeSig, old;
+  sigemptyset(&pipeSig);
+  sigaddset(&pipeSig, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipeSig, &old);
+  const uint64_t n = request.size();
+  const bool ok = writeAll(c.in, &n, sizeof n) &&
+                  writeAll(c.in, request.data(), request.size() * sizeof(double));
+  if (!ok) {
+    const timespec zero{0, 0};
+    sigtimedwait(&pipeSig, nullptr, &zero);  // drop the SIGPIPE it raised
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return ok;
+}
+
+Expected<Child> forkChild(const BoxGraph& g) {
   int fds[2];
-  if (pipe(fds) != 0) return Expected<BoxGeometry>::error("could not open a pipe for dot");
-  const pid_t pid = fork();
-  if (pid < 0) {
+  if (pipe2(fds, O_CLOEXEC) != 0) return Expected<Child>::error("could not open a pipe for dot");
+  Child c;
+  c.pid = fork();
+  if (c.pid < 0) {
     close(fds[0]);
     close(fds[1]);
-    return Expected<BoxGeometry>::error("could not start a process for dot");
+    return Expected<Child>::error("could not start a process for dot");
   }
-  if (pid == 0) {
+  if (c.pid == 0) {
     close(fds[0]);
-    const std::vector<double> out = layOutInChild(g);
-    const bool ok = !out.empty() && writeAll(fds[1], out.data(), out.size() * sizeof(double));
+    const std::vector<double> out = layOutWithDot(g);
+    const uint64_t n = out.size();
+    const bool ok =
+        writeAll(fds[1], &n, sizeof n) && writeAll(fds[1], out.data(), out.size() * sizeof(double));
     _exit(ok ? 0 : 2);
   }
   close(fds[1]);
+  c.out = fds[0];
+  return c;
+}
+
+// Reads one answer: a count, then that many doubles. `why` says what stopped it.
+std::vector<double> receive(const Child& c, double seconds, const CancelToken& cancel,
+                            std::string& why) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, seconds));
-  std::string bytes, why;
+  std::string bytes;
+  uint64_t count = 0;
   char buf[65536];
-  while (why.empty()) {
-    if (cancel.cancelled()) why = "cancelled";
-    if (why.empty() && std::chrono::steady_clock::now() > deadline)
+  while (true) {
+    if (cancel.cancelled()) {
+      why = "cancelled";
+      return {};
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
       why = "dot ran past " + std::to_string(int(std::lround(seconds * 1000))) + " ms";
-    if (!why.empty()) break;
-    pollfd p{fds[0], POLLIN, 0};
+      return {};
+    }
+    if (bytes.size() >= sizeof count) {
+      std::memcpy(&count, bytes.data(), sizeof count);
+      if (bytes.size() >= sizeof count + count * sizeof(double)) break;
+    }
+    pollfd p{c.out, POLLIN, 0};
     if (poll(&p, 1, 20) <= 0) continue;
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n == 0) break;  // the child closed the pipe: done or dead
-    if (n > 0) bytes.append(buf, size_t(n));
+    const size_t want = bytes.size() < sizeof count
+                            ? sizeof count - bytes.size()
+                            : sizeof count + count * sizeof(double) - bytes.size();
+    const ssize_t n = read(c.out, buf, std::min(sizeof buf, want));
+    if (n <= 0) {
+      why = "dot crashed";  // the pipe closed before the answer was whole
+      return {};
+    }
+    bytes.append(buf, size_t(n));
   }
-  if (!why.empty()) kill(pid, SIGKILL);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  if (count == 0) {
+    why = "dot failed";
+    return {};
+  }
+  std::vector<double> out(count);
+  std::memcpy(out.data(), bytes.data() + sizeof count, count * sizeof(double));
+  return out;
+}
+
+}  // namespace
+
+Expected<BoxGeometry> runDot(const BoxGraph& g, double seconds, const CancelToken& cancel) {
+  const std::string helper = helperPath();
+  Expected<Child> started = helper.empty() ? forkChild(g) : pool().acquire(helper);
+  if (!started.isOk()) return started.status();
+  Child child = *started;
+  if (!helper.empty() && !send(child, encodeBoxGraph(g))) {
+    discard(child);  // a pooled helper that died meanwhile: one fresh try
+    started = pool().acquire(helper);
+    if (!started.isOk()) return started.status();
+    child = *started;
+    if (!send(child, encodeBoxGraph(g))) {
+      discard(child);
+      return Expected<BoxGeometry>::error("dot crashed");
+    }
+  }
+  std::string why;
+  const std::vector<double> values = receive(child, seconds, cancel, why);
+  if (!why.empty() || helper.empty()) {
+    discard(child);  // a forked child answers once; a stopped helper is killed
+  } else {
+    pool().release(child);
+  }
   if (!why.empty()) return Expected<BoxGeometry>::error(why);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return Expected<BoxGeometry>::error(WIFSIGNALED(status) ? "dot crashed" : "dot failed");
-  std::vector<double> values(bytes.size() / sizeof(double));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(double));
   BoxGeometry out;
   if (!decode(values, g, out)) return Expected<BoxGeometry>::error("dot's answer was garbled");
   return out;

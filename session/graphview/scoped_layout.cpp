@@ -5,9 +5,11 @@
 #include "session/graphview/scoped_layout.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <thread>
 #include <utility>
 
 namespace fuselens::graphview {
@@ -124,7 +126,7 @@ class Composer {
       edgesIn_[size_t(l.index)].push_back(int(i));
     }
     locals_.assign(scopes, nullptr);
-    Status st = ensureLocal(focus_);
+    Status st = layOutAll();
     if (!st.isOk()) return st;
     place(focus_, 0, 0);
     const Local& root = *locals_[size_t(focus_.index)];
@@ -156,14 +158,45 @@ class Composer {
     return ofChild.at(tree_.childToward(s, home).index);
   }
 
+  // Every open scope's own layout, the deepest first: a scope needs the sizes
+  // of its open children. Scopes of one depth are independent and run on a
+  // few threads, so their dot children use every core.
+  Status layOutAll() {
+    std::vector<std::vector<ScopeId>> byDepth;
+    const int top = tree_.scope(focus_).depth;
+    for (const Scope& s : tree_.scopes()) {
+      if (!shownOpen_[size_t(s.id.index)]) continue;
+      const size_t d = size_t(s.depth - top);
+      if (byDepth.size() <= d) byDepth.resize(d + 1);
+      byDepth[d].push_back(s.id);
+    }
+    const size_t threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+    for (size_t d = byDepth.size(); d-- > 0;) {
+      const std::vector<ScopeId>& level = byDepth[d];
+      std::vector<Status> status(level.size());
+      std::atomic<size_t> next{0};
+      auto work = [&] {
+        for (size_t i = next++; i < level.size(); i = next++) status[i] = ensureLocal(level[i]);
+      };
+      std::vector<std::thread> pool;
+      for (size_t t = 1; t < std::min(threads, level.size()); ++t) pool.emplace_back(work);
+      work();
+      for (std::thread& t : pool) t.join();
+      for (const Status& st : status)
+        if (!st.isOk()) return st;
+    }
+    out_.dotRuns = dotRuns_;
+    out_.cacheHits = cacheHits_;
+    return Status::ok();
+  }
+
+  // One open scope's layout; its open children are laid out already.
   Status ensureLocal(ScopeId id) {
     const Scope& s = tree_.scope(id);
     std::vector<LayoutBox> childSize;
     for (ScopeId c : s.children) {
       LayoutBox size;
       if (shownOpen_[size_t(c.index)]) {
-        Status st = ensureLocal(c);
-        if (!st.isOk()) return st;
         const Local& l = *locals_[size_t(c.index)];
         size = {0, 0, std::max(l.width, 120.0) + 2 * opts_.framePad,
                 l.height + opts_.frameHeader + opts_.framePad};
@@ -244,11 +277,11 @@ class Composer {
     const std::string key = keyOf(g);
     std::shared_ptr<const BoxGeometry> geo = cache_.get(key);
     if (geo) {
-      ++out_.cacheHits;
+      ++cacheHits_;
     } else {
       Expected<BoxGeometry> fresh = layoutBoxes(g, opts_.engine);
       if (!fresh.isOk()) return fresh.status();
-      ++out_.dotRuns;
+      ++dotRuns_;
       geo = std::make_shared<const BoxGeometry>(std::move(*fresh));
       cache_.put(key, geo);
     }
@@ -381,6 +414,7 @@ class Composer {
   const ScopedLayoutOptions& opts_;
   LayoutCache& cache_;
   ScopeId focus_;
+  std::atomic<size_t> dotRuns_{0}, cacheHits_{0};
   std::vector<char> shownOpen_;
   std::vector<std::vector<int>> edgesIn_;  // flat edges by the scope that holds both ends
   std::vector<std::shared_ptr<const Local>> locals_;
