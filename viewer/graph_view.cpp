@@ -112,6 +112,10 @@ void GraphView::showGraph(const Graph& g, std::vector<FusionDecision> decisions)
   requestLayout(true);
 }
 
+void GraphView::setDiffBase(const Graph* before) {
+  diffBase_ = before ? std::make_shared<const Graph>(*before) : nullptr;
+}
+
 void GraphView::clear() {
   ++generation_;
   pending_.reset();
@@ -140,6 +144,7 @@ void GraphView::requestLayout(bool newGraph) {
   if (!graph_) return;
   auto job = std::make_shared<ViewJob>();
   job->graph = graph_;
+  job->before = diffBase_;
   if (!newGraph && tree_) job->tree = tree_;
   job->expansion = expansion_;
   job->initialCollapse = !expansionSet_;
@@ -191,6 +196,7 @@ void GraphView::onLayoutDone() {
   expansionSet_ = true;
   focus_ = result->focus;
   layoutMs_ = result->ms;
+  diffShown_ = result->diff;
   buildScene(*result);
   emit layoutFinished();
 }
@@ -213,6 +219,8 @@ void GraphView::buildScene(const ViewResult& result) {
   for (size_t i = 0; i < layout.nodes.size(); ++i) {
     auto* item = new NodeItem(layout.nodes[i], font_);
     item->setData(0, layout.flatIndex[i]);
+    if (result.diff && layout.nodes[i].diff == 0 && layout.nodes[i].kind == LayoutNodeKind::Op)
+      item->setOpacity(0.45);  // diff mode: unchanged by the pass
     scene_->addItem(item);
   }
   applyDecisions();

@@ -71,6 +71,11 @@ class GraphView : public QGraphicsView {
   // edges they name.
   void showGraph(const Graph& g, std::vector<FusionDecision> decisions = {});
   void clear();
+  // Diff mode: the next showGraph marks ops added and changed since `before`
+  // (by name), counts them per scope and dims what the pass left alone;
+  // null turns it off. The graph is copied.
+  void setDiffBase(const Graph* before);
+  bool isDiffShown() const { return diffShown_; }
   bool isLayoutPending() const { return running_ || pending_ != nullptr; }
   // Stops the layout under way (its dot processes are killed); the scene
   // keeps what it showed.
@@ -181,6 +186,8 @@ class GraphView : public QGraphicsView {
   QFont labelFont_;  // edge chips: a little smaller
   std::shared_ptr<ViewJob> pending_;
   std::shared_ptr<const Graph> graph_;  // the graph shown (or being laid out)
+  std::shared_ptr<const Graph> diffBase_;
+  bool diffShown_ = false;
   std::shared_ptr<const graphview::ScopeTree> tree_;
   std::shared_ptr<graphview::LayoutCache> cache_;
   graphview::Expansion expansion_;

@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "session/graphview/snapshot_diff.h"
+
 namespace fuselens::viewer {
 namespace {
 
@@ -35,9 +37,18 @@ ViewResult runViewJob(const ViewJob& job) {
     out.focus = job.focus;
   }
   static const std::vector<FusionDecision> kNone;
-  const std::vector<graphview::ScopeStats> stats =
+  std::vector<graphview::ScopeStats> stats =
       graphview::scopeStats(tree, job.decisions ? *job.decisions : kNone, job.heat);
+  graphview::SnapshotDiff diff;
+  if (job.before) {
+    diff = graphview::diffSnapshots(graphview::flattenGraph(*job.before), tree);
+    graphview::applyDiff(stats, diff);
+    out.diff = true;
+  }
   out.scene = graphview::layoutScoped(tree, out.expansion, stats, opts, *job.cache);
+  if (out.diff && out.scene.isOk())
+    for (size_t i = 0; i < out.scene->nodes.size(); ++i)
+      out.scene->nodes[i].diff = int(diff.nodes[size_t(out.scene->flatIndex[i])]);
   out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -15,6 +15,7 @@ namespace fuselens::viewer {
 
 struct ViewJob {
   std::shared_ptr<const Graph> graph;                // the graph to show
+  std::shared_ptr<const Graph> before;               // diff mode: the snapshot before; else null
   std::shared_ptr<const graphview::ScopeTree> tree;  // graph's tree when built, else null
   graphview::Expansion expansion;
   bool initialCollapse = false;  // replace `expansion` by the initial collapse
@@ -31,6 +32,7 @@ struct ViewResult {
   std::shared_ptr<const graphview::ScopeTree> tree;
   graphview::Expansion expansion;
   std::string focus;
+  bool diff = false;  // nodes carry their marks, scopes their counts
   Expected<graphview::SceneLayout> scene = Expected<graphview::SceneLayout>::error("not run");
   double ms = 0;
 };

@@ -172,6 +172,12 @@ void MainWindow::buildActions() {
     connect(act, &QAction::triggered, this, [this, depth] { graphView_->expandToDepth(depth); });
     view->addAction(act);
   }
+  diffAct_ = new QAction(tr("&Diff with the previous step"), this);
+  diffAct_->setCheckable(true);
+  diffAct_->setToolTip(
+      tr("Mark ops the pass added or changed, count them per scope, dim the rest"));
+  connect(diffAct_, &QAction::toggled, this, [this] { showSnapshot(shownRow_); });
+  view->addAction(diffAct_);
   auto* unfocusAct = new QAction(tr("Show the whole graph"), this);
   connect(unfocusAct, &QAction::triggered, this, [this] { graphView_->focusScope(QString()); });
   view->addAction(unfocusAct);
@@ -303,6 +309,10 @@ void MainWindow::selectSnapshot(int row) {
 void MainWindow::showSnapshot(int row) {
   if (!session_ || row < 0 || row >= static_cast<int>(session_->snapshots().size())) return;
   shown_ = &session_->snapshots()[static_cast<size_t>(row)].graph;
+  shownRow_ = row;
+  const bool diff = diffAct_->isChecked() && row > 0;
+  graphView_->setDiffBase(diff ? &session_->snapshots()[static_cast<size_t>(row - 1)].graph
+                               : nullptr);
   graphView_->showGraph(*shown_, decisionsUpTo(session_->snapshots(), row));
   irPane_->setPlainText(qs(printGraph(*shown_)));
   inspector_->setSnapshot(row);

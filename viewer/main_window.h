@@ -99,6 +99,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* compareDock() const { return compareDock_; }
   QLineEdit* searchBox() const { return searchEdit_; }
   QAction* heatAction() const { return heatAct_; }
+  QAction* diffAction() const { return diffAct_; }
   QStringList recentFiles() const;
 
  signals:
@@ -177,6 +178,8 @@ class MainWindow : public QMainWindow {
   QAction* saveSessionAct_ = nullptr;
   QAction* runAct_ = nullptr;
   QAction* heatAct_ = nullptr;
+  QAction* diffAct_ = nullptr;
+  int shownRow_ = -1;  // the snapshot the graph view shows
   QMenu* recentMenu_ = nullptr;
   QLabel* compareLabel_ = nullptr;
   QLabel* stageLabel_ = nullptr;

@@ -25,6 +25,7 @@ ScopeItem::ScopeItem(graphview::SceneScope scope, const QFont& font, bool heatVi
   setPos(scope_.box.x, scope_.box.y);
   setZValue(scope_.collapsed ? 2 : 0.5);  // frames under everything they hold
   if (scope_.collapsed) setFlag(ItemIsSelectable);
+  if (scope_.stats.unchanged()) setOpacity(0.4);  // diff mode: the pass left it alone
   QString tip = qs(scope_.path.empty() ? std::string("(top)") : scope_.path);
   for (const std::string& line : graphview::collapsedLines(scope_)) tip += "\n" + qs(line);
   if (!scope_.note.empty()) tip += "\n" + qs(scope_.note);
@@ -82,9 +83,7 @@ void ScopeItem::paintFrame(QPainter* p, double lod) const {
   bold.setBold(true);
   p->setFont(bold);
   p->setPen(QColor(71, 85, 105));
-  QString title = QStringLiteral("\u25be %1   %2 ops").arg(qs(scope_.path)).arg(scope_.stats.ops);
-  if (scope_.stats.groups > 0) title += QStringLiteral(", %1 groups").arg(scope_.stats.groups);
-  if (!scope_.note.empty()) title += QStringLiteral("   [%1]").arg(qs(scope_.note));
+  const QString title = QStringLiteral("\u25be ") + qs(graphview::frameTitle(scope_));
   p->drawText(r.adjusted(8, 3, -8, 0), Qt::AlignLeft | Qt::AlignTop, title);
 }
 

@@ -61,6 +61,7 @@ struct LayoutNode {
   std::vector<std::string> outputs;
   std::vector<std::string> lines;  // further label lines: output type, constants
   LayoutBox box;
+  int diff = 0;  // diff mode: 0 unchanged (or no diff), 1 added, 2 changed by the pass
 };
 
 struct LayoutEdge {

@@ -19,11 +19,8 @@
 #include <vector>
 
 #include "core/ir/ids.h"
+#include "passes/fusion_decision.h"
 #include "session/graphview/flat_graph.h"
-
-namespace fuselens {
-struct FusionDecision;
-}
 
 namespace fuselens::graphview {
 
@@ -55,6 +52,10 @@ struct ScopeStats {
   size_t groups = 0;      // fused groups
   size_t rejected = 0;    // rejected fusion decisions whose consumer is inside
   double worstHeat = -1;  // the highest heat fraction of a value made inside; -1 none
+  // Diff mode (snapshot_diff.h): ops added, changed and removed inside by the pass.
+  bool diffed = false;
+  size_t added = 0, changed = 0, removed = 0;
+  bool unchanged() const { return diffed && added + changed + removed == 0; }
 };
 
 class ScopeTree {

@@ -436,7 +436,21 @@ std::vector<std::string> collapsedLines(const SceneScope& s) {
   if (s.stats.rejected > 0) badges = std::to_string(s.stats.rejected) + " rejected";
   if (s.stats.worstHeat >= 0) badges += (badges.empty() ? "" : ", ") + fmtHeat(s.stats.worstHeat);
   if (!badges.empty()) lines.push_back(badges);
+  if (s.stats.diffed && !s.stats.unchanged())
+    lines.push_back("+" + std::to_string(s.stats.added) + " ~" + std::to_string(s.stats.changed) +
+                    " -" + std::to_string(s.stats.removed));
   return lines;
+}
+
+std::string frameTitle(const SceneScope& s) {
+  std::string title = s.path.empty() ? "(top)" : (s.chunk ? s.name : s.path);
+  title += "   " + std::to_string(s.stats.ops) + " ops";
+  if (s.stats.groups > 0) title += ", " + std::to_string(s.stats.groups) + " groups";
+  if (s.stats.diffed && !s.stats.unchanged())
+    title += "   +" + std::to_string(s.stats.added) + " ~" + std::to_string(s.stats.changed) +
+             " -" + std::to_string(s.stats.removed);
+  if (!s.note.empty()) title += "   [" + s.note + "]";
+  return title;
 }
 
 Expected<SceneLayout> layoutScoped(const ScopeTree& tree, const Expansion& e,

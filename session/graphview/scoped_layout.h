@@ -101,5 +101,7 @@ Expected<SceneLayout> layoutScoped(const ScopeTree& tree, const Expansion& e,
 
 // The text of a collapsed box: title, counts, badges (the view and SVG both draw these).
 std::vector<std::string> collapsedLines(const SceneScope& s);
+// The title of an open scope's frame: its path (a chunk: its name), counts, the fallback's note.
+std::string frameTitle(const SceneScope& s);
 
 }  // namespace fuselens::graphview

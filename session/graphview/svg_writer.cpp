@@ -116,10 +116,7 @@ class Writer {
 
   void frame(const SceneScope& s) {
     rect(s.box, 8, "#f1f5f9", "#94a3b8", 1.2, " fill-opacity=\"0.6\"");
-    std::string title = s.path.empty() ? "(top)" : s.path;
-    title += "  " + std::to_string(s.stats.ops) + " ops";
-    if (!s.note.empty()) title += "  [" + s.note + "]";
-    text(s.box.x + 8, s.box.y + 15, title, "font-weight=\"bold\" fill=\"#475569\"");
+    text(s.box.x + 8, s.box.y + 15, frameTitle(s), "font-weight=\"bold\" fill=\"#475569\"");
   }
 
   void collapsed(const SceneScope& s) {

@@ -151,6 +151,67 @@ class GraphViewScaleTest : public QObject {
     QVERIFY(v.nodeNamed("/encoder/layer.1/attention/self/Softmax_18"));
   }
 
+  void diffMarksAndDims() {
+    const Graph before = test::encoderStack(12);
+    Graph after = before;
+    after.mutableNode(*after.findNode("/encoder/layer.4/intermediate/Erf_64")).op = "Tanh";
+    GraphView v;
+    v.resize(1000, 700);
+    v.show();
+    v.setDiffBase(&before);
+    v.showGraph(after);
+    QVERIFY(waitLayout(v));
+    QVERIFY(v.isDiffShown());
+    QVERIFY(v.revealNode("/encoder/layer.4/intermediate/Erf_64"));
+    QVERIFY(waitLayout(v));
+    NodeItem* changed = v.nodeNamed("/encoder/layer.4/intermediate/Erf_64");
+    QVERIFY(changed);
+    QCOMPARE(changed->layout().diff, 2);
+    QCOMPARE(changed->opacity(), 1.0);
+    ScopeItem* same = v.scopeNamed("/encoder/layer.7");
+    QVERIFY(same);
+    QVERIFY(same->opacity() < 1.0);  // the pass left it alone
+    v.setDiffBase(nullptr);
+    v.showGraph(after);
+    QVERIFY(waitLayout(v));
+    QVERIFY(!v.isDiffShown());
+    QCOMPARE(v.scopeNamed("/encoder/layer.7")->opacity(), 1.0);
+  }
+
+  void keysAndDoubleClickOpenAndClose() {
+    GraphView v;
+    v.resize(1000, 700);
+    v.show();
+    v.showGraph(test::encoderStack(12));
+    QVERIFY(waitLayout(v));
+    v.expandToDepth(1);
+    QVERIFY(waitLayout(v));
+    ScopeItem* layer = v.scopeNamed("/encoder/layer.2");
+    QVERIFY(layer && layer->isCollapsed());
+    v.centerOn(layer);
+    QTest::mouseDClick(v.viewport(), Qt::LeftButton, {},
+                       v.mapFromScene(layer->sceneBoundingRect().center()));
+    QVERIFY(waitLayout(v));
+    QVERIFY(!v.scopeNamed("/encoder/layer.2")->isCollapsed());
+    // '-' on a selected op closes the scope that holds it.
+    v.scene()->clearSelection();
+    NodeItem* op = nullptr;
+    v.expandToDepth(3);
+    QVERIFY(waitLayout(v));
+    op = v.nodeNamed("/encoder/layer.2/intermediate/Erf_38");
+    QVERIFY(op);
+    op->setSelected(true);
+    QTest::keyClick(&v, '-');
+    QVERIFY(waitLayout(v));
+    QVERIFY(!v.nodeNamed("/encoder/layer.2/intermediate/Erf_38"));
+    ScopeItem* closed = v.scopeNamed("/encoder/layer.2/intermediate");
+    QVERIFY(closed && closed->isCollapsed());
+    closed->setSelected(true);
+    QTest::keyClick(&v, '+');
+    QVERIFY(waitLayout(v));
+    QVERIFY(v.nodeNamed("/encoder/layer.2/intermediate/Erf_38"));
+  }
+
   void expandToDepthAndFocus() {
     GraphView v;
     v.resize(1000, 700);
