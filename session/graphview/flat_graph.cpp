@@ -4,7 +4,8 @@
 #include "session/graphview/flat_graph.h"
 
 #include <algorithm>
-#include <set>
+#include <cstdint>
+#include <unordered_set>
 #include <utility>
 
 namespace fuselens::graphview {
@@ -135,13 +136,14 @@ class Flattener {
   }
 
   void addEdge(int from, int to, ValueId v) {
-    if (!seen_.insert({from, to}).second) return;  // Mul(x, x) draws one edge
+    const uint64_t key = (uint64_t(uint32_t(from)) << 32) | uint32_t(to);
+    if (!seen_.insert(key).second) return;  // Mul(x, x) draws one edge
     out_.edges.push_back({from, to, v});
   }
 
   int maxConstantLines_;
   FlatGraph out_;
-  std::set<std::pair<int, int>> seen_;
+  std::unordered_set<uint64_t> seen_;
 };
 
 }  // namespace

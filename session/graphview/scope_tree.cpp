@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "passes/fusion_decision.h"
@@ -41,24 +43,39 @@ ScopeTree::ScopeTree(FlatGraph flat, size_t chunkSize) : flat_(std::move(flat)) 
   for (size_t g = 0; g < flat_.groups.size(); ++g)
     for (int m : flat_.groups[g].members) groupOfNode[size_t(m)] = int(g);
 
+  // Most ops share their scope with their neighbours: the text before the
+  // last '/' finds the scope without splitting the name again.
+  std::unordered_map<std::string_view, ScopeId> byPrefix;
   for (size_t i = 0; i < flat_.nodes.size(); ++i) {
     if (unitOfNode_[i] >= 0) continue;
     ScopeUnit u;
     u.group = groupOfNode[i];
     u.nodes = u.group >= 0 ? flat_.groups[size_t(u.group)].members : std::vector<int>{int(i)};
-    std::vector<std::string> where;
-    if (flat_.nodes[i].kind == LayoutNodeKind::Op) {
-      where = scopeOfName(flat_.nodes[size_t(u.nodes[0])].name);
-      for (int m : u.nodes) where = commonPrefix(where, scopeOfName(flat_.nodes[size_t(m)].name));
+    const std::string& name = flat_.nodes[i].name;
+    const size_t slash = name.rfind('/');
+    const bool plain = u.group < 0 && flat_.nodes[i].kind == LayoutNodeKind::Op;
+    const std::string_view prefix =
+        slash == std::string::npos ? std::string_view() : std::string_view(name).substr(0, slash);
+    auto cached = plain ? byPrefix.find(prefix) : byPrefix.end();
+    if (cached != byPrefix.end()) {
+      u.scope = cached->second;
+    } else {
+      std::vector<std::string> where;
+      if (flat_.nodes[i].kind == LayoutNodeKind::Op) {
+        where = scopeOfName(flat_.nodes[size_t(u.nodes[0])].name);
+        for (int m : u.nodes) where = commonPrefix(where, scopeOfName(flat_.nodes[size_t(m)].name));
+      }
+      ScopeId s = root();
+      std::string path;
+      for (const std::string& part : where) {
+        path += "/" + part;
+        auto it = byPath_.find(path);
+        s = it != byPath_.end() ? it->second : addScope(s, part, path, false);
+      }
+      u.scope = s;
+      if (plain) byPrefix.emplace(prefix, s);  // the view points into flat_, which lives on
     }
-    ScopeId s = root();
-    std::string path;
-    for (const std::string& part : where) {
-      path += "/" + part;
-      auto it = byPath_.find(path);
-      s = it != byPath_.end() ? it->second : addScope(s, part, path, false);
-    }
-    u.scope = s;
+    const ScopeId s = u.scope;
     const int index = int(units_.size());
     for (int m : u.nodes) unitOfNode_[size_t(m)] = index;
     scopes_[size_t(s.index)].units.push_back(index);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/ir/ids.h"
@@ -94,8 +95,8 @@ class ScopeTree {
   std::vector<Scope> scopes_;
   std::vector<ScopeUnit> units_;
   std::vector<int> unitOfNode_;
-  std::map<std::string, ScopeId> byPath_;
-  std::map<std::string, int> nodeByName_;
+  std::unordered_map<std::string, ScopeId> byPath_;
+  std::unordered_map<std::string, int> nodeByName_;
 };
 
 // The scope components of an op name: "/a/b/MatMul" and "a/b/MatMul" -> {a, b}.
