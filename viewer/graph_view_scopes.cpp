@@ -18,12 +18,19 @@ namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
+// By name (part of it), op, a tensor it makes (whole name), or an attribute:
+// its key ("epsilon") or the start of "key=value" ("axis=-1", "perm=0,2").
 bool matches(const LayoutNode& n, const QString& t) {
   if (qs(n.name).contains(t, Qt::CaseInsensitive) || qs(n.op).compare(t, Qt::CaseInsensitive) == 0)
     return true;
-  return std::any_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& v) {
+  const bool tensor = std::any_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& v) {
     return qs(v).compare(t, Qt::CaseInsensitive) == 0;
   });
+  return tensor || std::any_of(n.attrs.begin(), n.attrs.end(), [&](const std::string& a) {
+           const QString entry = qs(a);
+           return t.contains('=') ? entry.startsWith(t, Qt::CaseInsensitive)
+                                  : entry.section('=', 0, 0).compare(t, Qt::CaseInsensitive) == 0;
+         });
 }
 
 }  // namespace

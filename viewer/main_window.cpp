@@ -209,7 +209,7 @@ void MainWindow::buildActions() {
   connect(shapesEdit_, &QLineEdit::returnPressed, this, &MainWindow::runPipeline);
   searchEdit_ = new QLineEdit(this);
   searchEdit_->setObjectName("searchBox");
-  searchEdit_->setPlaceholderText(tr("Find node (name, op or tensor)"));
+  searchEdit_->setPlaceholderText(tr("Find node (name, op, tensor, attr=value)"));
   searchEdit_->setClearButtonEnabled(true);
   searchEdit_->setMaximumWidth(240);
   connect(searchEdit_, &QLineEdit::returnPressed, this, [this] { findNode(searchEdit_->text()); });

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <unordered_set>
 #include <utility>
+#include <variant>
 
 namespace fuselens::graphview {
 namespace {
@@ -17,6 +18,21 @@ constexpr double kPadX = 16.0, kPadY = 8.0;
 std::string elide(std::string s) {
   if (s.size() <= kMaxLineChars) return s;
   return s.substr(0, kMaxLineChars - 3) + "...";
+}
+
+// "key=value" for the attributes a user would search by; tensors and graphs are left out.
+std::vector<std::string> attrEntries(const Attributes& attrs) {
+  std::vector<std::string> out;
+  for (const auto& [key, a] : attrs.all()) {
+    std::string v;
+    if (const auto* i = std::get_if<int64_t>(&a)) v = std::to_string(*i);
+    if (const auto* d = std::get_if<double>(&a)) v = std::to_string(*d);
+    if (const auto* str = std::get_if<std::string>(&a)) v = *str;
+    if (const auto* is = std::get_if<std::vector<int64_t>>(&a))
+      for (size_t k = 0; k < is->size(); ++k) v += (k ? "," : "") + std::to_string((*is)[k]);
+    if (!v.empty()) out.push_back(key + "=" + v);
+  }
+  return out;
 }
 
 bool isFusedGroup(const Node& n) {
@@ -107,6 +123,7 @@ class Flattener {
     n.group = group;
     n.op = node.op;
     n.name = node.name;
+    n.attrs = attrEntries(node.attrs);
     for (ValueId v : node.outputs)
       if (v.valid()) n.outputs.push_back(g.value(v).name);
     if (!node.outputs.empty()) {

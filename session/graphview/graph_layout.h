@@ -62,6 +62,9 @@ struct LayoutNode {
   std::vector<std::string> lines;  // further label lines: output type, constants
   LayoutBox box;
   int diff = 0;  // diff mode: 0 unchanged (or no diff), 1 added, 2 changed by the pass
+  // The op's plain attributes as "key=value" entries ("axis=-1", "perm=0,2,1,3"),
+  // for search; set by flattenGraph.
+  std::vector<std::string> attrs;
 };
 
 struct LayoutEdge {

@@ -114,6 +114,22 @@ class GraphViewScaleTest : public QObject {
     QVERIFY(v.breadcrumbs()->text().contains("layer.500"));
   }
 
+  void searchByTensorAndAttribute() {
+    Graph g = test::encoderStack(3);
+    NodeId sm = *g.findNode("/encoder/layer.2/attention/self/Softmax_31");
+    g.mutableNode(sm).attrs.set("axis", int64_t{-1});
+    GraphView v;
+    v.resize(800, 600);
+    v.show();
+    v.showGraph(g);
+    QVERIFY(waitLayout(v));
+    QCOMPARE(v.search("axis=-1").size(), 1);
+    QCOMPARE(v.search("AXIS").size(), 1);
+    QCOMPARE(v.search("axis=-1")[0].name, QString("/encoder/layer.2/attention/self/Softmax_31"));
+    QCOMPARE(v.search("t32").size(), 1);  // the tensor Softmax_31 makes
+    QCOMPARE(v.search("axis=0").size(), 0);
+  }
+
   void steppingKeepsTheAnchorInView() {
     GraphView v;
     v.resize(1200, 800);
