@@ -23,6 +23,10 @@ void compile12();
 void models();
 void cnnModel();
 
+// bench_gui.cpp (built with the GUI): the graph view's first paint, scope
+// opening, pass stepping and peak memory on generated scoped models.
+void guiRows();
+
 // MatMul [m,k] x w[k,n], followed when `gelu` by bias + GELU (tanh form): the
 // graph before any pass.
 Graph matmulGraph(int64_t m, int64_t k, int64_t n, bool gelu, const TensorData& w,

@@ -9,7 +9,9 @@
 //   NCHW8c / NCHW16c after the layout pass (GFLOP/s); compile time per backend step; eager vs
 //   compiled per sample model, a transformer encoder block (make_transformer.py)
 //   and a small ResNet-style CNN (make_cnn.py, NCHWc and default pipelines);
-//   ONNX Runtime via bench/ort_bench.py when `onnxruntime` imports.
+//   ONNX Runtime via bench/ort_bench.py when `onnxruntime` imports; the graph
+//   view's first paint, scope opening, pass stepping and peak memory on
+//   generated scoped models (bench_gui.cpp, with the GUI).
 // The families live in bench_kernels.cpp, bench_compile.cpp and
 // bench_models.cpp; this file reads the flags, prints the host and runs them.
 // Usage: fuselens-bench [--quick] [--json out.json] [--threads N] [--only ...]
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
   if (!parseFlags(argc, argv, jsonPath)) {
     std::fprintf(stderr,
                  "usage: fuselens-bench [--quick] [--json out.json] [--threads N] [--only "
-                 "stream,ew,softmax,matmul,conv,compile,models,cnn,compile12]\n");
+                 "stream,ew,softmax,matmul,conv,compile,models,cnn,compile12,gui]\n");
     return 2;
   }
   const CpuTarget& t = hostTarget();
@@ -103,6 +105,9 @@ int main(int argc, char** argv) {
   if (want("models")) models();
   if (want("models") || want("cnn")) cnnModel();
   if (want("compile12")) compile12();
+#ifdef FUSELENS_BENCH_GUI
+  if (want("gui")) guiRows();
+#endif
   std::ofstream(jsonPath) << gJson.dump(2) << "\n";
   std::printf("JSON: %s\n", jsonPath.c_str());
 }

@@ -11,7 +11,8 @@
 namespace fuselens::viewer {
 namespace {
 
-constexpr double kTextLod = 0.3;  // as for the nodes: below this zoom, no text
+constexpr double kTextLod = 0.3;     // as for the nodes: below this zoom, no text
+constexpr double kSimpleLod = 0.15;  // below this, straight lines
 const QColor kPlain(110, 110, 110);
 const QColor kHighlight(234, 138, 0);
 
@@ -89,6 +90,14 @@ QRectF EdgeItem::boundingRect() const {
 }
 
 void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const double lod = option->levelOfDetailFromTransform(p->worldTransform());
+  if (lod < kSimpleLod && !path().isEmpty()) {
+    // Zoomed far out: a straight line per edge, no curves, arrows or chips.
+    p->setRenderHint(QPainter::Antialiasing, false);
+    p->setPen(QPen(pen().color(), 0));
+    p->drawLine(path().elementAt(0), path().currentPosition());
+    return;
+  }
   p->setRenderHint(QPainter::Antialiasing);
   QPen line = pen();
   if (highlighted_) line = QPen(kHighlight, 3.0, line.style());
@@ -100,8 +109,7 @@ void EdgeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
     p->setBrush(line.color());
     p->drawPolygon(arrowHead());
   }
-  if (!chip_.isNull() && option->levelOfDetailFromTransform(p->worldTransform()) >= kTextLod)
-    paintRuleChip(p);
+  if (!chip_.isNull() && lod >= kTextLod) paintRuleChip(p);
 }
 
 void EdgeItem::paintRuleChip(QPainter* p) const {

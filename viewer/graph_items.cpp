@@ -93,6 +93,11 @@ void NodeItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidge
   if (node_.group >= 0) border = groupColor(node_.group).darker(140);
   if (heat_.isValid()) fill = heat_;
   p->setRenderHint(QPainter::Antialiasing);
+  if (node_.diff != 0) {  // diff mode: added green, changed violet
+    p->setPen(QPen(node_.diff == 1 ? QColor(22, 163, 74) : QColor(147, 51, 234), 3));
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(r.adjusted(-3, -3, 3, 3), 6, 6);
+  }
   if (highlighted_) {
     p->setPen(QPen(kHighlight, 3.5));
     p->setBrush(Qt::NoBrush);

@@ -10,7 +10,7 @@
 #include <QGraphicsPathItem>
 #include <QString>
 
-#include "viewer/graph_layout.h"
+#include "viewer/graphview_names.h"
 
 namespace fuselens::viewer {
 

@@ -1,11 +1,13 @@
-// GraphView: asynchronous layout, scene building from a GraphLayout, and the
-// zoom/pan/fit behaviour. The overlays live in graph_view_overlays.cpp.
+// GraphView: asynchronous layout requests, scene building from a SceneLayout,
+// and the zoom/pan/fit behaviour. Scopes, search and anchors live in
+// graph_view_scopes.cpp, the overlays in graph_view_overlays.cpp.
 #include "viewer/graph_view.h"
 
 #include <QFontMetricsF>
 #include <QFutureWatcher>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QScrollBar>
 #include <QWheelEvent>
@@ -14,8 +16,10 @@
 #include <algorithm>
 
 #include "viewer/graph_items.h"
-#include "viewer/graph_layout.h"
+#include "viewer/graph_view_job.h"
 #include "viewer/heat_legend.h"
+#include "viewer/minimap.h"
+#include "viewer/scope_item.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -42,25 +46,54 @@ LayoutOptions optionsFor(const QFont& font, const QFont& labelFont, const Decisi
   return opts;
 }
 
+LayoutEdge toLayoutEdge(const graphview::SceneEdge& e) {
+  LayoutEdge le;
+  le.from = e.from.node;
+  le.to = e.to.node;
+  le.value = e.value;
+  le.points = e.path.points;
+  le.hasArrow = e.path.hasArrow;
+  le.arrowTip = e.path.arrowTip;
+  le.hasLabel = e.path.hasLabel;
+  le.labelCenter = e.path.labelCenter;
+  return le;
+}
+
 }  // namespace
 
 GraphView::GraphView(QWidget* parent)
     : QGraphicsView(parent),
       scene_(new QGraphicsScene(this)),
       watcher_(new QFutureWatcher<LayoutResult>(this)),
-      legend_(new HeatLegend(this)) {
+      cache_(std::make_shared<graphview::LayoutCache>()),
+      legend_(new HeatLegend(this)),
+      minimap_(new Minimap(this)),
+      crumbs_(new QLabel(this)) {
   setScene(scene_);
+  // The index costs more to keep than it saves: a few hundred items, rebuilt per layout.
+  scene_->setItemIndexMethod(QGraphicsScene::NoIndex);
   setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
   setDragMode(ScrollHandDrag);
   setTransformationAnchor(AnchorUnderMouse);
   setResizeAnchor(AnchorViewCenter);
-  setViewportUpdateMode(BoundingRectViewportUpdate);
+  setViewportUpdateMode(SmartViewportUpdate);
   setBackgroundBrush(kBackground);
   font_ = font();
   font_.setPointSizeF(9);
   labelFont_ = font_;
   labelFont_.setPointSizeF(7);
   legend_->hide();
+  minimap_->hide();
+  crumbs_->setTextFormat(Qt::RichText);
+  crumbs_->setStyleSheet(
+      "QLabel { background: rgba(255,255,255,220); border: 1px solid #cbd5e1; padding: 2px 6px; }");
+  crumbs_->hide();
+  connect(crumbs_, &QLabel::linkActivated, this,
+          [this](const QString& link) { focusScope(link == "@" ? QString() : link); });
+  connect(minimap_, &Minimap::centerRequested, this, [this](QPointF p) {
+    autoFit_ = false;
+    centerOn(p);
+  });
   connect(watcher_, &QFutureWatcher<LayoutResult>::finished, this, &GraphView::onLayoutDone);
   connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
 }
@@ -68,73 +101,149 @@ GraphView::GraphView(QWidget* parent)
 GraphView::~GraphView() {
   // The scene outlives this class's part of the object: it must not call back.
   disconnect(scene_, nullptr, this, nullptr);
-  // The task holds its own copy of the graph, but Graphviz must not be torn
-  // down under it at exit.
+  runningCancel_.cancel();  // the dot children are killed; the task returns soon
   if (running_) watcher_->waitForFinished();
 }
 
 void GraphView::showGraph(const Graph& g, std::vector<FusionDecision> decisions) {
-  pending_ = std::make_shared<const Graph>(g);
-  pendingDecisions_ = std::make_shared<const std::vector<FusionDecision>>(std::move(decisions));
-  ++generation_;
-  if (!running_) startLayout();
+  graph_ = std::make_shared<const Graph>(g);
+  decisions_ = std::make_shared<const std::vector<FusionDecision>>(std::move(decisions));
+  sinceRequest_.restart();
+  requestLayout(true);
+}
+
+void GraphView::setDiffBase(const Graph* before) {
+  diffBase_ = before ? std::make_shared<const Graph>(*before) : nullptr;
 }
 
 void GraphView::clear() {
   ++generation_;
   pending_.reset();
-  pendingDecisions_.reset();
+  runningCancel_.cancel();
+  graph_.reset();
+  tree_.reset();
+  expansion_ = {};
+  expansionSet_ = false;
+  focus_.clear();
+  cache_->clear();
+  anchor_ = {};
+  selectAfterLayout_.clear();
   scene_->clear();
   scene_->setSceneRect(QRectF());
+  minimap_->hide();
+  crumbs_->hide();
+}
+
+void GraphView::cancelLayout() {
+  ++generation_;
+  pending_.reset();
+  runningCancel_.cancel();
+}
+
+void GraphView::requestLayout(bool newGraph) {
+  if (!graph_) return;
+  auto job = std::make_shared<ViewJob>();
+  job->graph = graph_;
+  job->before = diffBase_;
+  if (!newGraph && tree_) job->tree = tree_;
+  job->expansion = expansion_;
+  job->initialCollapse = !expansionSet_;
+  job->focus = focus_;
+  job->decisions = decisions_;
+  job->heat = heatFractions();
+  job->text = optionsFor(font_, labelFont_, decisions_);
+  job->cache = cache_;
+  pending_ = std::move(job);
+  ++generation_;
+  if (running_)
+    runningCancel_.cancel();  // superseded: stop its dot runs, start this one when it returns
+  else
+    startLayout();
 }
 
 void GraphView::startLayout() {
-  std::shared_ptr<const Graph> graph = std::move(pending_);
+  std::shared_ptr<ViewJob> job = std::move(pending_);
   pending_.reset();
-  runningDecisions_ = std::move(pendingDecisions_);
-  pendingDecisions_.reset();
   running_ = true;
   runningGeneration_ = generation_;
-  const LayoutOptions opts = optionsFor(font_, labelFont_, runningDecisions_);
-  watcher_->setFuture(QtConcurrent::run([graph, opts]() -> LayoutResult {
-    return std::make_shared<const Expected<GraphLayout>>(layoutGraph(*graph, opts));
-  }));
+  runningCancel_ = job->cancel;
+  watcher_->setFuture(QtConcurrent::run(
+      [job]() -> LayoutResult { return std::make_shared<const ViewResult>(runViewJob(*job)); }));
 }
 
 void GraphView::onLayoutDone() {
   running_ = false;
   const LayoutResult result = watcher_->result();
   if (pending_) {
-    startLayout();  // superseded while it ran
+    // A snapshot's tree is worth keeping even when its layout was superseded.
+    if (result->tree && result->graph == graph_ && !pending_->tree) pending_->tree = result->tree;
+    startLayout();
     return;
   }
-  if (runningGeneration_ != generation_) return;  // cleared while it ran
-  if (!result->isOk()) {
-    const QString message = QString::fromStdString(result->message());
+  if (runningGeneration_ != generation_) {
+    emit layoutFinished();  // cancelled or cleared while it ran
+    return;
+  }
+  tree_ = result->tree;
+  if (!result->scene.isOk()) {
+    const QString message = QString::fromStdString(result->scene.message());
     showMessage(message);
     emit layoutFailed(message);
     emit layoutFinished();
     return;
   }
-  buildScene(result->value());
+  expansion_ = result->expansion;
+  expansionSet_ = true;
+  focus_ = result->focus;
+  layoutMs_ = result->ms;
+  diffShown_ = result->diff;
+  buildScene(*result);
   emit layoutFinished();
 }
 
-void GraphView::buildScene(const GraphLayout& layout) {
+void GraphView::buildScene(const ViewResult& result) {
+  const graphview::SceneLayout& layout = result.scene.value();
+  const bool hadContent = !scene_->items().isEmpty();
+  Anchor anchor = anchor_.valid ? anchor_ : (hadContent && !autoFit_ ? anchorAtCenter() : Anchor{});
+  anchor_ = {};
   scene_->clear();
+  const bool heatOn = heatVisible_ && !heat_.empty();
+  for (const graphview::SceneScope& s : layout.scopes)
+    scene_->addItem(new ScopeItem(s, font_, heatOn));
   for (const LayoutCluster& c : layout.clusters) scene_->addItem(new ClusterItem(c, font_));
-  std::vector<EdgeItem*> edges;
-  for (const LayoutEdge& e : layout.edges) {
-    edges.push_back(new EdgeItem(e, QString::fromStdString(layout.nodes[size_t(e.from)].name),
-                                 QString::fromStdString(layout.nodes[size_t(e.to)].name)));
-    scene_->addItem(edges.back());
+  for (const graphview::SceneEdge& e : layout.edges) {
+    auto* item = new EdgeItem(toLayoutEdge(e), QString::fromStdString(e.fromName),
+                              QString::fromStdString(e.toName));
+    scene_->addItem(item);
   }
-  for (const LayoutNode& n : layout.nodes) scene_->addItem(new NodeItem(n, font_));
-  applyDecisions(layout, edges);
+  for (size_t i = 0; i < layout.nodes.size(); ++i) {
+    auto* item = new NodeItem(layout.nodes[i], font_);
+    item->setData(0, layout.flatIndex[i]);
+    if (result.diff && layout.nodes[i].diff == 0 && layout.nodes[i].kind == LayoutNodeKind::Op)
+      item->setOpacity(0.45);  // diff mode: unchanged by the pass
+    scene_->addItem(item);
+  }
+  applyDecisions();
   applyHeat();
+  drawnBoxes_ = int(layout.nodes.size() + layout.collapsed);
+  drawnCollapsed_ = int(layout.collapsed);
+  drawnEdges_ = int(layout.edges.size());
   scene_->setSceneRect(QRectF(0, 0, layout.width, layout.height).adjusted(-20, -20, 20, 20));
-  autoFit_ = true;
-  fitGraph();
+  minimap_->setScene(scene_);
+  minimap_->setVisible(layout.nodes.size() + layout.scopes.size() > 12);
+  if (!selectAfterLayout_.empty()) {
+    NodeItem* n = nodeNamed(QString::fromStdString(selectAfterLayout_));
+    selectAfterLayout_.clear();
+    if (n) selectAndCenter(n);
+  } else if (!anchor.valid || !restoreAnchor(anchor)) {
+    autoFit_ = true;
+    fitGraph();
+  }
+  placeOverlays();
+  updateCrumbs();
+  updateMinimapView();
+  paintPending_ = true;
+  viewport()->update();
 }
 
 void GraphView::showMessage(const QString& text) {
@@ -142,6 +251,18 @@ void GraphView::showMessage(const QString& text) {
   QGraphicsSimpleTextItem* item = scene_->addSimpleText(text, font_);
   scene_->setSceneRect(item->boundingRect().adjusted(-20, -20, 20, 20));
   resetTransform();
+  minimap_->hide();
+}
+
+QString GraphView::drawnSummary() const {
+  return QStringLiteral(
+             "drawn: %1 boxes (%2 scopes collapsed), %3 edges, layout %4 ms, first "
+             "paint %5 ms")
+      .arg(drawnBoxes_)
+      .arg(drawnCollapsed_)
+      .arg(drawnEdges_)
+      .arg(qRound(layoutMs_))
+      .arg(qRound(firstPaintMs_));
 }
 
 void GraphView::fitGraph() {
@@ -161,6 +282,7 @@ void GraphView::fitGraph() {
       centerOn(r.center());
     }
   }
+  updateMinimapView();
 }
 
 QList<NodeItem*> GraphView::nodeItems() const {
@@ -177,6 +299,13 @@ QList<ClusterItem*> GraphView::clusterItems() const {
   return out;
 }
 
+QList<ScopeItem*> GraphView::scopeItems() const {
+  QList<ScopeItem*> out;
+  for (QGraphicsItem* item : scene_->items(Qt::AscendingOrder))
+    if (auto* s = qgraphicsitem_cast<ScopeItem*>(item)) out.push_back(s);
+  return out;
+}
+
 QStringList GraphView::opsInGroup(int group) const {
   QStringList ops;
   for (NodeItem* n : nodeItems())
@@ -190,18 +319,36 @@ void GraphView::wheelEvent(QWheelEvent* event) {
   const double clamped = std::clamp(s * factor, kMinScale, kMaxScale) / s;
   scale(clamped, clamped);
   autoFit_ = false;
+  updateMinimapView();
   event->accept();
 }
 
 void GraphView::resizeEvent(QResizeEvent* event) {
   QGraphicsView::resizeEvent(event);
-  placeLegend();
+  placeOverlays();
   if (autoFit_) fitGraph();
+  updateMinimapView();
 }
 
 void GraphView::showEvent(QShowEvent* event) {
   QGraphicsView::showEvent(event);
   if (autoFit_) fitGraph();
+}
+
+void GraphView::paintEvent(QPaintEvent* event) {
+  QGraphicsView::paintEvent(event);
+  if (!paintPending_) return;
+  paintPending_ = false;
+  firstPaintMs_ = double(sinceRequest_.elapsed());
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  updateMinimapView();
+}
+
+void GraphView::updateMinimapView() {
+  if (minimap_->isVisible()) minimap_->setViewRect(mapToScene(viewport()->rect()).boundingRect());
 }
 
 void GraphView::mousePressEvent(QMouseEvent* event) {
@@ -210,6 +357,7 @@ void GraphView::mousePressEvent(QMouseEvent* event) {
 }
 
 void GraphView::onSelectionChanged() {
+  updateCrumbs();
   for (QGraphicsItem* item : scene_->selectedItems()) {
     if (auto* n = qgraphicsitem_cast<NodeItem*>(item)) {
       if (n->nodeId().valid()) emit nodeSelected(n->nodeId());

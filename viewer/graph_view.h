@@ -1,14 +1,20 @@
-// The graph view: shows one Graph (a snapshot) laid out by Graphviz. Layout
-// runs on a worker thread; a newer showGraph() supersedes one still waiting,
-// and a finished layout that has been superseded is dropped. Wheel zooms
-// around the cursor, dragging the background pans, clicking a node selects it.
+// The graph view: one Graph (a snapshot) as a hierarchy of name scopes
+// (session/graphview/scope_tree.h), collapsed on open so about 200 boxes show,
+// each open scope laid out alone and composed (scoped_layout.h). Layout runs
+// on a worker thread; dot runs in child processes that a newer request
+// cancels. Double-click or +/- opens and closes scopes; breadcrumbs name the
+// current scope and focus on one; a minimap shows where the viewport is.
+// Stepping to another snapshot keeps the open scopes and keeps the node under
+// the viewport centre in place (matched by name, which passes keep).
 //
 // Overlays, all keyed by names that survive passes (node names, value names):
 // the fusion decisions given with the graph are drawn on its edges; the
-// divergence heat colors each node by the worst compared tensor it produces;
-// highlightNodes() rings the nodes a dock picked; findNodes() serves search.
+// divergence heat colors each node (and each collapsed scope, by its worst);
+// highlightNodes() rings the nodes a dock picked; search() finds ops anywhere,
+// collapsed or not, and revealNode() opens the scopes above one and centres it.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QFont>
 #include <QGraphicsView>
 #include <QList>
@@ -20,24 +26,38 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/support/cancel.h"
 #include "core/support/status.h"
 #include "session/explain_report.h"
-#include "viewer/divergence_heat.h"
+#include "session/graphview/scope_tree.h"
+#include "viewer/graphview_names.h"
 
 template <typename T>
 class QFutureWatcher;
+class QLabel;
 
 Q_DECLARE_METATYPE(fuselens::NodeId)
+
+namespace fuselens::graphview {
+class LayoutCache;
+}
 
 namespace fuselens::viewer {
 
 class ClusterItem;
 class EdgeItem;
 class HeatLegend;
+class Minimap;
 class NodeItem;
-struct GraphLayout;
+class ScopeItem;
+struct ViewJob;
+struct ViewResult;
 using Decisions = std::shared_ptr<const std::vector<FusionDecision>>;
-using LayoutResult = std::shared_ptr<const Expected<GraphLayout>>;
+using LayoutResult = std::shared_ptr<const ViewResult>;
+
+struct SearchHit {
+  QString name, op;
+};
 
 class GraphView : public QGraphicsView {
   Q_OBJECT
@@ -46,11 +66,20 @@ class GraphView : public QGraphicsView {
   explicit GraphView(QWidget* parent = nullptr);
   ~GraphView() override;
 
-  // Copies the graph (constants are shared, not copied) and lays it out;
-  // `decisions` (see decisionsUpTo) are drawn on the edges they name.
+  // Copies the graph (constants are shared, not copied) and lays it out with
+  // the open scopes kept; `decisions` (see decisionsUpTo) are drawn on the
+  // edges they name.
   void showGraph(const Graph& g, std::vector<FusionDecision> decisions = {});
   void clear();
+  // Diff mode: the next showGraph marks ops added and changed since `before`
+  // (by name), counts them per scope and dims what the pass left alone;
+  // null turns it off. The graph is copied.
+  void setDiffBase(const Graph* before);
+  bool isDiffShown() const { return diffShown_; }
   bool isLayoutPending() const { return running_ || pending_ != nullptr; }
+  // Stops the layout under way (its dot processes are killed); the scene
+  // keeps what it showed.
+  void cancelLayout();
 
   // Scales so the whole graph fits (within readable limits) and turns
   // fit-on-resize back on.
@@ -58,11 +87,31 @@ class GraphView : public QGraphicsView {
 
   QList<NodeItem*> nodeItems() const;
   QList<ClusterItem*> clusterItems() const;
+  QList<ScopeItem*> scopeItems() const;
   int clusterCount() const { return static_cast<int>(clusterItems().size()); }
   // The ops drawn inside the cluster of `group`, in layout order.
   QStringList opsInGroup(int group) const;
   QList<EdgeItem*> edgeItems() const;
   NodeItem* nodeNamed(const QString& name) const;
+  ScopeItem* scopeNamed(const QString& path) const;
+
+  // --- scopes ---
+  void setScopeOpen(const QString& path, bool open);
+  void toggleScope(const QString& path);
+  // Opens every scope down to `depth` levels below the top, closes the rest.
+  void expandToDepth(int depth);
+  // Draws this scope alone; empty: the whole graph again.
+  void focusScope(const QString& path);
+  QString focusedScope() const { return QString::fromStdString(focus_); }
+  QStringList openScopes() const;
+  // The scope path of the op named `name` in the shown graph; empty when none.
+  QString scopeOf(const QString& name) const;
+
+  // "drawn: 184 boxes (37 scopes collapsed), 212 edges, layout 140 ms, first paint 420 ms"
+  QString drawnSummary() const;
+  int drawnBoxes() const { return drawnBoxes_; }
+  double lastLayoutMs() const { return layoutMs_; }
+  double firstPaintMs() const { return firstPaintMs_; }
 
   // Divergence heat by value name (see heatByValue); empty clears it. The
   // heat is kept across snapshots and shown while the overlay is visible.
@@ -71,15 +120,22 @@ class GraphView : public QGraphicsView {
   bool isHeatVisible() const { return heatVisible_; }
   bool hasHeat() const { return !heat_.empty(); }
   HeatLegend* heatLegend() const { return legend_; }
+  Minimap* minimap() const { return minimap_; }
+  QLabel* breadcrumbs() const { return crumbs_; }
 
   // Rings the nodes with these names (and the edge between the first two),
   // clearing earlier rings, and centers on them; returns how many were found.
   int highlightNodes(const QStringList& names);
   // Selects and centers the node that produces `valueName`; false if none.
   bool selectProducerOf(const QString& valueName);
-  // Nodes whose name contains `text` or whose op is `text` (no case), in
-  // layout order (top to bottom).
+  // Drawn nodes whose name contains `text`, whose op is `text` or that make a
+  // tensor named `text` (no case), in topological order.
   QList<NodeItem*> findNodes(const QString& text) const;
+  // The same match over every op of the graph, drawn or inside a collapsed scope.
+  QList<SearchHit> search(const QString& text) const;
+  // Selects and centres the op named `name`, opening the scopes above it first
+  // (then after the layout that needs); false when the graph has no such op.
+  bool revealNode(const QString& name);
   void selectAndCenter(NodeItem* node);
 
  signals:
@@ -94,30 +150,66 @@ class GraphView : public QGraphicsView {
   void resizeEvent(QResizeEvent* event) override;
   void showEvent(QShowEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void paintEvent(QPaintEvent* event) override;
+  void scrollContentsBy(int dx, int dy) override;
 
  private:
+  // What to keep under the viewport across a new layout.
+  struct Anchor {
+    std::string node;   // an op name, or
+    std::string scope;  // a scope path
+    QPointF viewPos;    // where it was in the viewport
+    bool valid = false;
+  };
+  void requestLayout(bool newGraph);
   void startLayout();
   void onLayoutDone();
-  void buildScene(const GraphLayout& layout);
+  void buildScene(const ViewResult& result);
   void showMessage(const QString& text);
   void onSelectionChanged();
-  void applyDecisions(const GraphLayout& layout, const std::vector<EdgeItem*>& edges);
+  void applyDecisions();
   void applyHeat();
-  void placeLegend();
+  void placeOverlays();
+  void updateMinimapView();
+  void updateCrumbs();
+  Anchor anchorAtCenter() const;
+  Anchor anchorOn(const std::string& scope) const;
+  bool restoreAnchor(const Anchor& a);
+  QGraphicsItem* itemShowing(const std::string& opName) const;
+  std::map<std::string, double> heatFractions() const;
 
   QGraphicsScene* scene_;
   QFutureWatcher<LayoutResult>* watcher_;
   QFont font_;
   QFont labelFont_;  // edge chips: a little smaller
-  std::shared_ptr<const Graph> pending_;
-  Decisions pendingDecisions_, runningDecisions_;
+  std::shared_ptr<ViewJob> pending_;
+  std::shared_ptr<const Graph> graph_;  // the graph shown (or being laid out)
+  std::shared_ptr<const Graph> diffBase_;
+  bool diffShown_ = false;
+  std::shared_ptr<const graphview::ScopeTree> tree_;
+  std::shared_ptr<graphview::LayoutCache> cache_;
+  graphview::Expansion expansion_;
+  bool expansionSet_ = false;  // false: the next tree gets the initial collapse
+  std::string focus_;
+  Decisions decisions_;
   std::map<std::string, ValueHeat> heat_;
   bool heatVisible_ = false;
   HeatLegend* legend_;
+  Minimap* minimap_;
+  QLabel* crumbs_;
+  CancelToken runningCancel_;
   bool running_ = false;
   unsigned generation_ = 0;         // bumped by every request and clear()
   unsigned runningGeneration_ = 0;  // the request the running layout serves
   bool autoFit_ = true;             // until the user zooms or pans
+  Anchor anchor_;                   // for the layout under way
+  std::string selectAfterLayout_;   // revealNode's op, once it is drawn
+  QElapsedTimer sinceRequest_;
+  bool paintPending_ = false;
+  int drawnBoxes_ = 0, drawnCollapsed_ = 0, drawnEdges_ = 0;
+  double layoutMs_ = 0, firstPaintMs_ = 0;
 };
 
 }  // namespace fuselens::viewer

@@ -2,10 +2,9 @@
 // highlight rings, and finding nodes by name or op.
 #include <QGraphicsScene>
 
-#include "viewer/edge_decisions.h"
 #include "viewer/graph_items.h"
-#include "viewer/graph_layout.h"
 #include "viewer/graph_view.h"
+#include "viewer/graphview_names.h"
 #include "viewer/heat_legend.h"
 
 namespace fuselens::viewer {
@@ -41,29 +40,38 @@ NodeItem* GraphView::nodeNamed(const QString& name) const {
   return nullptr;
 }
 
-void GraphView::applyDecisions(const GraphLayout& layout, const std::vector<EdgeItem*>& edges) {
-  if (!runningDecisions_ || runningDecisions_->empty()) return;
-  const std::vector<FusionDecision>& decisions = *runningDecisions_;
-  const std::vector<int> match = matchEdgeDecisions(layout, decisions);
-  for (size_t i = 0; i < edges.size() && i < match.size(); ++i)
-    if (match[i] >= 0)
-      edges[i]->setDecision(toEdgeDecision(decisions[size_t(match[i])]), labelFont_);
+// Decisions key on (producer name, consumer name), as the edges between two
+// drawn ops carry them; edges that end at a scope box have none.
+void GraphView::applyDecisions() {
+  if (!decisions_ || decisions_->empty()) return;
+  std::map<std::pair<QString, QString>, const FusionDecision*> byNames;
+  for (const FusionDecision& d : *decisions_)
+    if (!d.producerName.empty() && !d.consumerName.empty())
+      byNames[{qs(d.producerName), qs(d.consumerName)}] = &d;
+  for (EdgeItem* e : edgeItems()) {
+    if (e->fromName().isEmpty()) continue;
+    auto it = byNames.find({e->fromName(), e->toName()});
+    if (it != byNames.end()) e->setDecision(toEdgeDecision(*it->second), labelFont_);
+  }
 }
 
+// Collapsed boxes show their worst heat in their labels: those need a new layout.
 void GraphView::setHeat(std::map<std::string, ValueHeat> heat) {
   heat_ = std::move(heat);
   applyHeat();
+  if (drawnCollapsed_ > 0 && heatVisible_) requestLayout(false);
 }
 
 void GraphView::setHeatVisible(bool visible) {
   heatVisible_ = visible;
   applyHeat();
+  if (drawnCollapsed_ > 0 && !heat_.empty()) requestLayout(false);
 }
 
 void GraphView::applyHeat() {
   const bool on = heatVisible_ && !heat_.empty();
   legend_->setVisible(on);
-  placeLegend();
+  placeOverlays();
   for (NodeItem* n : nodeItems()) {
     const ValueHeat* worst = nullptr;
     std::string worstName;
@@ -80,12 +88,6 @@ void GraphView::applyHeat() {
     else
       n->setHeat(QColor(), QString());
   }
-}
-
-void GraphView::placeLegend() {
-  legend_->adjustSize();
-  const QRect vp = viewport()->geometry();
-  legend_->move(vp.left() + 10, vp.bottom() - legend_->height() - 10);
 }
 
 int GraphView::highlightNodes(const QStringList& names) {
@@ -117,18 +119,6 @@ bool GraphView::selectProducerOf(const QString& valueName) {
     }
   }
   return false;
-}
-
-QList<NodeItem*> GraphView::findNodes(const QString& text) const {
-  const QString t = text.trimmed();
-  QList<NodeItem*> out;
-  if (t.isEmpty()) return out;
-  for (NodeItem* n : nodeItems())
-    if (n->name().contains(t, Qt::CaseInsensitive) || n->op().compare(t, Qt::CaseInsensitive) == 0)
-      out.push_back(n);
-  std::stable_sort(out.begin(), out.end(),
-                   [](NodeItem* a, NodeItem* b) { return a->layout().box.y < b->layout().box.y; });
-  return out;
 }
 
 void GraphView::selectAndCenter(NodeItem* node) {

@@ -6,8 +6,8 @@
 #include <QPainter>
 #include <cmath>
 
-#include "viewer/divergence_heat.h"
 #include "viewer/graph_items.h"
+#include "viewer/graphview_names.h"
 
 namespace fuselens::viewer {
 namespace {

@@ -27,10 +27,10 @@
 #include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
-#include "viewer/edge_decisions.h"
 #include "viewer/fusion_inspector.h"
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
+#include "viewer/graphview_names.h"
 #include "viewer/pass_list.h"
 
 namespace fuselens::viewer {
@@ -166,6 +166,30 @@ void MainWindow::buildActions() {
   view->addAction(findAct);
   view->addAction(heatAct_);
   view->addSeparator();
+  // Scopes: depth 0 closes all; double-click and +/- work on one scope.
+  for (int depth = 0; depth <= 3; ++depth) {
+    auto* act = new QAction(tr("Expand scopes to depth %1").arg(depth), this);
+    connect(act, &QAction::triggered, this, [this, depth] { graphView_->expandToDepth(depth); });
+    view->addAction(act);
+  }
+  diffAct_ = new QAction(tr("&Diff with the previous step"), this);
+  diffAct_->setCheckable(true);
+  diffAct_->setToolTip(
+      tr("Mark ops the pass added or changed, count them per scope, dim the rest"));
+  connect(diffAct_, &QAction::toggled, this, [this] { showSnapshot(shownRow_); });
+  view->addAction(diffAct_);
+  auto* unfocusAct = new QAction(tr("Show the whole graph"), this);
+  connect(unfocusAct, &QAction::triggered, this, [this] { graphView_->focusScope(QString()); });
+  view->addAction(unfocusAct);
+  auto* findPrevAct = new QAction(tr("Find previous"), this);
+  findPrevAct->setShortcut(QKeySequence::FindPrevious);
+  connect(findPrevAct, &QAction::triggered, this, [this] { findNode(searchEdit_->text(), -1); });
+  auto* findNextAct = new QAction(tr("Find next"), this);
+  findNextAct->setShortcut(QKeySequence::FindNext);
+  connect(findNextAct, &QAction::triggered, this, [this] { findNode(searchEdit_->text()); });
+  view->addAction(findNextAct);
+  view->addAction(findPrevAct);
+  view->addSeparator();
   view->addAction(inspectorDock_->toggleViewAction());
   view->addAction(compareDock_->toggleViewAction());
   view->addAction(codeDock_->toggleViewAction());
@@ -185,7 +209,7 @@ void MainWindow::buildActions() {
   connect(shapesEdit_, &QLineEdit::returnPressed, this, &MainWindow::runPipeline);
   searchEdit_ = new QLineEdit(this);
   searchEdit_->setObjectName("searchBox");
-  searchEdit_->setPlaceholderText(tr("Find node (name or op)"));
+  searchEdit_->setPlaceholderText(tr("Find node (name, op, tensor, attr=value)"));
   searchEdit_->setClearButtonEnabled(true);
   searchEdit_->setMaximumWidth(240);
   connect(searchEdit_, &QLineEdit::returnPressed, this, [this] { findNode(searchEdit_->text()); });
@@ -285,6 +309,10 @@ void MainWindow::selectSnapshot(int row) {
 void MainWindow::showSnapshot(int row) {
   if (!session_ || row < 0 || row >= static_cast<int>(session_->snapshots().size())) return;
   shown_ = &session_->snapshots()[static_cast<size_t>(row)].graph;
+  shownRow_ = row;
+  const bool diff = diffAct_->isChecked() && row > 0;
+  graphView_->setDiffBase(diff ? &session_->snapshots()[static_cast<size_t>(row - 1)].graph
+                               : nullptr);
   graphView_->showGraph(*shown_, decisionsUpTo(session_->snapshots(), row));
   irPane_->setPlainText(qs(printGraph(*shown_)));
   inspector_->setSnapshot(row);
@@ -319,19 +347,22 @@ void MainWindow::onTensorPicked(const QString& valueName) {
     statusBar()->showMessage(tr("No node in this step produces %%1").arg(valueName), kMessageMs);
 }
 
-void MainWindow::findNode(const QString& text) {
-  const QList<NodeItem*> hits = graphView_->findNodes(text);
+// Searches every op, inside collapsed scopes too: the view opens the scopes
+// above the hit and centres it. Return steps on; `step` -1 steps back.
+void MainWindow::findNode(const QString& text, int step) {
+  const QList<SearchHit> hits = graphView_->search(text);
   if (hits.isEmpty()) {
     statusBar()->showMessage(tr("No node matches \u201c%1\u201d").arg(text.trimmed()), kMessageMs);
     return;
   }
-  searchHit_ = text == lastSearch_ ? (searchHit_ + 1) % int(hits.size()) : 0;
+  const int n = int(hits.size());
+  searchHit_ = text == lastSearch_ && searchHit_ >= 0 ? ((searchHit_ + step) % n + n) % n : 0;
   lastSearch_ = text;
-  graphView_->selectAndCenter(hits[searchHit_]);
+  graphView_->revealNode(hits[searchHit_].name);
   statusBar()->showMessage(tr("%1 of %2: %3 (%4)")
                                .arg(searchHit_ + 1)
-                               .arg(hits.size())
-                               .arg(hits[searchHit_]->name(), hits[searchHit_]->op()),
+                               .arg(n)
+                               .arg(hits[searchHit_].name, hits[searchHit_].op),
                            kMessageMs);
 }
 

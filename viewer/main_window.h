@@ -80,7 +80,7 @@ class MainWindow : public QMainWindow {
   void cancel();
   // Selects and centers the next node whose name contains `text` or whose op
   // is `text`; repeating the same text steps through the matches.
-  void findNode(const QString& text);
+  void findNode(const QString& text, int step = 1);
   void setHeatVisible(bool visible);
 
   // Off: errors go only to errorShown, no modal box (tests, --screenshot).
@@ -99,6 +99,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* compareDock() const { return compareDock_; }
   QLineEdit* searchBox() const { return searchEdit_; }
   QAction* heatAction() const { return heatAct_; }
+  QAction* diffAction() const { return diffAct_; }
   QStringList recentFiles() const;
 
  signals:
@@ -177,6 +178,8 @@ class MainWindow : public QMainWindow {
   QAction* saveSessionAct_ = nullptr;
   QAction* runAct_ = nullptr;
   QAction* heatAct_ = nullptr;
+  QAction* diffAct_ = nullptr;
+  int shownRow_ = -1;  // the snapshot the graph view shows
   QMenu* recentMenu_ = nullptr;
   QLabel* compareLabel_ = nullptr;
   QLabel* stageLabel_ = nullptr;

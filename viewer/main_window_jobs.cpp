@@ -20,9 +20,9 @@
 #include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
-#include "viewer/divergence_heat.h"
 #include "viewer/fusion_inspector.h"
 #include "viewer/graph_view.h"
+#include "viewer/graphview_names.h"
 #include "viewer/main_window.h"
 #include "viewer/pass_list.h"
 

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   fuselens::cli::addTuneCommand(app, exitCode);
   fuselens::cli::addDiffCommand(app, exitCode);
   fuselens::cli::addProfileCommand(app, exitCode);
+  fuselens::cli::addRenderCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,8 +4,9 @@
 // With --screenshot it opens the model (or restores the session), runs the
 // pipeline and the compare, shows snapshot N (default: the last), turns on the
 // heat overlay, finds a node and picks a fusion inspector row if asked, waits
-// for the layout, saves the window as a PNG and exits; it works with
-// QT_QPA_PLATFORM=offscreen.
+// for the layout, saves the window as a PNG, prints one line saying what the
+// graph view drew ("drawn: 184 boxes (37 scopes collapsed), 212 edges, layout
+// 140 ms, first paint 420 ms") and exits; it works with QT_QPA_PLATFORM=offscreen.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -56,7 +57,7 @@ void takeScreenshotWhenIdle(MainWindow& w, const QString& out, const ShotSetup& 
       QCoreApplication::exit(1);
       return;
     }
-    std::printf("%s\n", qPrintable(w.compareText()));
+    std::printf("%s\n", qPrintable(w.graphView()->drawnSummary()));
     QCoreApplication::exit(0);
   });
   poll->start(100);

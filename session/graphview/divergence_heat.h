@@ -10,7 +10,7 @@ namespace fuselens {
 struct CompareReport;
 }
 
-namespace fuselens::viewer {
+namespace fuselens::graphview {
 
 struct ValueHeat {
   double maxRel = 0;
@@ -29,4 +29,4 @@ double heatFraction(double maxRel);
 // Out of tolerance never reads as cool: at least this far up the scale.
 double heatFraction(const ValueHeat& heat);
 
-}  // namespace fuselens::viewer
+}  // namespace fuselens::graphview

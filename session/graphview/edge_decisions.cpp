@@ -1,12 +1,12 @@
 // Name-keyed matching of fusion decisions to layout edges.
-#include "viewer/edge_decisions.h"
+#include "session/graphview/edge_decisions.h"
 
 #include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
 
-namespace fuselens::viewer {
+namespace fuselens::graphview {
 namespace {
 
 using NamePair = std::pair<std::string, std::string>;
@@ -33,4 +33,4 @@ std::vector<int> matchEdgeDecisions(const GraphLayout& layout,
   return out;
 }
 
-}  // namespace fuselens::viewer
+}  // namespace fuselens::graphview

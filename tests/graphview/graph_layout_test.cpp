@@ -1,12 +1,12 @@
 // Graph layout without widgets: fused bodies become clusters whose ops are
 // wired to the outside, constants fold into labels, big graphs fail cleanly.
-#include "viewer/graph_layout.h"
+#include "session/graphview/graph_layout.h"
 
 #include <QtTest>
 #include <algorithm>
 
 using namespace fuselens;
-using namespace fuselens::viewer;
+using namespace fuselens::graphview;
 
 namespace {
 

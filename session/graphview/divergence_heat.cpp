@@ -1,12 +1,12 @@
 // Report rows -> per-value heat on the overlay's log scale.
-#include "viewer/divergence_heat.h"
+#include "session/graphview/divergence_heat.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "session/session.h"
 
-namespace fuselens::viewer {
+namespace fuselens::graphview {
 namespace {
 
 constexpr double kOutOfToleranceFloor = 0.6;
@@ -39,4 +39,4 @@ double heatFraction(const ValueHeat& heat) {
   return heat.within ? f : std::max(f, kOutOfToleranceFloor);
 }
 
-}  // namespace fuselens::viewer
+}  // namespace fuselens::graphview

@@ -23,7 +23,7 @@
 #include "core/ir/graph.h"
 #include "core/support/status.h"
 
-namespace fuselens::viewer {
+namespace fuselens::graphview {
 
 struct LayoutOptions {
   // Text metrics of the font the view draws with, so boxes fit their labels.
@@ -61,6 +61,10 @@ struct LayoutNode {
   std::vector<std::string> outputs;
   std::vector<std::string> lines;  // further label lines: output type, constants
   LayoutBox box;
+  int diff = 0;  // diff mode: 0 unchanged (or no diff), 1 added, 2 changed by the pass
+  // The op's plain attributes as "key=value" entries ("axis=-1", "perm=0,2,1,3"),
+  // for search; set by flattenGraph.
+  std::vector<std::string> attrs;
 };
 
 struct LayoutEdge {
@@ -92,4 +96,4 @@ struct GraphLayout {
 
 Expected<GraphLayout> layoutGraph(const Graph& g, const LayoutOptions& opts = {});
 
-}  // namespace fuselens::viewer
+}  // namespace fuselens::graphview

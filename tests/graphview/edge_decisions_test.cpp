@@ -1,17 +1,17 @@
 // Decisions to drawn edges, and the heat scale, without widgets: decisions
 // accumulate over the pipeline (a later one wins), they land on the edges
 // whose end nodes carry their names, and the heat scale is logarithmic.
-#include "viewer/edge_decisions.h"
+#include "session/graphview/edge_decisions.h"
 
 #include <QtTest>
 #include <cmath>
 
 #include "passes/pass_manager.h"
+#include "session/graphview/divergence_heat.h"
 #include "session/session.h"
-#include "viewer/divergence_heat.h"
 
 using namespace fuselens;
-using namespace fuselens::viewer;
+using namespace fuselens::graphview;
 
 namespace {
 
@@ -96,7 +96,7 @@ class EdgeDecisionsTest : public QObject {
                               decision("bias_add", "relu", false, FusionRule::Opaque)}));
     snaps.push_back(
         snapshot("fuse-ops", {decision("fc", "bias_add", true, FusionRule::ElemwiseChain)}));
-    const auto got = viewer::decisionsUpTo(snaps, row);
+    const auto got = graphview::decisionsUpTo(snaps, row);
     QCOMPARE(int(got.size()), count);
     QString rule;
     for (const FusionDecision& d : got)

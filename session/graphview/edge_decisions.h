@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "session/explain_report.h"
-#include "viewer/graph_layout.h"
+#include "session/graphview/graph_layout.h"
 
-namespace fuselens::viewer {
+namespace fuselens::graphview {
 
 using fuselens::decisionsUpTo;  // session/explain_report.h
 
@@ -18,4 +18,4 @@ using fuselens::decisionsUpTo;  // session/explain_report.h
 std::vector<int> matchEdgeDecisions(const GraphLayout& layout,
                                     const std::vector<FusionDecision>& decisions);
 
-}  // namespace fuselens::viewer
+}  // namespace fuselens::graphview

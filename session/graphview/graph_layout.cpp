@@ -1,6 +1,6 @@
 // Builds a Graphviz graph from a Graph (fused bodies as clusters, constants
 // folded into their users' labels), runs dot, and reads the geometry back.
-#include "viewer/graph_layout.h"
+#include "session/graphview/graph_layout.h"
 
 #include <graphviz/gvc.h>
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <utility>
 
-namespace fuselens::viewer {
+namespace fuselens::graphview {
 namespace {
 
 constexpr double kPointsPerInch = 72.0;
@@ -302,4 +302,4 @@ Expected<GraphLayout> layoutGraph(const Graph& g, const LayoutOptions& opts) {
   return layout;
 }
 
-}  // namespace fuselens::viewer
+}  // namespace fuselens::graphview

@@ -1,0 +1,98 @@
+// `fuselens-cli render`: the graph view as well-formed SVG (parsed here) and
+// as PNG (checked by its signature), a scope drawn alone, and one sentence
+// with exit status 2 for a scope, snapshot or file type that does not exist.
+#include <QFile>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include "tests/support/cli_runner.h"
+
+namespace {
+
+using Result = fuselens::test::CliResult;
+
+Result cli(const QStringList& args) { return fuselens::test::runCli(args, 120000); }
+
+const QString kModel = "tests/cli/data/scoped_bert_2layer.onnx";
+
+// Counts the elements named `name`; -1 when the document is not well formed.
+int countElements(const QString& path, const QString& name) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return -1;
+  QXmlStreamReader xml(&f);
+  int n = 0;
+  while (!xml.atEnd())
+    if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == name) ++n;
+  return xml.hasError() ? -1 : n;
+}
+
+}  // namespace
+
+class CliRenderTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void svgIsWellFormed() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("graph.svg");
+    Result r = cli({"render", kModel, "-o", out});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("boxes") && r.out.contains("edges"), qPrintable(r.out));
+    QVERIFY(countElements(out, "svg") == 1);
+    QVERIFY(countElements(out, "rect") > 10);
+    QVERIFY(countElements(out, "path") > 10);
+  }
+
+  void depthAndScope() {
+    QTemporaryDir dir;
+    const QString shallow = dir.filePath("d1.svg"), scope = dir.filePath("scope.svg");
+    Result r = cli({"render", kModel, "--expand-depth", "1", "--after", "0", "-o", shallow});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("after import"), qPrintable(r.out));
+    r = cli({"render", kModel, "--scope", "encoder/layer.1", "-o", scope});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY(countElements(scope, "svg") == 1);
+    QFile f(scope);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray text = f.readAll();
+    QVERIFY(text.contains("/encoder/layer.1/attention"));
+    QVERIFY(text.contains("<title>/encoder/layer.1/"));
+    QVERIFY(!text.contains("<title>/encoder/layer.0/"));  // ops of other scopes are not drawn
+  }
+
+  void pngHasTheSignature() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("graph.png");
+    Result r = cli({"render", kModel, "-o", out});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.read(8), QByteArray("\x89PNG\r\n\x1a\n", 8));
+  }
+
+  void badRequestsAreOneSentence_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("unknown scope") << QStringList{"--scope", "/decoder"}
+                                   << "the graph has no scope '/decoder'; its top scopes are";
+    QTest::newRow("unknown snapshot")
+        << QStringList{"--after", "no-such-pass"} << "no snapshot is named 'no-such-pass'";
+    QTest::newRow("file type") << QStringList{"-o", "graph.jpg"}
+                               << "the output must end in .svg or .png";
+  }
+  void badRequestsAreOneSentence() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, says);
+    QTemporaryDir dir;
+    QStringList all = {"render", kModel};
+    all << args;
+    if (!args.contains("-o")) all << "-o" << dir.filePath("g.svg");
+    Result r = cli(all);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(says), qPrintable(r.err));
+    QCOMPARE(r.err.count('\n'), 1);
+  }
+};
+
+QTEST_APPLESS_MAIN(CliRenderTest)
+#include "cli_render_test.moc"

@@ -1,0 +1,158 @@
+// The scope hierarchy: scopes from op names, fused groups in the deepest
+// common scope, chunks where names carry no scope, the initial collapse to
+// about 200 boxes, and the aggregates a collapsed box shows.
+#include "session/graphview/scope_tree.h"
+
+#include <QtTest>
+
+#include "passes/fusion_decision.h"
+#include "scoped_models.h"
+
+using namespace fuselens;
+using namespace fuselens::graphview;
+
+namespace {
+
+// A Fused node whose body ops are named `names`, in a chain; its output feeds a Relu.
+Graph groupAcross(const std::vector<std::string>& names) {
+  auto body = std::make_shared<Graph>();
+  ValueId a = body->addInput("a0", test::f32Row());
+  for (size_t i = 0; i < names.size(); ++i) {
+    NodeId n =
+        body->addNode("Relu", {a}, {{"b" + std::to_string(i), test::f32Row()}}, {}, names[i]);
+    a = body->node(n).outputs[0];
+  }
+  body->addOutput(a);
+  Graph g;
+  ValueId x = g.addInput("x", test::f32Row());
+  Attributes attrs;
+  attrs.set("group", int64_t{0});
+  attrs.set("kind", std::string("ElemWise"));
+  NodeId f = g.addNode(kFusedOp, {x}, {{"y", test::f32Row()}}, attrs, "fused_0");
+  g.mutableNode(f).domain = kFuseLensDomain;
+  g.mutableNode(f).body = body;
+  NodeId r = g.addNode("Relu", {g.node(f).outputs[0]}, {{"z", test::f32Row()}}, {}, "/head/Relu");
+  g.addOutput(g.node(r).outputs[0]);
+  return g;
+}
+
+}  // namespace
+
+class ScopeTreeTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void scopesFromNames_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QStringList>("scopes");
+    QTest::newRow("torch style") << "/encoder/layer.3/attention/self/MatMul"
+                                 << QStringList{"encoder", "layer.3", "attention", "self"};
+    QTest::newRow("no leading slash") << "a/b/c" << QStringList{"a", "b"};
+    QTest::newRow("unscoped") << "MatMul_12" << QStringList{};
+    QTest::newRow("empty") << "" << QStringList{};
+    QTest::newRow("doubled slashes") << "//x//y" << QStringList{"x"};
+  }
+  void scopesFromNames() {
+    QFETCH(QString, name);
+    QFETCH(QStringList, scopes);
+    QStringList got;
+    for (const std::string& s : scopeOfName(name.toStdString())) got << QString::fromStdString(s);
+    QCOMPARE(got, scopes);
+  }
+
+  void opsSitInTheirDeepestScope() {
+    ScopeTree tree(flattenGraph(test::encoderStack(2)));
+    auto self = tree.find("/encoder/layer.1/attention/self");
+    QVERIFY(self.has_value());
+    QCOMPARE(tree.scope(*self).units.size(), size_t(6));
+    QCOMPARE(tree.scope(*self).depth, 4);
+    QVERIFY(tree.contains(*tree.find("/encoder"), *self));
+    QVERIFY(!tree.contains(*self, *tree.find("/encoder")));
+    QCOMPARE(tree.scope(tree.root()).children.size(), size_t(3));  // embeddings, encoder, pooler
+    // Children follow the topological order of their first op.
+    QCOMPARE(tree.scope(tree.scope(tree.root()).children[0]).path, std::string("/embeddings"));
+    QCOMPARE(tree.scope(tree.scope(tree.root()).children[2]).path, std::string("/pooler"));
+  }
+
+  void groupNestsInDeepestCommonScope() {
+    ScopeTree tree(flattenGraph(
+        groupAcross({"/enc/l0/attn/Relu_a", "/enc/l0/ffn/Relu_b", "/enc/l0/ffn/Relu_c"})));
+    auto l0 = tree.find("/enc/l0");
+    QVERIFY(l0.has_value());
+    bool found = false;
+    for (int u : tree.scope(*l0).units)
+      if (tree.units()[size_t(u)].group >= 0) {
+        found = true;
+        QCOMPARE(tree.units()[size_t(u)].nodes.size(), size_t(3));
+      }
+    QVERIFY(found);
+    // Its members' own scopes are not made: nothing else lives there.
+    QVERIFY(!tree.find("/enc/l0/ffn").has_value());
+  }
+
+  void longUnscopedChainStillCollapses() {
+    ScopeTree tree(flattenGraph(test::unscopedChain(20000)));
+    const Scope& root = tree.scope(tree.root());
+    QVERIFY(root.children.size() <= ScopeTree::kChunk);
+    QVERIFY(root.children.size() > 1);
+    QCOMPARE(root.units.size(), size_t(2));  // the input and the output
+    const Expansion e = initialExpansion(tree);
+    const size_t boxes = visibleBoxes(tree, e);
+    QVERIFY2(boxes <= 200 && boxes >= 20, qPrintable(QString::number(boxes)));
+    // Every op is in exactly one scope.
+    size_t units = 0;
+    for (const Scope& s : tree.scopes()) units += s.units.size();
+    QCOMPARE(units, tree.units().size());
+  }
+
+  void initialCollapseIsBounded_data() {
+    QTest::addColumn<int>("layers");
+    QTest::newRow("2 layers, all open") << 2;
+    QTest::newRow("12 layers") << 12;
+    QTest::newRow("700 layers") << 700;
+  }
+  void initialCollapseIsBounded() {
+    QFETCH(int, layers);
+    ScopeTree tree(flattenGraph(test::encoderStack(layers)));
+    const Expansion e = initialExpansion(tree);
+    const size_t boxes = visibleBoxes(tree, e);
+    QVERIFY2(boxes <= 200, qPrintable(QString::number(boxes)));
+    if (layers == 2) QCOMPARE(boxes, tree.flat().nodes.size());  // small: nothing collapsed
+  }
+
+  void revealAndDepth() {
+    ScopeTree tree(flattenGraph(test::encoderStack(3)));
+    Expansion e;
+    const ScopeId self = *tree.find("/encoder/layer.2/attention/self");
+    reveal(tree, self, e);
+    QVERIFY(e.open.count("/encoder/layer.2/attention") == 1);
+    QVERIFY(e.open.count("/encoder/layer.2/attention/self") == 0);
+    reveal(tree, self, e, true);
+    QVERIFY(e.open.count("/encoder/layer.2/attention/self") == 1);
+    const Expansion d1 = expandToDepth(tree, 1);
+    QVERIFY(d1.open.count("/encoder") == 1);
+    QVERIFY(d1.open.count("/encoder/layer.0") == 0);
+  }
+
+  void aggregates() {
+    ScopeTree tree(flattenGraph(test::encoderStack(2)));
+    FusionDecision rejected;
+    rejected.accepted = false;
+    rejected.consumerName =
+        tree.flat().nodes[size_t(tree.nodeNamed("/encoder/layer.1/output/Add_27"))].name;
+    std::map<std::string, double> heat = {{"t28", 0.7}};
+    const std::vector<ScopeStats> stats = scopeStats(tree, {rejected}, heat);
+    const ScopeStats& root = stats[0];
+    QCOMPARE(root.ops, size_t(2 + 2 * 13 + 1));
+    QCOMPARE(root.rejected, size_t(1));
+    QCOMPARE(root.worstHeat, 0.7);
+    const ScopeStats& l0 = stats[size_t(tree.find("/encoder/layer.0")->index)];
+    QCOMPARE(l0.ops, size_t(13));
+    QCOMPARE(l0.rejected, size_t(0));
+    QCOMPARE(l0.worstHeat, -1.0);
+    QCOMPARE(stats[size_t(tree.find("/encoder/layer.1")->index)].rejected, size_t(1));
+  }
+};
+
+QTEST_APPLESS_MAIN(ScopeTreeTest)
+#include "scope_tree_test.moc"
