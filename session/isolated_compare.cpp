@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/ir/layout_store.h"
+
 namespace fuselens {
 
 const char* verdictName(IsolatedVerdict v) {
@@ -30,6 +32,16 @@ bool IsolatedReport::allWithin() const {
     return r.verdict == IsolatedVerdict::KernelDiffers ||
            r.verdict == IsolatedVerdict::AccumulatedUpstream;
   });
+}
+
+IsolatedVerdict IsolatedReport::kernelVerdict(const IsolatedKernel& k) const {
+  // Worst first: a kernel that differs, then error carried in, then ok; skipped when all are.
+  static const IsolatedVerdict order[] = {
+      IsolatedVerdict::KernelDiffers, IsolatedVerdict::AccumulatedUpstream, IsolatedVerdict::Ok};
+  for (IsolatedVerdict v : order)
+    for (size_t i : k.rows)
+      if (rows[i].verdict == v) return v;
+  return IsolatedVerdict::Skipped;
 }
 
 KernelGraph extractKernelGraph(const Graph& g, const Node& n) {
@@ -82,73 +94,145 @@ IsolatedRow skippedRow(const KernelInfo& ki, const Graph& g, ValueId v, std::str
   return r;
 }
 
+// The imported nodes a kernel stands for, by name (its node's own name, or its
+// body's, when the imported graph is not at hand).
+std::vector<std::string> memberNames(const Node& n, const RoundingReferences* refs) {
+  std::vector<std::string> out;
+  if (refs)
+    for (NodeId o : n.origins)
+      if (refs->original.hasNode(o)) out.push_back(refs->original.node(o).name);
+  if (!out.empty()) return out;
+  if (n.body) {
+    const std::vector<NodeId> body = n.body->topoOrder().value();  // verified acyclic
+    for (NodeId b : body) out.push_back(n.body->node(b).name);
+  } else {
+    out.push_back(n.name);
+  }
+  return out;
+}
+
+// The eager tensors the kernel's graph inputs are fed, each stored in the
+// layout the kernel reads it in; an error sentence when one cannot be.
+Expected<std::map<std::string, TensorData>> kernelFeeds(const Graph& g, const KernelGraph& k,
+                                                        const EagerResult& eager) {
+  std::map<std::string, TensorData> feeds;
+  for (const auto& [name, v] : k.feeds) {
+    const Value& val = g.value(v);
+    const TensorData* t = eager.find(val.origin);
+    if (!t) return Status::error("its input '" + val.name + "' has no eager tensor to feed");
+    // Imported values are plain, so the eager tensor is the logical one.
+    auto stored = toStored(*t, val.layout);
+    if (!stored)
+      return Status::error("its input '" + val.name +
+                           "' cannot be stored as the kernel reads it: " + stored.message());
+    feeds[name] = std::move(*stored);
+  }
+  return feeds;
+}
+
+// The verdict from the own and carried checks (rounding) or metrics (fixed).
+IsolatedVerdict judge(const IsolatedRow& r) {
+  const bool ownBad =
+      r.own ? r.own->verdict != NumericVerdict::WithinRounding : !r.isolated.withinTolerance();
+  const bool carriedBad = r.own ? r.carried && r.carried->verdict != NumericVerdict::WithinRounding
+                                : r.endToEnd && !r.endToEnd->withinTolerance();
+  return ownBad       ? IsolatedVerdict::KernelDiffers
+         : carriedBad ? IsolatedVerdict::AccumulatedUpstream
+                      : IsolatedVerdict::Ok;
+}
+
 }  // namespace
 
-Expected<IsolatedReport> compareIsolated(const Graph& g, const std::vector<KernelInfo>& kernels,
-                                         const EagerResult& eager,
-                                         const std::vector<std::optional<TensorData>>* endToEnd,
-                                         const Tolerance& tol, const CompileOptions& opts,
-                                         const Progress& progress, const CancelToken& cancel) {
+Expected<IsolatedReport> compareIsolated(
+    const Graph& g, const std::vector<KernelInfo>& kernels, const EagerResult& eager,
+    const std::vector<std::optional<TensorData>>* endToEnd, const CompareOptions& opts,
+    const CompileOptions& compileOpts, const Progress& progress, const CancelToken& cancel,
+    const RoundingReferences* refs, const Perturbations* perturb) {
+  if (opts.rounding() && !refs)
+    return Status::error("rounding verdicts need the f64 and f32-summing reference runs");
   IsolatedReport rep;
-  rep.tolerance = tol;
+  rep.options = opts;
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (cancel.cancelled()) return Status::error("cancelled");
     const KernelInfo& ki = kernels[i];
     report(progress, double(i) / double(kernels.size()), "isolated: " + ki.name);
     if (!g.hasNode(ki.node)) continue;
+    const Node& node = g.node(ki.node);
+    IsolatedKernel kern{ki.name, memberNames(node, refs), {}};
+    auto add = [&](IsolatedRow r) {
+      kern.rows.push_back(rep.rows.size());
+      rep.rows.push_back(std::move(r));
+    };
     if (ki.fallback) {  // the eager kernel itself: nothing compiled to check
       for (ValueId v : ki.outputs)
-        rep.rows.push_back(
-            skippedRow(ki, g, v, std::string(kFallbackLabel) + ": " + ki.fallbackReason));
+        add(skippedRow(ki, g, v, std::string(kFallbackLabel) + ": " + ki.fallbackReason));
+      rep.kernels.push_back(std::move(kern));
       continue;
     }
-    KernelGraph k = extractKernelGraph(g, g.node(ki.node));
-
-    std::map<std::string, TensorData> feeds;
-    std::string missing;
-    for (const auto& [name, v] : k.feeds) {
-      const TensorData* t = eager.find(g.value(v).origin);
-      if (!t) {
-        missing = g.value(v).name;
-        break;
-      }
-      feeds[name] = *t;
-    }
+    KernelGraph k = extractKernelGraph(g, node);
     std::string why;
     std::vector<std::optional<TensorData>> got;
-    if (!missing.empty()) {
-      why = "its input '" + missing + "' has no eager tensor to feed";
-    } else if (auto mod = compileGraph(k.graph, opts, {}, cancel); !mod) {
+    auto feeds = kernelFeeds(g, k, eager);
+    if (!feeds) {
+      why = feeds.message();
+    } else if (auto mod = compileGraph(k.graph, compileOpts, {}, cancel); !mod) {
       why = mod.message();
-    } else if (auto run = (*mod)->run(feeds, cancel); !run) {
+    } else if (auto run = (*mod)->run(*feeds, cancel); !run) {
       why = run.message();
     } else {
       got = std::move(*run);
+      // The alone run gets the injected fault too: it is this kernel's own error.
+      if (double eps = perturb ? perturbationFor(*perturb, ki.name) : 0; eps != 0)
+        for (ValueId mv : k.graph.outputs())
+          if (size_t(mv.index) < got.size() && got[mv.index]) perturbTensor(*got[mv.index], eps);
+    }
+    // The kernel's own reference: its imported nodes alone, on the same inputs.
+    std::optional<LocalReference> local;
+    if (refs && why.empty()) {
+      std::vector<ValueId> origins;
+      for (ValueId v : k.outputs) origins.push_back(g.value(v).origin);
+      if (auto l = runLocalReference(refs->original, node.origins, origins, eager, cancel))
+        local = std::move(*l);
+      else if (cancel.cancelled())
+        return l.status();
     }
     const std::vector<ValueId>& miniOuts = k.graph.outputs();
     for (size_t o = 0; o < k.outputs.size(); ++o) {
       ValueId v = k.outputs[o];
-      const TensorData* ref = eager.find(g.value(v).origin);
+      const Value& val = g.value(v);
+      const TensorData* ref = eager.find(val.origin);
       if (!why.empty() || !ref) {
-        rep.rows.push_back(
-            skippedRow(ki, g, v, why.empty() ? "no eager tensor to compare with" : why));
+        add(skippedRow(ki, g, v, why.empty() ? "no eager tensor to compare with" : why));
         continue;
       }
       ValueId mv = miniOuts[o];
       if (size_t(mv.index) >= got.size() || !got[mv.index]) {
-        rep.rows.push_back(skippedRow(ki, g, v, "the kernel did not return this output"));
+        add(skippedRow(ki, g, v, "the kernel did not return this output"));
         continue;
       }
       IsolatedRow r = skippedRow(ki, g, v, {});
-      r.isolated = compareTensors(*ref, *got[mv.index], tol);
-      if (endToEnd && size_t(v.index) < endToEnd->size() && (*endToEnd)[v.index])
-        r.endToEnd = compareTensors(*ref, *(*endToEnd)[v.index], tol);
-      r.verdict = !r.isolated.withinTolerance() ? IsolatedVerdict::KernelDiffers
-                  : (r.endToEnd && !r.endToEnd->withinTolerance())
-                      ? IsolatedVerdict::AccumulatedUpstream
-                      : IsolatedVerdict::Ok;
-      rep.rows.push_back(std::move(r));
+      const TensorData& alone = *got[mv.index];
+      r.isolated = compareTensors(*ref, {}, alone, val.layout, opts.tolerance, opts.stat);
+      const TensorData* e2e = endToEnd && size_t(v.index) < endToEnd->size() && (*endToEnd)[v.index]
+                                  ? &*(*endToEnd)[v.index]
+                                  : nullptr;
+      if (e2e) r.endToEnd = compareTensors(*ref, {}, *e2e, val.layout, opts.tolerance, opts.stat);
+      if (opts.rounding()) {
+        const TensorData *exact = refs->runs.exactOf(val.origin),
+                         *sample = refs->runs.sampleOf(val.origin);
+        // Without a local reference (its nodes would not run alone), the whole
+        // model's f64 run stands in: the expected error then includes upstream noise.
+        r.own = local
+                    ? checkRounding(local->exact[o], local->sample[o], {}, alone, val.layout, opts)
+                    : checkRounding(exact ? *exact : *ref, sample ? *sample : *ref, {}, alone,
+                                    val.layout, opts);
+        if (e2e && exact && sample)
+          r.carried = checkRounding(*exact, *sample, {}, *e2e, val.layout, opts, ref);
+      }
+      r.verdict = judge(r);
+      add(std::move(r));
     }
+    rep.kernels.push_back(std::move(kern));
   }
   report(progress, 1.0, "isolated comparison done");
   return rep;

@@ -1,6 +1,7 @@
 // JSON writers of the compare, isolated and explain reports.
 #include "session/report_json.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "session/session.h"
@@ -18,6 +19,26 @@ nlohmann::json metricsJson(const TensorMetrics& m) {
           {"out_of_tolerance", m.outOfTolerance},
           {"nan_mismatch", m.nanMismatch},
           {"within_tolerance", m.withinTolerance()}};
+}
+
+nlohmann::json roundingJson(const RoundingCheck& c) {
+  return {{"expected_error", c.expected},
+          {"actual_error", c.actual},
+          {"error_ratio", std::isfinite(c.ratio) ? nlohmann::json(c.ratio) : nlohmann::json()},
+          {"cosine", c.cosine},
+          {"nan_inf_mismatch", c.nonFiniteMismatch},
+          {"sign_flips", c.signFlips},
+          {"integer_mismatch", c.integerMismatch},
+          {"verdict", verdictWord(c.verdict)},
+          {"verdict_text", verdictText(c)}};
+}
+
+nlohmann::json optionsJson(const CompareOptions& o) {
+  return {{"check", o.rounding() ? "rounding" : "fixed"},
+          {"check_stat", o.stat.str()},
+          {"margin", o.margin},
+          {"atol", o.tolerance.atol},
+          {"rtol", o.tolerance.rtol}};
 }
 
 nlohmann::json orNull(const std::string& s) {
@@ -46,19 +67,28 @@ std::string compareJson(const CompareReport& rep, const Session& s) {
                     {"worst_index", m.worstIndex},
                     {"within_tolerance", m.withinTolerance()},
                     {"fallback", r.fallback},
-                    {"status", r.fallback            ? kFallbackLabel
-                               : m.withinTolerance() ? "ok"
-                                                     : "out"}});
+                    {"status", r.fallback     ? kFallbackLabel
+                               : r.judgedOk() ? "ok"
+                                              : "out"},
+                    {"verdict", r.fallback ? kFallbackLabel : verdictWord(r.verdict)},
+                    {"verdict_text", rowStatus(r)}});
+    if (r.rounding) {
+      rows.back()["expected_error"] = r.rounding->expected;
+      rows.back()["rounding"] = roundingJson(*r.rounding);
+    }
   }
   GraphStats st = graphStats(s.finalGraph());
   const CompareRow* first = rep.firstDivergent();
   nlohmann::json out = {{"model", s.modelPath()},
                         {"pipeline", s.pipeline()},
-                        {"atol", rep.tolerance.atol},
-                        {"rtol", rep.tolerance.rtol},
+                        {"atol", rep.options.tolerance.atol},
+                        {"rtol", rep.options.tolerance.rtol},
+                        {"options", optionsJson(rep.options)},
+                        {"reference_note", orNull(rep.referenceNote)},
                         {"fused_groups", st.fusedGroups},
                         {"kernels", s.compiled() ? s.compiled()->kernels().size() : st.kernels},
                         {"all_within_tolerance", rep.allWithin()},
+                        {"passed", rep.allWithin()},
                         {"fallback_tensors", rep.fallbackCount()},
                         {"first_divergent", first ? nlohmann::json(first->name) : nlohmann::json()},
                         {"verdict", rep.verdict()},
@@ -67,7 +97,7 @@ std::string compareJson(const CompareReport& rep, const Session& s) {
 }
 
 std::string isolatedJson(const IsolatedReport& rep, const Session& s) {
-  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json rows = nlohmann::json::array(), kernels = nlohmann::json::array();
   for (const IsolatedRow& r : rep.rows) {
     nlohmann::json row = {{"kernel", r.kernel},
                           {"node", r.node},
@@ -78,18 +108,42 @@ std::string isolatedJson(const IsolatedReport& rep, const Session& s) {
     else
       row["isolated"] = metricsJson(r.isolated);
     if (r.endToEnd) row["end_to_end"] = metricsJson(*r.endToEnd);
+    if (r.own) row["own"] = roundingJson(*r.own);
+    if (r.carried) row["carried"] = roundingJson(*r.carried);
     rows.push_back(std::move(row));
+  }
+  for (const IsolatedKernel& k : rep.kernels) {
+    nlohmann::json outs = nlohmann::json::array();
+    for (size_t i : k.rows) {
+      const IsolatedRow& r = rep.rows[i];
+      nlohmann::json o = {{"value", r.name}, {"metrics", metricsJson(r.isolated)}};
+      if (r.own) {
+        o["expected_error"] = r.own->expected;
+        o["own"] = roundingJson(*r.own);
+      }
+      if (r.carried) o["carried"] = roundingJson(*r.carried);
+      if (r.verdict == IsolatedVerdict::Skipped) o["skipped"] = r.skipped;
+      outs.push_back(std::move(o));
+    }
+    kernels.push_back({{"id", k.id},
+                       {"members", k.members},
+                       {"verdict", verdictName(rep.kernelVerdict(k))},
+                       {"outputs", outs}});
   }
   const IsolatedRow* first = rep.firstKernelDiffering();
   nlohmann::json out = {
       {"model", s.modelPath()},
       {"pipeline", s.pipeline()},
       {"mode", "isolated"},
-      {"atol", rep.tolerance.atol},
-      {"rtol", rep.tolerance.rtol},
+      {"atol", rep.options.tolerance.atol},
+      {"rtol", rep.options.tolerance.rtol},
+      {"options", optionsJson(rep.options)},
       {"all_within_tolerance", rep.allWithin()},
+      {"passed", rep.allWithin()},
       {"first_kernel_differing", first ? nlohmann::json(first->kernel) : nlohmann::json()},
+      {"first_divergent", first ? nlohmann::json(first->kernel) : nlohmann::json()},
       {"verdict", isolatedVerdict(rep)},
+      {"kernels", kernels},
       {"tensors", rows}};
   return out.dump(2);
 }

@@ -182,8 +182,8 @@ Status Session::save(const std::string& sessionPath) const {
   if (!model_) return Status::error("no model is open", sessionPath);
   auto hash = hashFile(path_);
   if (!hash) return hash.status();
-  return saveSessionFile(
-      sessionPath, SessionFile{path_, *hash, pipeline_, tolerance, seed, bookmarks, boundShapes_});
+  return saveSessionFile(sessionPath, SessionFile{path_, *hash, pipeline_, compareOptions, seed,
+                                                  bookmarks, boundShapes_});
 }
 
 Expected<std::vector<Diagnostic>> Session::restore(const std::string& sessionPath,
@@ -204,7 +204,7 @@ Expected<std::vector<Diagnostic>> Session::restore(const std::string& sessionPat
     if (!bound) return bound.status();
   }
   FL_RETURN_IF_ERROR(optimize(file->pipeline, progress, cancel));
-  tolerance = file->tolerance;
+  compareOptions = file->compare;
   seed = file->seed;
   bookmarks = file->bookmarks;
   return warnings;

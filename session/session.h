@@ -19,6 +19,7 @@
 #include "session/explain_report.h"
 #include "session/isolated_compare.h"
 #include "session/profile_report.h"
+#include "session/perturb.h"
 #include "session/requests.h"
 
 namespace fuselens {
@@ -113,14 +114,15 @@ class Session {
   // Compiles if needed, runs compiled and eager on the same inputs, and compares
   // every kernel-boundary tensor with its origin in the eager run.
   Expected<CompareReport> compare(const std::map<std::string, TensorData>& inputs,
-                                  const Tolerance& tol, const Progress& progress = {},
+                                  const CompareOptions& opts, const Progress& progress = {},
                                   const CancelToken& cancel = {});
   const std::optional<CompareReport>& lastReport() const { return report_; }
 
   // Compiles if needed and checks every kernel alone, fed the eager tensors of
   // its inputs, beside the end-to-end run (session/isolated_compare.h).
   Expected<IsolatedReport> compareIsolated(const std::map<std::string, TensorData>& inputs,
-                                           const Tolerance& tol, const Progress& progress = {},
+                                           const CompareOptions& opts,
+                                           const Progress& progress = {},
                                            const CancelToken& cancel = {});
   const std::optional<IsolatedReport>& lastIsolated() const { return isolated_; }
 
@@ -152,7 +154,10 @@ class Session {
                                                const CancelToken& cancel = {});
 
   // Settings that travel with a saved session.
-  Tolerance tolerance;
+  CompareOptions compareOptions;  // rounding verdicts unless the user set tolerances
+  // Fault injection for compare and compareIsolated (session/perturb.h): kernel -> EPS.
+  // Not saved with the session: a perturbed run is an experiment, not a setting.
+  Perturbations perturbations;
   uint64_t seed = 0;
   std::vector<std::string> bookmarks;
 

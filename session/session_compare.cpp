@@ -1,10 +1,11 @@
 // Session::compare and the compare report's sentences: every kernel-boundary
 // tensor of the compiled run against its origin in the eager run.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 
-#include "core/eager/interpreter.h"
+#include "session/reference_runs.h"
 #include "session/session.h"
 
 namespace fuselens {
@@ -16,8 +17,7 @@ std::string formatNumber(double v) {
 }
 
 bool CompareReport::allWithin() const {
-  return std::all_of(rows.begin(), rows.end(),
-                     [](const CompareRow& r) { return r.fallback || r.metrics.withinTolerance(); });
+  return std::all_of(rows.begin(), rows.end(), [](const CompareRow& r) { return r.judgedOk(); });
 }
 
 size_t CompareReport::fallbackCount() const {
@@ -27,19 +27,24 @@ size_t CompareReport::fallbackCount() const {
 
 const CompareRow* CompareReport::firstDivergent() const {
   for (const auto& r : rows)
-    if (!r.fallback && !r.metrics.withinTolerance()) return &r;
+    if (!r.judgedOk()) return &r;
   return nullptr;
 }
 
 std::string CompareReport::verdict() const {
-  char tol[96];
-  std::snprintf(tol, sizeof tol, "(atol %g, rtol %g)", tolerance.atol, tolerance.rtol);
-  if (const CompareRow* first = firstDivergent())
-    return "FAIL: " + first->name + " (from " + first->producer +
-           ") is the first tensor out of tolerance " + tol;
+  const std::string how = options.describe();
+  if (const CompareRow* first = firstDivergent()) {
+    const std::string where =
+        "FAIL: " + first->name + " (from " + first->producer + ") is the first ";
+    if (!first->rounding) return where + "tensor out of tolerance " + how;
+    if (first->verdict == NumericVerdict::Wrong)
+      return where + "wrong tensor (" + first->rounding->why + ")";
+    return where + "tensor beyond rounding (" + formatNumber(first->rounding->ratio) +
+           "× the expected error)";
+  }
   const size_t judged = rows.size() - fallbackCount();
   return "PASS: " + std::to_string(judged) + " tensor" + (judged == 1 ? "" : "s") +
-         " within tolerance " + tol;
+         (options.rounding() ? " within rounding " : " within tolerance ") + how;
 }
 
 std::string CompareReport::fallbackNote() const {
@@ -52,9 +57,19 @@ std::string CompareReport::fallbackNote() const {
 std::string rowStatus(const CompareRow& row) {
   const TensorMetrics& m = row.metrics;
   if (row.fallback) return "fallback";  // the eager kernel's own tensor: never "ok"
+  if (row.rounding) return verdictText(*row.rounding);
   if (!m.shapeMatch) return "SHAPE MISMATCH";
   if (m.withinTolerance()) return "ok";
   return "OUT (" + std::to_string(m.outOfTolerance + m.nanMismatch) + " elems)";
+}
+
+double errorRatio(const CompareRow& row) {
+  if (row.rounding) {
+    const RoundingCheck& c = *row.rounding;
+    return !c.shapeMatch || c.nonFiniteMismatch > 0 || c.integerMismatch > 0 ? INFINITY : c.ratio;
+  }
+  const TensorMetrics& m = row.metrics;
+  return !m.shapeMatch || m.nanMismatch > 0 ? INFINITY : m.toleranceStat;
 }
 
 std::string producerLabel(const CompareRow& row, const Graph& g) {
@@ -70,44 +85,41 @@ std::string producerLabel(const CompareRow& row, const Graph& g) {
 }
 
 std::string isolatedVerdict(const IsolatedReport& rep) {
-  if (const IsolatedRow* first = rep.firstKernelDiffering())
-    return "FAIL: kernel " + first->kernel + " is the first that differs when fed eager inputs (" +
-           first->name + ", max abs " + formatNumber(first->isolated.maxAbs) + ")";
+  const bool rounding = rep.options.rounding();
+  const std::string within = rounding ? "within rounding" : "within tolerance";
+  if (const IsolatedRow* first = rep.firstKernelDiffering()) {
+    std::string how =
+        first->own ? verdictText(*first->own) : "max abs " + formatNumber(first->isolated.maxAbs);
+    return "FAIL: kernel " + first->kernel +
+           (rounding ? " is the first whose own error is beyond rounding"
+                     : " is the first that differs") +
+           " when fed eager inputs (" + first->name + ", " + how + ")";
+  }
   if (!rep.allWithin())
-    return "FAIL: every kernel is within tolerance alone; the end-to-end error accumulated "
-           "upstream";
-  char tol[96];
-  std::snprintf(tol, sizeof tol, "(atol %g, rtol %g)", rep.tolerance.atol, rep.tolerance.rtol);
-  return std::string("PASS: every kernel within tolerance when fed eager inputs ") + tol;
+    return "FAIL: every kernel is " + within + " alone; the end-to-end error accumulated upstream";
+  return "PASS: every kernel " + within + " when fed eager inputs " + rep.options.describe();
 }
 
-Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs,
-                                         const Tolerance& tol, const Progress& progress,
-                                         const CancelToken& cancel) {
-  if (!model_) return Expected<CompareReport>::error("no model is open");
-  if (!compiled_) FL_RETURN_IF_ERROR(compile({}, progress, cancel));
-  report(progress, 0.1, "eager reference run");
-  auto eager = runEager(model_->graph, inputs, {}, {}, cancel);
-  if (!eager) return eager.status();
-  report(progress, 0.5, "compiled run");
-  auto compiled = compiled_->run(inputs, cancel);
-  if (!compiled) return compiled.status();
+namespace {
 
-  const Graph& g = finalGraph();
-  CompareReport rep;
-  rep.tolerance = tol;
-  std::vector<ValueId> order;  // graph inputs, then outputs of nodes in topological order
-  for (ValueId v : g.inputs()) order.push_back(v);
+// Graph inputs, then the outputs of nodes in topological order.
+std::vector<ValueId> boundaryOrder(const Graph& g) {
+  std::vector<ValueId> order(g.inputs().begin(), g.inputs().end());
   const std::vector<NodeId> nodes = g.topoOrder().value();  // verified acyclic after every pass
   for (NodeId n : nodes)
     for (ValueId v : g.node(n).outputs) order.push_back(v);
-  // Tensors of reference-fallback kernels, and views (nodes without a kernel) of them.
+  return order;
+}
+
+// Tensors of reference-fallback kernels, and views (nodes without a kernel) of them.
+std::set<int32_t> fallbackValues(const Graph& g, const std::vector<KernelInfo>& kernels) {
   std::set<int32_t> fallback, kernelNodes;
-  for (const KernelInfo& k : compiled_->kernels()) {
+  for (const KernelInfo& k : kernels) {
     kernelNodes.insert(k.node.index);
     if (k.fallback)
       for (ValueId v : k.outputs) fallback.insert(v.index);
   }
+  const std::vector<NodeId> nodes = g.topoOrder().value();
   for (NodeId n : nodes) {
     if (kernelNodes.count(n.index)) continue;
     const Node& node = g.node(n);
@@ -115,10 +127,37 @@ Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>
                     [&](ValueId in) { return in.valid() && fallback.count(in.index); }))
       for (ValueId v : node.outputs) fallback.insert(v.index);
   }
-  for (ValueId v : order) {
+  return fallback;
+}
+
+}  // namespace
+
+Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs,
+                                         const CompareOptions& opts, const Progress& progress,
+                                         const CancelToken& cancel) {
+  if (!model_) return Expected<CompareReport>::error("no model is open");
+  if (!compiled_) FL_RETURN_IF_ERROR(compile({}, progress, cancel));
+  report(progress, 0.1,
+         opts.rounding() ? "eager reference runs (f32, f64, f32 sums)" : "eager reference run");
+  auto refs = runReferences(model_->graph, inputs, opts.rounding(), cancel);
+  if (!refs) return refs.status();
+  report(progress, 0.5, "compiled run");
+  FL_RETURN_IF_ERROR(checkPerturbations(perturbations, compiled_->kernels()));
+  std::optional<ScopedAfterKernelHook> faults;
+  if (!perturbations.empty()) faults.emplace(perturbationHook(perturbations));
+  auto compiled = compiled_->run(inputs, cancel);
+  if (!compiled) return compiled.status();
+  faults.reset();
+
+  const Graph& g = finalGraph();
+  CompareReport rep;
+  rep.options = opts;
+  rep.referenceNote = refs->note;
+  const std::set<int32_t> fallback = fallbackValues(g, compiled_->kernels());
+  for (ValueId v : boundaryOrder(g)) {
     if (size_t(v.index) >= compiled->size() || !(*compiled)[v.index]) continue;
     const Value& val = g.value(v);
-    const TensorData* ref = eager->find(val.origin);
+    const TensorData* ref = refs->eager.find(val.origin);
     if (!ref) continue;
     CompareRow row;
     row.value = v;
@@ -127,8 +166,15 @@ Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>
     row.isGraphOutput = g.isGraphOutput(v);
     row.fallback = fallback.count(v.index) != 0;
     // A value the layout pass blocked is compared with its plain origin unblocked.
-    row.metrics = compareTensors(*ref, model_->graph.value(val.origin).layout,
-                                 *(*compiled)[v.index], val.layout, tol);
+    const Layout& refLayout = model_->graph.value(val.origin).layout;
+    const TensorData& got = *(*compiled)[v.index];
+    row.metrics = compareTensors(*ref, refLayout, got, val.layout, opts.tolerance, opts.stat);
+    row.verdict = verdictOf(row.metrics);
+    const TensorData *exact = refs->exactOf(val.origin), *sample = refs->sampleOf(val.origin);
+    if (opts.rounding() && exact && sample) {
+      row.rounding = checkRounding(*exact, *sample, refLayout, got, val.layout, opts, ref);
+      row.verdict = row.rounding->verdict;
+    }
     rep.rows.push_back(std::move(row));
   }
   rep.fallbackKernels = fallbackKernelList(compiled_->kernels());

@@ -48,8 +48,10 @@ Status saveSessionFile(const std::string& path, const SessionFile& s) {
                       {"model", storedModelPath(path, s.modelPath)},
                       {"model_hash", s.modelHash},
                       {"pipeline", s.pipeline},
-                      {"atol", s.tolerance.atol},
-                      {"rtol", s.tolerance.rtol},
+                      {"check", s.compare.rounding() ? "rounding" : "fixed"},
+                      {"check_stat", s.compare.stat.str()},
+                      {"atol", s.compare.tolerance.atol},
+                      {"rtol", s.compare.tolerance.rtol},
                       {"seed", s.seed},
                       {"bookmarks", s.bookmarks},
                       {"input_shapes", s.inputShapes}};
@@ -76,8 +78,17 @@ Expected<SessionFile> loadSessionFile(const std::string& path) {
                       .string();
     s.modelHash = j.value("model_hash", "");
     s.pipeline = j.at("pipeline").get<std::string>();
-    s.tolerance.atol = j.value("atol", s.tolerance.atol);
-    s.tolerance.rtol = j.value("rtol", s.tolerance.rtol);
+    // Files from before rounding verdicts always wrote atol/rtol, chosen or not:
+    // without a "check" they open with the default, rounding verdicts.
+    const std::string check = j.value("check", std::string("rounding"));
+    s.compare.mode =
+        check == "fixed" ? CompareOptions::Mode::Fixed : CompareOptions::Mode::Rounding;
+    s.compare.tolerance.atol = j.value("atol", s.compare.tolerance.atol);
+    s.compare.tolerance.rtol = j.value("rtol", s.compare.tolerance.rtol);
+    if (auto stat = ErrorStat::parse(j.value("check_stat", std::string("max"))))
+      s.compare.stat = *stat;
+    else
+      return Expected<SessionFile>::error(stat.message(), path);
     s.seed = j.value("seed", uint64_t(0));
     s.bookmarks = j.value("bookmarks", std::vector<std::string>{});
     s.inputShapes = j.value("input_shapes", std::map<std::string, std::vector<int64_t>>{});

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/compare/compare.h"
+#include "core/compare/rounding.h"
 #include "core/support/status.h"
 
 namespace fuselens {
@@ -19,7 +19,7 @@ struct SessionFile {
   std::string modelPath;  // absolute after load
   std::string modelHash;  // "fnv1a64:<16 hex digits>"
   std::string pipeline;
-  Tolerance tolerance;
+  CompareOptions compare;  // rounding verdicts or fixed tolerances, and the check stat
   uint64_t seed = 0;
   std::vector<std::string> bookmarks;  // value or node names the user marked
   // Shapes given to inputs with dynamic dims (Session::bindInputShapes), reapplied on restore.

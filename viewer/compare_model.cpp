@@ -76,6 +76,8 @@ QVariant CompareModel::display(const CompareRow& row, int column) const {
       const IsolatedRow* iso = isolatedRow(*session_, row);
       if (!iso) return {};
       if (iso->verdict == IsolatedVerdict::Skipped) return tr("skipped");
+      // Rounding mode: the kernel's own error over its own expected error.
+      if (iso->own) return number(iso->own->ratio) + QStringLiteral("×");
       return number(iso->isolated.maxAbs);
     }
     case StatusColumn: {
@@ -93,7 +95,7 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
     return {};
   const CompareRow* row = rowAt(index.row());
   if (!row) return {};
-  const bool within = row->metrics.withinTolerance();
+  const bool within = row->verdict == NumericVerdict::WithinRounding;
   const bool first = index.row() == firstDivergentRow();
   switch (role) {
     case Qt::DisplayRole:
@@ -114,7 +116,8 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
         return bold;
       }
     case Qt::ToolTipRole:
-      return first ? tr("The first tensor out of tolerance, in topological order") : QVariant();
+      return first ? tr("The first tensor beyond rounding (out of tolerance), in topological order")
+                   : QVariant();
     case ValueNameRole:
       return QString::fromStdString(row->name);
     case WithinToleranceRole:

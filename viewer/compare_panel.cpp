@@ -56,6 +56,8 @@ void ComparePanel::setSession(const Session* session) {
   if (!session || !session->lastReport()) return;
   std::string text = session->lastReport()->verdict();
   if (std::string note = session->lastReport()->fallbackNote(); !note.empty()) text += "\n" + note;
+  if (const std::string& note = session->lastReport()->referenceNote; !note.empty())
+    text += "\nNOTE: " + note;  // the CLI prints the same line
   if (session->lastIsolated()) text += "\n" + isolatedVerdict(*session->lastIsolated());
   summary_->setText(QString::fromStdString(text));
   const int first = model_->firstDivergentRow();

@@ -1,5 +1,6 @@
 // The divergence heat overlay's legend: the color scale from "agrees with
-// eager" to "far off", labelled in max relative error. It sits in a corner of
+// eager" to "far off", labelled in error over expected error (log scale: 1 is
+// what f32 rounding alone explains). It sits in a corner of
 // the graph view, over the scene, and is shown with the overlay.
 #pragma once
 

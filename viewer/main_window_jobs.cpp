@@ -174,7 +174,7 @@ void MainWindow::startCompare() {
       r.status = inputs.status();
       return r;
     }
-    auto report = s->compare(*inputs, s->tolerance, progress, cancel);
+    auto report = s->compare(*inputs, s->compareOptions, progress, cancel);
     if (!report) {
       r.status = report.status();
       return r;
@@ -198,7 +198,7 @@ void MainWindow::startIsolatedCompare() {
       r.status = inputs.status();
       return r;
     }
-    auto report = s->compareIsolated(*inputs, s->tolerance, progress, cancel);
+    auto report = s->compareIsolated(*inputs, s->compareOptions, progress, cancel);
     if (!report) r.status = report.status();
     return r;
   });

@@ -12,6 +12,6 @@ namespace fuselens::cli {
 
 // Runs the isolated comparison and prints it (a table, or JSON); returns the exit code.
 int runIsolatedCompare(Session& session, const std::map<std::string, TensorData>& inputs,
-                       const Tolerance& tol, bool json);
+                       const CompareOptions& opts, bool json);
 
 }  // namespace fuselens::cli

@@ -9,6 +9,8 @@
 #include <functional>
 #include <new>
 
+#include "codegen/runtime/kernel_hook.h"
+
 namespace fuselens {
 namespace {
 
@@ -144,6 +146,20 @@ Status CpuExecutor::callHost(const ExecKernel& k, const std::vector<void*>& args
   return Status::ok();
 }
 
+namespace {
+
+// Hands a kernel's outputs to the thread's after-kernel hook, when one is set.
+void afterKernel(const ExecKernel& k, std::vector<std::optional<TensorData>>& slots) {
+  const AfterKernelHook* hook = afterKernelHook();
+  if (!hook) return;
+  std::vector<TensorData*> outs;
+  for (ValueId v : k.outputs)
+    if (slots[v.index]) outs.push_back(&*slots[v.index]);
+  (*hook)(k.name, outs);
+}
+
+}  // namespace
+
 Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
     const std::map<std::string, TensorData>& inputs, const CancelToken& cancel) const {
   FL_RETURN_IF_ERROR(checkInputs(inputs));
@@ -184,6 +200,7 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
       if (!outs) return outs.status();
       for (size_t o = 0; o < k.outputs.size() && o < outs->size(); ++o)
         slots[k.outputs[o].index] = std::move((*outs)[o]);
+      afterKernel(k, slots);
       continue;
     }
     try {
@@ -195,6 +212,7 @@ Expected<std::vector<std::optional<TensorData>>> CpuExecutor::run(
       return Status::error("cannot allocate the outputs of kernel " + k.name);
     }
     FL_RETURN_IF_ERROR(call(k, data, scratch.p, args));
+    afterKernel(k, slots);
   }
   // Aliases and constant outputs get their own tensors in the result.
   auto materialize = [&](ValueId v) {

@@ -21,10 +21,36 @@ std::string shapeText(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
+// The dtype a tensor declared `declared` has in this run: f32 is f64 when widened.
+DType runDType(DType declared, const EagerOptions& opts) {
+  return opts.widenToF64 && declared == DType::F32 ? DType::F64 : declared;
+}
+
+// An f32 tensor as f64 (exact); any other tensor unchanged.
+TensorData widened(TensorData t) {
+  if (t.dtype != DType::F32) return t;
+  TensorData w(DType::F64, t.shape);
+  const float* from = t.data<float>();
+  double* to = w.data<double>();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) to[i] = double(from[i]);
+  return w;
+}
+
+// The options a body (fused group, If/Loop branch) runs with: the caller's precision.
+EagerOptions bodyOptions(const EagerOptions& run) {
+  EagerOptions opts;
+  opts.keepIntermediates = false;
+  opts.widenToF64 = run.widenToF64;
+  opts.accumulation = run.accumulation;
+  return opts;
+}
+
 // Checks one input against its declared type; symbols must bind consistently.
-Status checkInput(const Value& v, const TensorData& t, std::map<std::string, int64_t>& symbols) {
+// A widened run also takes the f64 form of an f32 input (a body fed by a widened caller).
+Status checkInput(const Value& v, const TensorData& t, std::map<std::string, int64_t>& symbols,
+                  const EagerOptions& opts) {
   const std::string where = "input '" + v.name + "'";
-  if (t.dtype != v.type.dtype)
+  if (t.dtype != v.type.dtype && t.dtype != runDType(v.type.dtype, opts))
     return Status::error("has element type " + std::string(dtypeName(t.dtype)) +
                              " but the model expects " + v.type.str(),
                          where);
@@ -50,9 +76,9 @@ Status checkInput(const Value& v, const TensorData& t, std::map<std::string, int
 
 // The kernel's output must agree with the type the graph declares for it; a
 // disagreement means inference or a pass got the type wrong.
-Status checkOutput(const Node& n, const Value& v, const TensorData& t) {
+Status checkOutput(const Node& n, const Value& v, const TensorData& t, const EagerOptions& opts) {
   const TensorType& ty = v.type;
-  bool ok = t.dtype == ty.dtype;
+  bool ok = t.dtype == runDType(ty.dtype, opts);
   if (ty.rankKnown) {
     ok = ok && t.rank() == ty.rank();
     for (size_t i = 0; ok && i < t.rank(); ++i)
@@ -65,16 +91,14 @@ Status checkOutput(const Node& n, const Value& v, const TensorData& t) {
 }
 
 Expected<std::vector<TensorData>> runFused(const Node& n, const std::vector<const TensorData*>& in,
-                                           const CancelToken& cancel) {
+                                           const EagerOptions& run, const CancelToken& cancel) {
   const Graph& body = *n.body;
   if (body.inputs().size() != in.size() || body.outputs().size() != n.outputs.size())
     return Status::error("the body's inputs and outputs do not match the node's", describeNode(n));
   std::map<std::string, TensorData> bodyInputs;
   for (size_t i = 0; i < in.size(); ++i)
     if (in[i]) bodyInputs[body.value(body.inputs()[i]).name] = *in[i];
-  EagerOptions opts;
-  opts.keepIntermediates = false;
-  auto r = runEager(body, bodyInputs, opts, {}, cancel);
+  auto r = runEager(body, bodyInputs, bodyOptions(run), {}, cancel);
   if (!r) return Status::error("inside the group: " + r.diagnostic().str(), describeNode(n));
   std::vector<TensorData> outs;
   const auto& bodyOuts = body.outputs();
@@ -88,8 +112,9 @@ Expected<std::vector<TensorData>> runFused(const Node& n, const std::vector<cons
 }
 
 Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const TensorData*>& in,
-                                          const CancelToken& cancel) {
-  if (n.op == kFusedOp && n.domain == kFuseLensDomain && n.body) return runFused(n, in, cancel);
+                                          const EagerOptions& run, const CancelToken& cancel) {
+  if (n.op == kFusedOp && n.domain == kFuseLensDomain && n.body)
+    return runFused(n, in, run, cancel);
   const OpInfo* info = OpRegistry::instance().find(n.domain, n.op);
   if (!info || !info->eager) {
     std::string domain = n.domain.empty() ? "ai.onnx" : n.domain;
@@ -99,7 +124,7 @@ Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const
   // A hostile model can ask for a tensor larger than memory (Tile, Expand,
   // Pad, Resize with huge sizes): that is a sentence, not a crash.
   try {
-    return info->eager(n, in, eagerKernelContext(cancel));
+    return info->eager(n, in, eagerKernelContext(cancel, run));
   } catch (const std::bad_alloc&) {
     return Status::error("ran out of memory computing the outputs (they are too large)",
                          describeNode(n));
@@ -110,12 +135,11 @@ Expected<std::vector<TensorData>> runNode(const Node& n, const std::vector<const
 
 }  // namespace
 
-KernelContext eagerKernelContext(const CancelToken& cancel) {
+KernelContext eagerKernelContext(const CancelToken& cancel, const EagerOptions& run) {
   KernelContext ctx;
-  ctx.runBody = [cancel](const Graph& body,
-                         const std::map<std::string, TensorData>& inputs) -> KernelOutputs {
-    EagerOptions opts;
-    opts.keepIntermediates = false;
+  EagerOptions opts = bodyOptions(run);
+  ctx.runBody = [cancel, opts](const Graph& body,
+                               const std::map<std::string, TensorData>& inputs) -> KernelOutputs {
     auto r = runEager(body, inputs, opts, {}, cancel);
     if (!r) return r.status();
     std::vector<TensorData> outs;
@@ -133,6 +157,7 @@ KernelContext eagerKernelContext(const CancelToken& cancel) {
 Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, TensorData>& inputs,
                                const EagerOptions& opts, const Progress& progress,
                                const CancelToken& cancel) {
+  ScopedAccumulation accumulation(opts.accumulation);
   EagerResult result;
   result.tensors.resize(g.valueCapacity());
   // Where each value's tensor lives: in `result` or, for constants, in the graph.
@@ -143,14 +168,17 @@ Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, Tenso
     auto it = inputs.find(v.name);
     if (it == inputs.end())
       return Status::error("missing input '" + v.name + "' of type " + v.type.str());
-    FL_RETURN_IF_ERROR(checkInput(v, it->second, symbols));
-    live[id.index] = &result.tensors[id.index].emplace(it->second);
+    FL_RETURN_IF_ERROR(checkInput(v, it->second, symbols, opts));
+    live[id.index] =
+        &result.tensors[id.index].emplace(opts.widenToF64 ? widened(it->second) : it->second);
   }
   for (ValueId id : g.constants()) {
     const auto& data = g.value(id).constant;
-    live[id.index] = opts.keepIntermediates || g.isGraphOutput(id)
-                         ? &result.tensors[id.index].emplace(*data)
-                         : data.get();
+    const bool copy = opts.keepIntermediates || g.isGraphOutput(id) ||
+                      (opts.widenToF64 && data->dtype == DType::F32);
+    live[id.index] =
+        copy ? &result.tensors[id.index].emplace(opts.widenToF64 ? widened(*data) : *data)
+             : data.get();
   }
 
   auto order = g.topoOrder();
@@ -178,7 +206,7 @@ Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, Tenso
                              describeNode(n));
       in.push_back(v.valid() ? live[v.index] : nullptr);
     }
-    auto outs = runNode(n, in, cancel);
+    auto outs = runNode(n, in, opts, cancel);
     if (!outs) return outs.status();
     if (outs->size() != n.outputs.size())
       return Status::error("the kernel returned " + std::to_string(outs->size()) +
@@ -186,7 +214,10 @@ Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, Tenso
                            describeNode(n));
     for (size_t i = 0; i < outs->size(); ++i) {
       ValueId o = n.outputs[i];
-      FL_RETURN_IF_ERROR(checkOutput(n, g.value(o), (*outs)[i]));
+      // A widened run widens what a kernel still makes in f32 (a Cast to float,
+      // a kernel that computes in f32 only) before anything reads it.
+      if (opts.widenToF64) (*outs)[i] = widened(std::move((*outs)[i]));
+      FL_RETURN_IF_ERROR(checkOutput(n, g.value(o), (*outs)[i], opts));
       live[o.index] = &result.tensors[o.index].emplace(std::move((*outs)[i]));
       if (g.value(o).users.empty()) {
         ++pendingUsers[o.index];  // so release() drops an unused output at once

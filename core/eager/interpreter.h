@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/ops/accumulation.h"
 #include "core/ops/registry.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
@@ -19,6 +20,13 @@ namespace fuselens {
 struct EagerOptions {
   bool keepIntermediates = true;  // false: keep only graph inputs and outputs...
   std::vector<ValueId> keep;      // ...and these values (the memory budget's chosen ones)
+  // Every f32 tensor (inputs, constants, each kernel's outputs, a Cast's f32
+  // included) widened to f64, so the whole model is computed in double: the
+  // exact answer the rounding-aware compare measures f32 runs against. The
+  // run's f32 values come back as f64 tensors.
+  bool widenToF64 = false;
+  // How contractions sum (core/ops/accumulation.h); Storage sums f32 in f32.
+  Accumulation accumulation = Accumulation::Wide;
 };
 
 struct EagerResult {
@@ -35,7 +43,8 @@ Expected<EagerResult> runEager(const Graph& g, const std::map<std::string, Tenso
                                const CancelToken& cancel = {});
 
 // The context kernels run in here: bodies of If/Loop/Scan run through runEager,
-// keeping only their outputs, and stop when `cancel` fires.
-KernelContext eagerKernelContext(const CancelToken& cancel = {});
+// keeping only their outputs, with the run's precision settings (widenToF64,
+// accumulation), and stop when `cancel` fires.
+KernelContext eagerKernelContext(const CancelToken& cancel = {}, const EagerOptions& run = {});
 
 }  // namespace fuselens

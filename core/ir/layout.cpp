@@ -1,8 +1,9 @@
 // Blocked-layout bookkeeping: the name of a layout, the logical type behind a
 // blocked one and the inverse transform compare uses (see layout.h).
-#include "core/ir/layout.h"
-
+#include <algorithm>
 #include <cstring>
+
+#include "core/ir/layout_store.h"
 
 namespace fuselens {
 
@@ -37,6 +38,27 @@ Expected<TensorData> toLogical(const TensorData& stored, const Layout& layout) {
         int64_t from = ((n * CB + c / b) * HW + p) * b + c % b;
         int64_t to = (n * C + c) * HW + p;
         std::memcpy(out.bytes.data() + to * es, stored.bytes.data() + from * es, es);
+      }
+  return out;
+}
+
+Expected<TensorData> toStored(const TensorData& logical, const Layout& layout) {
+  if (!layout.blocked()) return logical;
+  const int64_t b = layout.block, C = layout.channels;
+  if (logical.rank() != 4 || logical.shape[1] != C || C <= 0)
+    return Status::error("a tensor of shape " + formatShape(logical.shape) +
+                         " cannot be stored as " + layout.name() + " of " + std::to_string(C) +
+                         " channels");
+  const int64_t N = logical.shape[0], CB = (C + b - 1) / b;
+  const int64_t HW = logical.shape[2] * logical.shape[3];
+  const size_t es = dtypeSize(logical.dtype);
+  TensorData out(logical.dtype, {N, CB, logical.shape[2], logical.shape[3], b});
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < HW; ++p) {
+        int64_t to = ((n * CB + c / b) * HW + p) * b + c % b;
+        int64_t from = (n * C + c) * HW + p;
+        std::memcpy(out.bytes.data() + to * es, logical.bytes.data() + from * es, es);
       }
   return out;
 }

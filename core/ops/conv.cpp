@@ -3,10 +3,12 @@
 // MaxPool (with Indices), AveragePool (count_include_pad, ceil_mode),
 // GlobalAveragePool, GlobalMaxPool. Spatial dims are padded to three (D, H, W)
 // so one plain loop nest serves every rank. Sums are kept in double per output
-// plane; f16/bf16 run in f32 as ONNX Runtime's CPU kernels do.
+// plane (in f32 under Accumulation::Storage, accumulation.h); f16/bf16 run in f32
+// as ONNX Runtime's CPU kernels do.
 #include <algorithm>
 #include <cmath>
 
+#include "core/ops/accumulation.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -81,7 +83,7 @@ std::vector<int64_t> spatialOf(const std::vector<int64_t>& s) { return {s.begin(
 
 // ---- Conv ----
 
-template <class T>
+template <class T, class Acc>
 TensorData convLoop(const TensorData& x, const TensorData& w, const TensorData* b,
                     const std::vector<Axis>& ax3, int64_t group, std::vector<int64_t> outShape) {
   int64_t N = x.shape[0], C = x.shape[1], M = w.shape[0], Cg = C / group, Mg = M / group;
@@ -91,10 +93,10 @@ TensorData convLoop(const TensorData& x, const TensorData& w, const TensorData* 
   const T* pw = w.data<T>();
   T* po = o.data<T>();
   int64_t inPlane = D.in * H.in * W.in, outPlane = D.out * H.out * W.out, kVol = D.k * H.k * W.k;
-  std::vector<double> acc(static_cast<size_t>(outPlane), 0.0);
+  std::vector<Acc> acc(static_cast<size_t>(outPlane), Acc(0));
   for (int64_t nn = 0; nn < N; ++nn)
     for (int64_t m = 0; m < M; ++m) {
-      std::fill(acc.begin(), acc.end(), b ? double(b->data<T>()[m]) : 0.0);
+      std::fill(acc.begin(), acc.end(), b ? Acc(b->data<T>()[m]) : Acc(0));
       int64_t g = m / Mg;
       for (int64_t c = 0; c < Cg; ++c) {
         const T* xin = px + (nn * C + g * Cg + c) * inPlane;
@@ -102,7 +104,7 @@ TensorData convLoop(const TensorData& x, const TensorData& w, const TensorData* 
         for (int64_t kd = 0; kd < D.k; ++kd)
           for (int64_t kh = 0; kh < H.k; ++kh)
             for (int64_t kw = 0; kw < W.k; ++kw) {
-              double wv = double(wk[(kd * H.k + kh) * W.k + kw]);
+              Acc wv = Acc(wk[(kd * H.k + kh) * W.k + kw]);
               for (int64_t od = 0; od < D.out; ++od) {
                 int64_t id = od * D.s - D.pb + kd * D.d;
                 if (id < 0 || id >= D.in) continue;
@@ -110,10 +112,10 @@ TensorData convLoop(const TensorData& x, const TensorData& w, const TensorData* 
                   int64_t ih = oh * H.s - H.pb + kh * H.d;
                   if (ih < 0 || ih >= H.in) continue;
                   const T* row = xin + (id * H.in + ih) * W.in;
-                  double* arow = acc.data() + (od * H.out + oh) * W.out;
+                  Acc* arow = acc.data() + (od * H.out + oh) * W.out;
                   for (int64_t ow = 0; ow < W.out; ++ow) {
                     int64_t iw = ow * W.s - W.pb + kw * W.d;
-                    if (iw >= 0 && iw < W.in) arow[ow] += wv * double(row[iw]);
+                    if (iw >= 0 && iw < W.in) arow[ow] += wv * Acc(row[iw]);
                   }
                 }
               }
@@ -153,9 +155,11 @@ Outputs convKernel(const Node& n, const Inputs& in) {
   for (const Axis& a : *geo) shape.push_back(a.out);
   switch (x.dtype) {
     case DType::F32:
-      return std::vector{convLoop<float>(x, w, b, to3(*geo), group, shape)};
+      if (eagerAccumulation() == Accumulation::Storage)
+        return std::vector{convLoop<float, float>(x, w, b, to3(*geo), group, shape)};
+      return std::vector{convLoop<float, double>(x, w, b, to3(*geo), group, shape)};
     case DType::F64:
-      return std::vector{convLoop<double>(x, w, b, to3(*geo), group, shape)};
+      return std::vector{convLoop<double, double>(x, w, b, to3(*geo), group, shape)};
     default:
       return nodeError(n, "no eager kernel for element type " + dtypeStr(x.dtype));
   }
@@ -239,7 +243,7 @@ Expected<std::vector<Axis>> transposeGeometry(const Node& n, const std::vector<i
   return axes;
 }
 
-template <class T>
+template <class T, class Acc>
 TensorData convTransposeLoop(const TensorData& x, const TensorData& w, const TensorData* b,
                              const std::vector<Axis>& ax3, int64_t group,
                              std::vector<int64_t> outShape) {
@@ -247,10 +251,10 @@ TensorData convTransposeLoop(const TensorData& x, const TensorData& w, const Ten
   const Axis &D = ax3[0], &H = ax3[1], &W = ax3[2];
   TensorData o(x.dtype, outShape);
   int64_t inPlane = D.in * H.in * W.in, outPlane = D.out * H.out * W.out, kVol = D.k * H.k * W.k;
-  std::vector<double> acc(static_cast<size_t>(outPlane), 0.0);
+  std::vector<Acc> acc(static_cast<size_t>(outPlane), Acc(0));
   for (int64_t nn = 0; nn < N; ++nn)
     for (int64_t m = 0; m < M; ++m) {
-      std::fill(acc.begin(), acc.end(), b ? double(b->data<T>()[m]) : 0.0);
+      std::fill(acc.begin(), acc.end(), b ? Acc(b->data<T>()[m]) : Acc(0));
       int64_t g = m / Mg, mg = m % Mg;
       for (int64_t c = 0; c < Cg; ++c) {
         const T* xin = x.data<T>() + (nn * C + g * Cg + c) * inPlane;
@@ -258,7 +262,7 @@ TensorData convTransposeLoop(const TensorData& x, const TensorData& w, const Ten
         for (int64_t id = 0; id < D.in; ++id)
           for (int64_t ih = 0; ih < H.in; ++ih)
             for (int64_t iw = 0; iw < W.in; ++iw) {
-              double xv = double(xin[(id * H.in + ih) * W.in + iw]);
+              Acc xv = Acc(xin[(id * H.in + ih) * W.in + iw]);
               for (int64_t kd = 0; kd < D.k; ++kd) {
                 int64_t od = id * D.s - D.pb + kd * D.d;
                 if (od < 0 || od >= D.out) continue;
@@ -268,8 +272,7 @@ TensorData convTransposeLoop(const TensorData& x, const TensorData& w, const Ten
                   for (int64_t kw = 0; kw < W.k; ++kw) {
                     int64_t ow = iw * W.s - W.pb + kw * W.d;
                     if (ow < 0 || ow >= W.out) continue;
-                    acc[(od * H.out + oh) * W.out + ow] +=
-                        xv * double(wk[(kd * H.k + kh) * W.k + kw]);
+                    acc[(od * H.out + oh) * W.out + ow] += xv * Acc(wk[(kd * H.k + kh) * W.k + kw]);
                   }
                 }
               }
@@ -302,9 +305,11 @@ Outputs convTransposeKernel(const Node& n, const Inputs& in) {
   FL_RETURN_IF_ERROR(checkAllocatable(n, shape, x.dtype));
   switch (x.dtype) {
     case DType::F32:
-      return std::vector{convTransposeLoop<float>(x, w, b, to3(*geo), group, shape)};
+      if (eagerAccumulation() == Accumulation::Storage)
+        return std::vector{convTransposeLoop<float, float>(x, w, b, to3(*geo), group, shape)};
+      return std::vector{convTransposeLoop<float, double>(x, w, b, to3(*geo), group, shape)};
     case DType::F64:
-      return std::vector{convTransposeLoop<double>(x, w, b, to3(*geo), group, shape)};
+      return std::vector{convTransposeLoop<double, double>(x, w, b, to3(*geo), group, shape)};
     default:
       return nodeError(n, "no eager kernel for element type " + dtypeStr(x.dtype));
   }
@@ -365,6 +370,7 @@ Outputs poolKernel(const Node& n, const Inputs& in) {
           window(W, ow, w0, w1, pw);
           double acc = isMax ? -INFINITY : 0.0;
           int64_t count = 0, best = -1, bestColumn = 0;
+          const bool narrow = sumsInF32(x.dtype);
           for (int64_t id = d0; id < d1; id += D.d)
             for (int64_t ih = h0; ih < h1; ih += H.d)
               for (int64_t iw = w0; iw < w1; iw += W.d) {
@@ -375,7 +381,7 @@ Outputs poolKernel(const Node& n, const Inputs& in) {
                   if (v > acc || best < 0)
                     acc = v, best = at, bestColumn = id + (ih + iw * H.in) * D.in;
                 } else {
-                  acc += v;
+                  acc = addTo(acc, v, narrow);
                 }
                 ++count;
               }
@@ -423,11 +429,12 @@ Outputs globalPoolKernel(const Node& n, const Inputs& in) {
   shape[0] = x.shape[0], shape[1] = x.shape[1];
   TensorData o(x.dtype, shape);
   int64_t planes = x.shape[0] * x.shape[1], plane = planes ? x.numel() / planes : 0;
+  const bool narrow = sumsInF32(x.dtype);
   for (int64_t p = 0; p < planes; ++p) {
     double acc = isMax ? -INFINITY : 0.0;
     for (int64_t i = 0; i < plane; ++i) {
       double v = x.at(p * plane + i);
-      acc = isMax ? std::max(acc, v) : acc + v;
+      acc = isMax ? std::max(acc, v) : addTo(acc, v, narrow);
     }
     storeF(o, p, isMax ? acc : acc / double(plane));
   }

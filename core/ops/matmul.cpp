@@ -2,12 +2,14 @@
 // removed again, batch dims broadcast) and Gemm (alpha*A'*B' + beta*C with
 // transA/transB and an optional C broadcast to [M,N]). Both are
 // OutEWiseFusable. The kernels are triple loops that sum in double: the
-// reference should be the most accurate answer, not the fastest.
+// reference should be the most accurate answer, not the fastest (in f32 only
+// under Accumulation::Storage, accumulation.h).
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <type_traits>
 
+#include "core/ops/accumulation.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -68,7 +70,7 @@ void matmulLoop(const T* a, const T* b, T* c, int64_t M, int64_t K, int64_t N) {
 template <class T>
 using AccOf = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
-template <class T>
+template <class T, class Acc = AccOf<T>>
 Outputs matmulTyped(const Node& n, const TensorData& a, const TensorData& b) {
   std::vector<int64_t> sa = a.shape, sb = b.shape;
   if (sa.size() == 1) sa.insert(sa.begin(), 1);
@@ -94,8 +96,8 @@ Outputs matmulTyped(const Node& n, const TensorData& a, const TensorData& b) {
       ia += idx[d] * stA[d];
       ib += idx[d] * stB[d];
     }
-    matmulLoop<T, AccOf<T>>(a.data<T>() + ia * M * K, b.data<T>() + ib * K * N,
-                            out.data<T>() + i * M * N, M, K, N);
+    matmulLoop<T, Acc>(a.data<T>() + ia * M * K, b.data<T>() + ib * K * N,
+                       out.data<T>() + i * M * N, M, K, N);
     nextIndex(idx, *batch);
   }
   return std::vector{std::move(out)};
@@ -109,6 +111,7 @@ Outputs matmulKernel(const Node& n, const std::vector<const TensorData*>& in) {
   if (a.rank() == 0 || b.rank() == 0) return nodeError(n, "operands must not be scalars");
   switch (a.dtype) {
     case DType::F32:
+      if (eagerAccumulation() == Accumulation::Storage) return matmulTyped<float, float>(n, a, b);
       return matmulTyped<float>(n, a, b);
     case DType::F64:
       return matmulTyped<double>(n, a, b);
@@ -152,7 +155,7 @@ Types inferGemm(const InferContext& c) {
   return std::vector{out};
 }
 
-template <class T>
+template <class T, class Acc = double>
 Outputs gemmTyped(const Node& n, const TensorData& a, const TensorData& b, const TensorData* c) {
   bool ta = n.attrs.getInt("transA", 0) != 0, tb = n.attrs.getInt("transB", 0) != 0;
   double alpha = n.attrs.getFloat("alpha", 1.0), beta = n.attrs.getFloat("beta", 1.0);
@@ -173,10 +176,10 @@ Outputs gemmTyped(const Node& n, const TensorData& a, const TensorData& b, const
   const T* pb = b.data<T>();
   for (int64_t m = 0; m < M; ++m)
     for (int64_t j = 0; j < N; ++j) {
-      double sum = 0;
+      Acc sum = 0;
       for (int64_t k = 0; k < K; ++k) {
-        double x = pa[ta ? k * M + m : m * K + k];
-        double y = pb[tb ? j * K + k : k * N + j];
+        Acc x = pa[ta ? k * M + m : m * K + k];
+        Acc y = pb[tb ? j * K + k : k * N + j];
         sum += x * y;
       }
       double r = alpha * sum;
@@ -198,6 +201,7 @@ Outputs gemmKernel(const Node& n, const std::vector<const TensorData*>& in) {
     return nodeError(n, "inputs have different element types");
   switch (a.dtype) {
     case DType::F32:
+      if (eagerAccumulation() == Accumulation::Storage) return gemmTyped<float, float>(n, a, b, c);
       return gemmTyped<float>(n, a, b, c);
     case DType::F64:
       return gemmTyped<double>(n, a, b, c);

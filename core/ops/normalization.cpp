@@ -3,9 +3,11 @@
 // and variance as outputs 1 and 2, as opset 14+ defines), InstanceNormalization,
 // LayerNormalization (Y, and the optional Mean and InvStdDev outputs) and
 // GroupNormalization (opset-21 form: per-channel scale and bias; the importer
-// expands the opset-18 per-group form). Statistics are computed in double.
+// expands the opset-18 per-group form). Statistics are computed in double (in
+// f32 under Accumulation::Storage, accumulation.h).
 #include <cmath>
 
+#include "core/ops/accumulation.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -89,13 +91,14 @@ TensorData normalizeBlocks(const TensorData& x, int64_t blocks, double eps, cons
                            std::vector<double>* invStd = nullptr) {
   TensorData o(x.dtype, x.shape);
   int64_t len = blocks ? x.numel() / blocks : 0;
+  const bool narrow = sumsInF32(x.dtype);
   for (int64_t b = 0; b < blocks; ++b) {
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < len; ++i) mean += x.at(b * len + i);
+    for (int64_t i = 0; i < len; ++i) mean = addTo(mean, x.at(b * len + i), narrow);
     mean /= double(len);
     for (int64_t i = 0; i < len; ++i) {
       double d = x.at(b * len + i) - mean;
-      var += d * d;
+      var = addTo(var, d * d, narrow);
     }
     var /= double(len);
     double inv = 1.0 / std::sqrt(var + eps);
@@ -172,11 +175,13 @@ Outputs layerNormKernel(const Node& n, const Inputs& in) {
   for (size_t i = size_t(*axis); i < statShape.size(); ++i) statShape[i] = 1;
   // Mean and InvStdDev are in stash_type (f32 by default).
   TensorData mean(DType::F32, statShape), inv(DType::F32, statShape);
+  const bool narrow = sumsInF32(x.dtype);
   for (int64_t r = 0; r < outer; ++r) {
     double m = 0, var = 0;
-    for (int64_t i = 0; i < len; ++i) m += x.at(r * len + i);
+    for (int64_t i = 0; i < len; ++i) m = addTo(m, x.at(r * len + i), narrow);
     m /= double(len);
-    for (int64_t i = 0; i < len; ++i) var += (x.at(r * len + i) - m) * (x.at(r * len + i) - m);
+    for (int64_t i = 0; i < len; ++i)
+      var = addTo(var, (x.at(r * len + i) - m) * (x.at(r * len + i) - m), narrow);
     double is = 1.0 / std::sqrt(var / double(len) + eps);
     storeF(mean, r, m);
     storeF(inv, r, is);

@@ -8,11 +8,13 @@
 // past 2^53 rounds, an overflowing i32 sum clamps). Comparisons are exact for
 // integers (Max/Min, ArgMax/ArgMin, TopK), as ORT's are: an i64 above 2^53
 // would round through double. Softmax subtracts the row maximum before exp.
+// Float sums run in f32 under Accumulation::Storage (accumulation.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 
+#include "core/ops/accumulation.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -159,13 +161,14 @@ EagerFn reduceKernel(Red red) {
     if ((red == Red::Max || red == Red::Min) && isIntegral(x.dtype))
       return std::vector{intExtremum(red == Red::Max, x, oshape, outN, count, forEachIndex)};
     if (red == Red::LogSumExp) forEach([&](int64_t o, double v) { mx[o] = std::max(mx[o], v); });
+    const bool narrow = sumsInF32(x.dtype);
     forEach([&](int64_t o, double v) {
       double& a = acc[o];
       switch (red) {
         case Red::Sum:
         case Red::Mean:
         case Red::LogSum:
-          a += v;
+          a = addTo(a, v, narrow);
           break;
         case Red::Max:
           a = std::isnan(v) || std::isnan(a) ? NAN : std::max(a, v);
@@ -177,14 +180,14 @@ EagerFn reduceKernel(Red red) {
           a *= v;
           break;
         case Red::L1:
-          a += std::fabs(v);
+          a = addTo(a, std::fabs(v), narrow);
           break;
         case Red::L2:
         case Red::SumSquare:
-          a += v * v;
+          a = addTo(a, v * v, narrow);
           break;
         case Red::LogSumExp:
-          a += std::isinf(mx[o]) ? std::exp(v) : std::exp(v - mx[o]);
+          a = addTo(a, std::isinf(mx[o]) ? std::exp(v) : std::exp(v - mx[o]), narrow);
           break;
       }
     });
@@ -313,13 +316,15 @@ EagerFn softmaxKernel(bool log) {
                               shapeStr(x.shape));
     AxisView v = viewAround(x.shape, *axis);
     TensorData out(x.dtype, x.shape);
+    const bool narrow = sumsInF32(x.dtype);
     for (int64_t a = 0; a < v.outer; ++a)
       for (int64_t b = 0; b < v.inner; ++b) {
         const int64_t base = a * v.len * v.inner + b;
         double mx = -INFINITY;
         for (int64_t i = 0; i < v.len; ++i) mx = std::fmax(mx, x.at(base + i * v.inner));
         double sum = 0;
-        for (int64_t i = 0; i < v.len; ++i) sum += std::exp(x.at(base + i * v.inner) - mx);
+        for (int64_t i = 0; i < v.len; ++i)
+          sum = addTo(sum, std::exp(x.at(base + i * v.inner) - mx), narrow);
         for (int64_t i = 0; i < v.len; ++i) {
           double e = x.at(base + i * v.inner) - mx;
           storeF(out, base + i * v.inner, log ? e - std::log(sum) : std::exp(e) / sum);

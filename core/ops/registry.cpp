@@ -5,6 +5,7 @@
 
 #include <cassert>
 
+#include "core/ops/accumulation.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens {
@@ -180,6 +181,16 @@ TensorType mergeTypes(const TensorType& inferred, const TensorType& existing) {
 }
 
 }  // namespace
+
+namespace {
+thread_local Accumulation currentAccumulation = Accumulation::Wide;
+}  // namespace
+
+Accumulation eagerAccumulation() { return currentAccumulation; }
+ScopedAccumulation::ScopedAccumulation(Accumulation a) : saved_(currentAccumulation) {
+  currentAccumulation = a;
+}
+ScopedAccumulation::~ScopedAccumulation() { currentAccumulation = saved_; }
 
 std::string_view patternKindName(PatternKind k) {
   switch (k) {

@@ -20,22 +20,23 @@ std::map<std::string, ValueHeat> heatByValue(const CompareReport& report) {
     ValueHeat h;
     h.maxRel = row.metrics.maxRel;
     h.maxAbs = row.metrics.maxAbs;
-    h.within = row.metrics.withinTolerance();
+    h.within = row.verdict == NumericVerdict::WithinRounding;
+    h.ratio = errorRatio(row);
     if (!row.metrics.shapeMatch || row.metrics.nanMismatch > 0) h.maxRel = INFINITY;
     out[row.name] = h;
   }
   return out;
 }
 
-double heatFraction(double maxRel) {
-  if (std::isnan(maxRel)) return 1;
-  if (maxRel <= kHeatLow) return 0;
+double heatFraction(double ratio) {
+  if (std::isnan(ratio)) return 1;
+  if (ratio <= kHeatLow) return 0;
   const double lo = std::log10(kHeatLow), hi = std::log10(kHeatHigh);
-  return std::clamp((std::log10(maxRel) - lo) / (hi - lo), 0.0, 1.0);
+  return std::clamp((std::log10(ratio) - lo) / (hi - lo), 0.0, 1.0);
 }
 
 double heatFraction(const ValueHeat& heat) {
-  const double f = heatFraction(heat.maxRel);
+  const double f = heatFraction(heat.ratio);
   return heat.within ? f : std::max(f, kOutOfToleranceFloor);
 }
 

@@ -48,6 +48,29 @@ class CliTest : public QObject {
     QVERIFY(o["fused_groups"].toInt() >= 2);
   }
 
+  // The default: rounding verdicts, the expected error and verdict on every row.
+  void compareJsonCarriesExpectedErrors() {
+    Result r = cli({"compare", kMlp, "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o["options"].toObject()["check"].toString(), QString("rounding"));
+    QVERIFY(o["verdict"].toString().contains("within rounding"));
+    for (const auto& t : o["tensors"].toArray()) {
+      QVERIFY(t.toObject()["expected_error"].toDouble() > 0);
+      QCOMPARE(t.toObject()["verdict"].toString(), QString("within rounding"));
+    }
+  }
+
+  void checkStatIsChecked() {
+    Result ok = cli({"compare", kMlp, "--check-stat", "quantile:0.9"});
+    QVERIFY2(ok.code == 0, qPrintable(ok.out + ok.err));
+    QVERIFY2(ok.out.contains("PASS: 4 tensors within rounding (quantile:0.9 error"),
+             qPrintable(ok.out));
+    Result bad = cli({"compare", kMlp, "--check-stat", "mode"});
+    QVERIFY(bad.code != 0);
+    QVERIFY2(bad.err.contains("max, mean, median, quantile:Q"), qPrintable(bad.err));
+  }
+
   void compareOutOfToleranceExitsNonZero() {
     // A tolerance no float computation meets: the exit code must say so.
     Result r = cli({"compare", kMlp, "--atol", "0", "--rtol", "0"});

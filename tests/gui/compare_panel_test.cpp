@@ -32,7 +32,7 @@ class ComparePanelTest : public QObject {
 
   Session session_;
 
-  void compareWith(const Tolerance& tol) {
+  void compareWith(const CompareOptions& tol) {
     auto inputs = session_.randomInputs(0);
     QVERIFY(inputs.isOk());
     auto report = session_.compare(*inputs, tol);
@@ -68,6 +68,7 @@ class ComparePanelTest : public QObject {
     row.metrics.shapeMatch = shapeMatch;
     row.metrics.nanMismatch = nanMismatch;
     row.metrics.outOfTolerance = outOfTolerance;
+    row.metrics.toleranceStat = outOfTolerance > 0 ? 2.0 : 0.0;
     QCOMPARE(CompareModel::statusText(row), text);
   }
 
@@ -75,6 +76,7 @@ class ComparePanelTest : public QObject {
     QTest::addColumn<double>("tolerance");
     QTest::newRow("default tolerance") << 1e-4;
     QTest::newRow("zero tolerance: divergent rows likely") << 0.0;
+    QTest::newRow("rounding verdicts (the default)") << -1.0;
   }
 
   void rowsFollowTheReport() {
@@ -82,11 +84,12 @@ class ComparePanelTest : public QObject {
     ComparePanel panel;
     CompareModel* model = panel.compareModel();
     QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    compareWith(Tolerance{tolerance, tolerance});
+    compareWith(tolerance < 0 ? CompareOptions{} : CompareOptions(Tolerance{tolerance, tolerance}));
     panel.setSession(&session_);
     const CompareReport& report = *session_.lastReport();
     QCOMPARE(model->rowCount(), int(report.rows.size()));
     QVERIFY(panel.summary().startsWith("PASS: ") || panel.summary().startsWith("FAIL: "));
+    QVERIFY(panel.summary().startsWith(QString::fromStdString(report.verdict())));
     const CompareRow* first = report.firstDivergent();
     QCOMPARE(model->firstDivergentRow(), first ? int(first - report.rows.data()) : -1);
     for (int row = 0; row < model->rowCount(); ++row) {

@@ -44,7 +44,7 @@ class InputShapesGuiTest : public QObject {
     w.setInputShapes("x=4x8");
     w.openFile(kModel);
     QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.session() && w.session()->lastReport(), kTimeoutMs);
-    QVERIFY2(w.compareText().contains("tensors within tolerance"), qPrintable(w.compareText()));
+    QVERIFY2(w.compareText().contains("tensors within rounding"), qPrintable(w.compareText()));
   }
 
   void malformedShapesAreOneSentence() {

@@ -162,7 +162,7 @@ class MainWindowDocksTest : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(panel->isolatedButton()->isEnabled(), kTimeoutMs);
     panel->isolatedButton()->click();
     QTRY_VERIFY_WITH_TIMEOUT(!w.isBusy() && w.session()->lastIsolated().has_value(), kTimeoutMs);
-    QVERIFY2(panel->summary().contains("PASS: every kernel within tolerance when fed eager inputs"),
+    QVERIFY2(panel->summary().contains("PASS: every kernel within rounding when fed eager inputs"),
              qPrintable(panel->summary()));
     CompareModel* model = panel->compareModel();
     int filled = 0;

@@ -89,9 +89,10 @@ class MainWindowTest : public QObject {
     QVERIFY(cluster->label().startsWith(QStringLiteral("group %1").arg(cluster->group())));
     QVERIFY(w.irPane()->toPlainText().contains("Fused"));
 
-    // The CLI's verdict, word for word.
+    // The CLI's verdict, word for word: rounding-aware by default.
     QVERIFY2(w.compareText().startsWith("PASS: "), qPrintable(w.compareText()));
-    QVERIFY2(w.compareText().contains("tensors within tolerance"), qPrintable(w.compareText()));
+    QVERIFY2(w.compareText().contains("tensors within rounding"), qPrintable(w.compareText()));
+    QCOMPARE(w.compareText().toStdString(), w.session()->lastReport()->verdict());
   }
 
   void clickingANodeSelectsIt() {

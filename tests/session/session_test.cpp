@@ -33,6 +33,25 @@ class SessionTest : public QObject {
     QVERIFY(rep->firstDivergent() == nullptr);
   }
 
+  // The default check: every tensor judged against its expected f32 rounding
+  // error, with the expected error and verdict on every row.
+  void defaultCompareIsRoundingAware() {
+    Session s;
+    QVERIFY(s.open(sample("mlp.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    auto rep = s.compare(*s.randomInputs(7), CompareOptions{});
+    QVERIFY2(rep.isOk(), rep.message().c_str());
+    QVERIFY2(rep->allWithin(), rep->verdict().c_str());
+    QVERIFY(rep->referenceNote.empty());
+    QVERIFY(QString::fromStdString(rep->verdict()).startsWith("PASS: 4 tensors within rounding"));
+    for (const CompareRow& r : rep->rows) {
+      QVERIFY(r.rounding.has_value());
+      QVERIFY(r.rounding->expected > 0);
+      QVERIFY2(r.rounding->ratio <= kRoundingMargin, rowStatus(r).c_str());
+      QCOMPARE(rowStatus(r), std::string("within rounding"));
+    }
+  }
+
   void zeroToleranceNamesFirstDivergentInTopologicalOrder() {
     Session s;
     QVERIFY(s.open(sample("mlp.onnx")).isOk());
@@ -55,7 +74,8 @@ class SessionTest : public QObject {
     Session s;
     QVERIFY(s.open(model).isOk());
     QVERIFY(s.optimize("dce,fuse-ops{max-ops=4}").isOk());
-    s.tolerance = {1e-3, 2e-3};
+    s.compareOptions = Tolerance{1e-3, 2e-3};
+    s.compareOptions.stat = *ErrorStat::parse("quantile:0.99");
     s.seed = 42;
     s.bookmarks = {"y"};
     std::string path = dir.filePath("work.fuselens.json").toStdString();
@@ -67,7 +87,9 @@ class SessionTest : public QObject {
     QVERIFY(warnings->empty());
     QCOMPARE(r.pipeline(), std::string("dce,fuse-ops{max-ops=4}"));
     QCOMPARE(r.snapshots().size(), size_t(3));
-    QCOMPARE(r.tolerance.rtol, 2e-3);
+    QCOMPARE(r.compareOptions.tolerance.rtol, 2e-3);
+    QVERIFY(!r.compareOptions.rounding());
+    QCOMPARE(r.compareOptions.stat.str(), std::string("quantile:0.99"));
     QCOMPARE(r.seed, uint64_t(42));
     QCOMPARE(r.bookmarks, std::vector<std::string>{"y"});
 

@@ -2,8 +2,13 @@
 
 resize_linear_u8: Resize in linear mode on uint8 data, which code generation
 does not lower (it covers linear and cubic Resize for f32 data), so the CLI
-tests see the labelled reference fallback on a real op gap. Deterministic:
-rerunning writes identical files.
+tests see the labelled reference fallback on a real op gap.
+
+two_convs: Conv -> Relu -> Conv on 16 channels, which the default pipeline
+blocks to NCHW8c, so the value between the two kernels is stored blocked and
+compare --isolated must feed the second kernel a blocked tensor.
+
+Deterministic: rerunning writes identical files.
 """
 import os
 
@@ -28,5 +33,29 @@ def resize_linear_u8():
     np.save(os.path.join(out, "input_x.npy"), np.array([[[[0, 100, 255], [40, 7, 90]]]], np.uint8))
 
 
+def two_convs():
+    out = os.path.join(HERE, "two_convs")
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(7)
+    w1 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2
+    w2 = rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.2
+    b1 = rng.standard_normal(16).astype(np.float32) * 0.1
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, a.shape, a.flatten().tolist())
+             for n, a in (("w1", w1), ("w2", w2), ("b1", b1))]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "two_convs",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 10])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 12, 10])],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="fuselens-tests")
+    model.ir_version = 8
+    save(model, os.path.join(out, "model.onnx"))
+    np.save(os.path.join(out, "input_x.npy"), rng.uniform(-1, 1, (1, 8, 12, 10)).astype(np.float32))
+
+
 if __name__ == "__main__":
     resize_linear_u8()
+    two_convs()
