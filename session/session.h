@@ -18,8 +18,8 @@
 #include "session/compare_report.h"
 #include "session/explain_report.h"
 #include "session/isolated_compare.h"
-#include "session/profile_report.h"
 #include "session/perturb.h"
+#include "session/profile_report.h"
 #include "session/requests.h"
 
 namespace fuselens {
