@@ -7,7 +7,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "session/snapshot_diff.h"
+#include "session/pass_diff.h"
 
 namespace fuselens::cli {
 namespace {
@@ -29,7 +29,7 @@ void printNodes(const char* title, const std::vector<NodeChange>& v) {
               << (c.into.empty() ? "" : "  -> now in '" + c.into + "'") << "\n";
 }
 
-int printOne(const SnapshotDiff& d, const DiffArgs& a) {
+int printOne(const PassDiff& d, const DiffArgs& a) {
   if (a.json) {
     std::cout << diffJson(d) << "\n";
     return kExitOk;
@@ -50,14 +50,14 @@ int runDiff(const DiffArgs& a) {
     auto i = findSnapshot(snaps, a.pass);
     if (!i) return fail(i.status());
     if (*i == 0) return fail(Status::error("snapshot 0 is the imported graph; no pass made it"));
-    return printOne(diffSnapshots(snaps[*i - 1], snaps[*i]), a);
+    return printOne(diffPass(snaps[*i - 1], snaps[*i]), a);
   }
   if (!a.from.empty() || !a.to.empty()) {
     auto from = findSnapshot(snaps, a.from.empty() ? "0" : a.from);
     if (!from) return fail(from.status());
     auto to = findSnapshot(snaps, a.to.empty() ? std::to_string(snaps.size() - 1) : a.to);
     if (!to) return fail(to.status());
-    return printOne(diffSnapshots(snaps[*from], snaps[*to]), a);
+    return printOne(diffPass(snaps[*from], snaps[*to]), a);
   }
   std::string json = "[";
   for (size_t i = 1; i < snaps.size(); ++i) {
@@ -66,7 +66,7 @@ int runDiff(const DiffArgs& a) {
       if (!a.json) std::cout << snaps[i].label << ": (unchanged)\n";
       continue;
     }
-    SnapshotDiff d = diffSnapshots(snaps[i - 1], snaps[i]);
+    PassDiff d = diffPass(snaps[i - 1], snaps[i]);
     if (a.json)
       json += (json.size() > 1 ? "," : "") + diffJson(d);
     else

@@ -30,7 +30,7 @@ struct NodeChange {
   std::string into;  // removed only: the node of the newer snapshot holding its ops
 };
 
-struct SnapshotDiff {
+struct PassDiff {
   std::string from, to;  // snapshot labels
   std::vector<NodeChange> added, removed, changed;
   size_t unchanged = 0;
@@ -44,7 +44,7 @@ struct SnapshotDiff {
   std::string unifiedText(size_t context = 3) const;
 };
 
-SnapshotDiff diffSnapshots(const Snapshot& from, const Snapshot& to);
+PassDiff diffPass(const Snapshot& from, const Snapshot& to);
 
 // A snapshot by its position ("0" is the imported graph), "import", or a pass
 // name ("fuse-ops" finds "fuse-ops{max-ops=8}"; the first match when a pass
@@ -53,6 +53,6 @@ Expected<size_t> findSnapshot(const std::vector<Snapshot>& snapshots, const std:
 
 // {"from", "to", "added": [{node, op}], "removed": [{node, op, into}],
 //  "changed": [...], "unchanged", "ir": {"added_lines", "removed_lines", "diff"}}.
-std::string diffJson(const SnapshotDiff& d);
+std::string diffJson(const PassDiff& d);
 
 }  // namespace fuselens

@@ -3,7 +3,7 @@
 // pass agrees with the pass's own statistics (simplify's conv-bn-fold count is
 // the BatchNorms removed, each named with the Conv that now holds it). The
 // CLI's `diff` prints the same counts, and its JSON parses.
-#include "session/snapshot_diff.h"
+#include "session/pass_diff.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -35,7 +35,7 @@ size_t edits(const std::vector<DiffLine>& lines) {
 
 }  // namespace
 
-class SnapshotDiffTest : public QObject {
+class PassDiffTest : public QObject {
   Q_OBJECT
 
  private slots:
@@ -80,7 +80,7 @@ class SnapshotDiffTest : public QObject {
     auto i = findSnapshot(s.snapshots(), "simplify");
     QVERIFY(i.isOk());
     const Snapshot& snap = s.snapshots()[*i];
-    SnapshotDiff d = diffSnapshots(s.snapshots()[*i - 1], snap);
+    PassDiff d = diffPass(s.snapshots()[*i - 1], snap);
     QCOMPARE(int64_t(d.removed.size()), snap.record.stats.at("conv-bn-fold"));
     for (const NodeChange& c : d.removed) {
       QCOMPARE(c.op, std::string("BatchNormalization"));
@@ -122,5 +122,5 @@ class SnapshotDiffTest : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(SnapshotDiffTest)
-#include "snapshot_diff_test.moc"
+QTEST_GUILESS_MAIN(PassDiffTest)
+#include "pass_diff_test.moc"

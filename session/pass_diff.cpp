@@ -2,7 +2,7 @@
 // frontier of every step so the edit script can be walked back. Common
 // prefix and suffix are trimmed first: a pass usually rewrites a small part
 // of a long IR text.
-#include "session/snapshot_diff.h"
+#include "session/pass_diff.h"
 
 #include <algorithm>
 #include <map>
@@ -126,8 +126,8 @@ std::vector<DiffLine> diffLines(const std::string& aText, const std::string& bTe
   return out;
 }
 
-SnapshotDiff diffSnapshots(const Snapshot& from, const Snapshot& to) {
-  SnapshotDiff d;
+PassDiff diffPass(const Snapshot& from, const Snapshot& to) {
+  PassDiff d;
   d.from = from.label;
   d.to = to.label;
   const Graph &a = from.graph, &b = to.graph;
@@ -171,7 +171,7 @@ SnapshotDiff diffSnapshots(const Snapshot& from, const Snapshot& to) {
   return d;
 }
 
-std::string SnapshotDiff::summary() const {
+std::string PassDiff::summary() const {
   auto count = [](size_t n, const char* what) { return std::to_string(n) + " " + what; };
   return from + " -> " + to + ": " + count(added.size(), "nodes added") + ", " +
          count(removed.size(), "removed") + ", " + count(changed.size(), "changed") + ", " +
@@ -179,7 +179,7 @@ std::string SnapshotDiff::summary() const {
          std::to_string(removedLines) + " lines";
 }
 
-std::string SnapshotDiff::unifiedText(size_t context) const {
+std::string PassDiff::unifiedText(size_t context) const {
   std::string out;
   const size_t n = lines.size();
   size_t i = 0;
@@ -221,7 +221,7 @@ Expected<size_t> findSnapshot(const std::vector<Snapshot>& snaps, const std::str
   return Status::error("no snapshot '" + which + "'; the pipeline's snapshots are: " + known);
 }
 
-std::string diffJson(const SnapshotDiff& d) {
+std::string diffJson(const PassDiff& d) {
   auto nodes = [](const std::vector<NodeChange>& v, bool into) {
     nlohmann::json a = nlohmann::json::array();
     for (const NodeChange& c : v) {
