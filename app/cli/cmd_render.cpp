@@ -24,7 +24,8 @@ int runRender(RenderArgs& a) {
     auto inputs = loadInputs(session, a.inputs);
     if (!inputs) return fail(inputs.status());
     if (Status s = fitToInputs(session, *inputs); !s) return fail(s);
-    auto rep = session.compare(*inputs, session.tolerance, terminalProgress(), interruptToken());
+    auto rep =
+        session.compare(*inputs, session.compareOptions, terminalProgress(), interruptToken());
     if (!rep) return fail(rep.status());
   }
   auto r = graphview::renderGraph(session, a.request, interruptToken());
