@@ -229,6 +229,9 @@ void GraphView::buildScene(const ViewResult& result) {
   drawnCollapsed_ = int(layout.collapsed);
   drawnEdges_ = int(layout.edges.size());
   scene_->setSceneRect(QRectF(0, 0, layout.width, layout.height).adjusted(-20, -20, 20, 20));
+  // A tall scene (a long chain of layers) gets a tall minimap, not a sliver.
+  const bool tall = layout.height > 3 * layout.width;
+  minimap_->resize(tall ? QSize(110, std::max(140, viewport()->height() - 60)) : QSize(180, 140));
   minimap_->setScene(scene_);
   minimap_->setVisible(layout.nodes.size() + layout.scopes.size() > 12);
   if (!selectAfterLayout_.empty()) {

@@ -2,8 +2,9 @@
 // (session/graphview/scope_tree.h), collapsed on open so about 200 boxes show,
 // each open scope laid out alone and composed (scoped_layout.h). Layout runs
 // on a worker thread; dot runs in child processes that a newer request
-// cancels. Double-click or +/- opens and closes scopes; breadcrumbs name the
-// current scope and focus on one; a minimap shows where the viewport is.
+// cancels. Double-click or +/- opens and closes scopes, F shows the selected
+// one alone; breadcrumbs name the current scope and focus on one; a minimap
+// shows where the viewport is.
 // Stepping to another snapshot keeps the open scopes and keeps the node under
 // the viewport centre in place (matched by name, which passes keep).
 //

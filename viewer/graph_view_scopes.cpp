@@ -207,6 +207,13 @@ void GraphView::mouseDoubleClickEvent(QMouseEvent* event) {
 
 void GraphView::keyPressEvent(QKeyEvent* event) {
   const QString key = event->text();
+  if (key.compare("f", Qt::CaseInsensitive) == 0) {  // focus on the selected scope (or op's)
+    for (QGraphicsItem* item : scene_->selectedItems()) {
+      if (auto* s = qgraphicsitem_cast<ScopeItem*>(item)) return focusScope(s->path());
+      if (auto* n = qgraphicsitem_cast<NodeItem*>(item)) return focusScope(scopeOf(n->name()));
+    }
+    return;
+  }
   if (key != "+" && key != "=" && key != "-") {
     QGraphicsView::keyPressEvent(event);
     return;

@@ -29,8 +29,8 @@ ScopeItem::ScopeItem(graphview::SceneScope scope, const QFont& font, bool heatVi
   QString tip = qs(scope_.path.empty() ? std::string("(top)") : scope_.path);
   for (const std::string& line : graphview::collapsedLines(scope_)) tip += "\n" + qs(line);
   if (!scope_.note.empty()) tip += "\n" + qs(scope_.note);
-  tip +=
-      scope_.collapsed ? "\nDouble-click or + to open" : "\nDouble-click the title or - to close";
+  tip += scope_.collapsed ? "\nDouble-click or + to open, F to show it alone"
+                          : "\nDouble-click or - to close";
   setToolTip(tip);
 }
 

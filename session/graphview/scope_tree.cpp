@@ -82,8 +82,9 @@ ScopeTree::ScopeTree(FlatGraph flat, size_t chunkSize) : flat_(std::move(flat)) 
     units_.push_back(std::move(u));
   }
   for (const ScopeUnit& u : units_) {
-    int& first = scopes_[size_t(u.scope.index)].firstNode;
-    first = std::min(first, u.nodes[0]);
+    Scope& home = scopes_[size_t(u.scope.index)];
+    home.firstNode = std::min(home.firstNode, u.nodes.front());
+    home.lastNode = std::max(home.lastNode, u.nodes.back());
   }
   firstNodes(root());
   const size_t named = scopes_.size();
@@ -108,10 +109,13 @@ ScopeId ScopeTree::addScope(ScopeId parent, std::string name, std::string path, 
   return scopes_.back().id;
 }
 
-// The smallest node index inside each scope, its subtree included.
+// The smallest and largest node index inside each scope, its subtree included.
 int ScopeTree::firstNodes(ScopeId s) {
   int first = scope(s).firstNode;
-  for (ScopeId c : scope(s).children) first = std::min(first, firstNodes(c));
+  for (ScopeId c : scope(s).children) {
+    first = std::min(first, firstNodes(c));
+    scopes_[size_t(s.index)].lastNode = std::max(scope(s).lastNode, scope(c).lastNode);
+  }
   scopes_[size_t(s.index)].firstNode = first;
   return first;
 }
@@ -122,7 +126,7 @@ int ScopeTree::firstNodes(ScopeId s) {
 // keeps its path, so the expansion and `--scope` still find it.
 void ScopeTree::chunk(ScopeId s, size_t chunkSize) {
   struct Item {
-    int first;
+    int first, last;  // FlatGraph nodes
     int unit;
     ScopeId child;
   };
@@ -132,9 +136,10 @@ void ScopeTree::chunk(ScopeId s, size_t chunkSize) {
     if (flat_.nodes[size_t(units_[size_t(u)].nodes[0])].kind != LayoutNodeKind::Op)
       ports.push_back(u);
     else
-      items.push_back({units_[size_t(u)].nodes[0], u, ScopeId()});
+      items.push_back({units_[size_t(u)].nodes.front(), units_[size_t(u)].nodes.back(), u, {}});
   }
-  for (ScopeId c : scope(s).children) items.push_back({scope(c).firstNode, -1, c});
+  for (ScopeId c : scope(s).children)
+    items.push_back({scope(c).firstNode, scope(c).lastNode, -1, c});
   if (items.size() <= chunkSize) return;
   std::stable_sort(items.begin(), items.end(),
                    [](const Item& a, const Item& b) { return a.first < b.first; });
@@ -144,10 +149,14 @@ void ScopeTree::chunk(ScopeId s, size_t chunkSize) {
   scopes_[size_t(s.index)].children.clear();
   for (size_t first = 0, k = 0; first < items.size(); first += span, ++k) {
     const size_t last = std::min(items.size(), first + span);
-    const ScopeId c = addScope(s, chunkName(items[first].child, items[last - 1].child, first, last),
-                               scope(s).path + "/#" + std::to_string(k), true);
+    int lastNode = -1;
+    for (size_t i = first; i < last; ++i) lastNode = std::max(lastNode, items[i].last);
+    const ScopeId c = addScope(
+        s, chunkName(items[first].child, items[last - 1].child, items[first].first, lastNode),
+        scope(s).path + "/#" + std::to_string(k), true);
     Scope& chunkScope = scopes_[size_t(c.index)];
     chunkScope.firstNode = items[first].first;
+    chunkScope.lastNode = lastNode;
     for (size_t i = first; i < last; ++i) {
       if (items[i].unit >= 0) {
         units_[size_t(items[i].unit)].scope = c;
@@ -161,10 +170,17 @@ void ScopeTree::chunk(ScopeId s, size_t chunkSize) {
   }
 }
 
-// "layer.0 .. layer.39" when the run starts and ends with scopes, else "ops 41-80".
-std::string ScopeTree::chunkName(ScopeId first, ScopeId last, size_t from, size_t to) const {
-  if (first.valid() && last.valid()) return scope(first).name + " .. " + scope(last).name;
-  return "ops " + std::to_string(from + 1) + "-" + std::to_string(to);
+// "layer.0 .. layer.39" when the run starts and ends with named scopes, else
+// its first and last ops: "Relu_0 .. Mul_319" (the names' last parts).
+std::string ScopeTree::chunkName(ScopeId first, ScopeId last, int firstNode, int lastNode) const {
+  if (first.valid() && last.valid() && !scope(first).chunk && !scope(last).chunk)
+    return scope(first).name + " .. " + scope(last).name;
+  auto shortName = [&](int n) {
+    const LayoutNode& node = flat_.nodes[size_t(n)];
+    const std::string& name = node.name.empty() ? node.op : node.name;
+    return name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+  };
+  return shortName(firstNode) + " .. " + shortName(lastNode);
 }
 
 // Numbers scopes in preorder (children by their first op), so a parent always

@@ -45,6 +45,7 @@ struct Scope {
   std::vector<ScopeId> children;  // in the order of their first op
   std::vector<int> units;         // ScopeTree::units, in topological order
   int firstNode = 0;              // the smallest FlatGraph node index inside
+  int lastNode = -1;              // the largest
 };
 
 // What a collapsed box says about everything inside it.
@@ -88,7 +89,7 @@ class ScopeTree {
   ScopeId addScope(ScopeId parent, std::string name, std::string path, bool chunk);
   int firstNodes(ScopeId s);
   void chunk(ScopeId s, size_t chunkSize);
-  std::string chunkName(ScopeId first, ScopeId last, size_t from, size_t to) const;
+  std::string chunkName(ScopeId first, ScopeId last, int firstNode, int lastNode) const;
   void renumber();
 
   FlatGraph flat_;

@@ -70,6 +70,24 @@ class CliRenderTest : public QObject {
     QCOMPARE(f.read(8), QByteArray("\x89PNG\r\n\x1a\n", 8));
   }
 
+  // A dot that dies on every request takes nothing down: each scope falls back
+  // to the layered layout, and the output says so.
+  void deadDotFallsBack() {
+    QTemporaryDir dir;
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("FUSELENS_DOT", "/bin/false");
+    p.setProcessEnvironment(env);
+    p.setWorkingDirectory(QString::fromStdString(fuselens::test::sourcePath()));
+    p.start(QString::fromStdString(fuselens::test::cliPath()),
+            {"render", kModel, "-o", dir.filePath("g.svg")});
+    QVERIFY(p.waitForFinished(120000));
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY2(out.contains("note: (top): simple layered layout (dot crashed)"), qPrintable(out));
+    QVERIFY(countElements(dir.filePath("g.svg"), "svg") == 1);
+  }
+
   void badRequestsAreOneSentence_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("says");

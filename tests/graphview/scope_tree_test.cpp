@@ -96,6 +96,16 @@ class ScopeTreeTest : public QObject {
     QVERIFY(root.children.size() <= ScopeTree::kChunk);
     QVERIFY(root.children.size() > 1);
     QCOMPARE(root.units.size(), size_t(2));  // the input and the output
+    // Chunks are named by their first and last ops, chunks of scopes by the scopes.
+    QCOMPARE(tree.scope(root.children[0]).name, std::string("Relu_0 .. Relu_1599"));
+    QVERIFY(tree.scope(root.children[0]).chunk);
+    ScopeTree stack(flattenGraph(test::encoderStack(100)));
+    const Scope& encoder = stack.scope(*stack.find("/encoder"));
+    QCOMPARE(encoder.children.size(), size_t(3));
+    QCOMPARE(stack.scope(encoder.children[0]).name, std::string("layer.0 .. layer.39"));
+    // A named scope moved into a chunk keeps its path.
+    QVERIFY(stack.find("/encoder/layer.57").has_value());
+    QCOMPARE(stack.chain(*stack.find("/encoder/layer.57")).size(), size_t(4));
     const Expansion e = initialExpansion(tree);
     const size_t boxes = visibleBoxes(tree, e);
     QVERIFY2(boxes <= 200 && boxes >= 20, qPrintable(QString::number(boxes)));

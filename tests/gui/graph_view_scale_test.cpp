@@ -226,6 +226,14 @@ class GraphViewScaleTest : public QObject {
     QTest::keyClick(&v, '+');
     QVERIFY(waitLayout(v));
     QVERIFY(v.nodeNamed("/encoder/layer.2/intermediate/Erf_38"));
+    // F shows the selected scope alone.
+    v.expandToDepth(1);
+    QVERIFY(waitLayout(v));
+    v.scopeNamed("/encoder/layer.5")->setSelected(true);
+    QTest::keyClick(&v, 'f');
+    QVERIFY(waitLayout(v));
+    QCOMPARE(v.focusedScope(), QString("/encoder/layer.5"));
+    QVERIFY(!v.scopeNamed("/encoder/layer.4"));
   }
 
   void expandToDepthAndFocus() {
