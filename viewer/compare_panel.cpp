@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -19,7 +20,8 @@ ComparePanel::ComparePanel(QWidget* parent)
       model_(new CompareModel(this)),
       summary_(new QLabel(this)),
       table_(new QTableView(this)),
-      isolatedButton_(new QPushButton(tr("Check kernels alone"), this)) {
+      isolatedButton_(new QPushButton(tr("Check kernels alone"), this)),
+      perturbEdit_(new QLineEdit(this)) {
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   table_->setModel(model_);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -40,8 +42,17 @@ ComparePanel::ComparePanel(QWidget* parent)
          "kernel from error accumulated upstream"));
   isolatedButton_->setEnabled(false);
   connect(isolatedButton_, &QPushButton::clicked, this, &ComparePanel::isolatedRequested);
+  perturbEdit_->setObjectName("perturbEdit");
+  perturbEdit_->setPlaceholderText(tr("perturb: k3=1e-3"));
+  perturbEdit_->setToolTip(
+      tr("Fault injection: add EPS times its output's RMS to a kernel's output and compare "
+         "again, to see localization name it (KERNEL=EPS, comma-separated; empty: none)"));
+  perturbEdit_->setMaximumWidth(140);
+  connect(perturbEdit_, &QLineEdit::returnPressed, this,
+          [this] { emit perturbRequested(perturbEdit_->text()); });
   auto* top = new QHBoxLayout;
   top->addWidget(summary_, 1);
+  top->addWidget(perturbEdit_);
   top->addWidget(isolatedButton_);
   layout->addLayout(top);
   layout->addWidget(table_);

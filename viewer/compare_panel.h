@@ -7,6 +7,7 @@
 #include <QWidget>
 
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QTableView;
 
@@ -30,12 +31,16 @@ class ComparePanel : public QWidget {
   CompareModel* compareModel() const { return model_; }
   QTableView* table() const { return table_; }
   QPushButton* isolatedButton() const { return isolatedButton_; }
+  QLineEdit* perturbEdit() const { return perturbEdit_; }
   QString summary() const;
 
  signals:
   void tensorPicked(const QString& valueName);
   // "Check kernels alone": the window runs Session::compareIsolated.
   void isolatedRequested();
+  // Return in the perturb field: "k3=1e-3" (several separated by commas), or
+  // empty for none; the window sets Session::perturbations and compares again.
+  void perturbRequested(const QString& spec);
 
  private:
   void onCurrentRowChanged();
@@ -44,6 +49,7 @@ class ComparePanel : public QWidget {
   QLabel* summary_;
   QTableView* table_;
   QPushButton* isolatedButton_;
+  QLineEdit* perturbEdit_;
 };
 
 }  // namespace fuselens::viewer

@@ -115,6 +115,7 @@ void MainWindow::buildDocks() {
   connect(inspector_, &FusionInspector::decisionPicked, this, &MainWindow::onDecisionPicked);
   connect(comparePanel_, &ComparePanel::tensorPicked, this, &MainWindow::onTensorPicked);
   connect(comparePanel_, &ComparePanel::isolatedRequested, this, &MainWindow::startIsolatedCompare);
+  connect(comparePanel_, &ComparePanel::perturbRequested, this, &MainWindow::applyPerturbation);
 
   // Hidden until asked for (View > Code): generating CUDA C and PTX costs a
   // compile, which only a user looking at the code should pay.
@@ -157,7 +158,8 @@ void MainWindow::buildActions() {
   connect(fitAct, &QAction::triggered, graphView_, &GraphView::fitGraph);
   heatAct_ = new QAction(tr("Divergence &heat"), this);
   heatAct_->setCheckable(true);
-  heatAct_->setToolTip(tr("Color nodes by the max relative error of their outputs vs eager"));
+  heatAct_->setToolTip(
+      tr("Color nodes by their outputs' error over the error f32 rounding alone explains"));
   connect(heatAct_, &QAction::toggled, graphView_, &GraphView::setHeatVisible);
   auto* findAct = new QAction(tr("&Find node"), this);
   findAct->setShortcut(QKeySequence::Find);

@@ -148,6 +148,8 @@ class MainWindow : public QMainWindow {
   void finishSave(const JobResult& r);
   void startCompare();
   void startIsolatedCompare();
+  // The compare dock's perturb field: sets Session::perturbations, compares again.
+  void applyPerturbation(const QString& spec);
   void startCode(int tab);
   void setIdle();
 

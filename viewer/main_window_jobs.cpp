@@ -204,6 +204,21 @@ void MainWindow::startIsolatedCompare() {
   });
 }
 
+void MainWindow::applyPerturbation(const QString& spec) {
+  if (!session_ || isBusy()) return;
+  Perturbations p;
+  for (const QString& part : spec.split(',', Qt::SkipEmptyParts)) {
+    auto parsed = parsePerturbation(part.trimmed().toStdString());
+    if (!parsed) {
+      showError(qs(parsed.message()));
+      return;
+    }
+    p[parsed->first] = parsed->second;
+  }
+  session_->perturbations = std::move(p);
+  startCompare();
+}
+
 void MainWindow::startCode(int tab) {
   if (!session_) return;
   if (isBusy()) {

@@ -154,6 +154,24 @@ class MainWindowDocksTest : public QObject {
     QCOMPARE(model->rowCount(), int(w.session()->lastReport()->rows.size()));
   }
 
+  // The perturb field plants a known error in one kernel and compares again:
+  // the verdict names that kernel's tensor; clearing the field restores PASS.
+  void perturbFieldPlantsAnError() {
+    OPEN_MLP(w);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->lastReport().has_value() && !w.isBusy(), kTimeoutMs);
+    ComparePanel* panel = w.comparePanel();
+    panel->perturbEdit()->setText("k1=1e-2");
+    QTest::keyClick(panel->perturbEdit(), Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isBusy() && panel->summary().startsWith("FAIL: "), kTimeoutMs);
+    QVERIFY2(panel->summary().contains("(from group1) is the first tensor beyond rounding"),
+             qPrintable(panel->summary()));
+    QCOMPARE(w.session()->perturbations.size(), size_t(1));
+    panel->perturbEdit()->clear();
+    QTest::keyClick(panel->perturbEdit(), Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isBusy() && panel->summary().startsWith("PASS: "), kTimeoutMs);
+    QVERIFY(w.session()->perturbations.empty());
+  }
+
   // "Check kernels alone" runs on the worker and fills the compare dock's Alone column.
   void isolatedCheckFromTheCompareDock() {
     OPEN_MLP(w);

@@ -77,6 +77,38 @@ class IsolatedCompareTest : public QObject {
     QVERIFY(!rep->allWithin());
   }
 
+  // Rounding verdicts in every layout: two convolutions blocked to NCHW8c, the
+  // second fed the eager tensor stored blocked; every kernel checked (none
+  // skipped), each with its own and carried error; a perturbed kernel is the
+  // first whose own error is beyond rounding, the kernel after it carries it.
+  void blockedKernelsAreCheckedAndPerturbationsLocalized() {
+    Session s;
+    QVERIFY(s.open(fuselens::test::sourcePath("/tests/cli/data/two_convs/model.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    auto inputs = *s.randomInputs(5);
+    auto rep = s.compareIsolated(inputs, CompareOptions{});
+    QVERIFY2(rep.isOk(), rep.isOk() ? "" : rep.message().c_str());
+    QCOMPARE(rep->kernels.size(), size_t(2));
+    for (const IsolatedRow& r : rep->rows) {
+      QCOMPARE(int(r.verdict), int(IsolatedVerdict::Ok));
+      QVERIFY(r.own && r.carried);
+      QVERIFY(r.own->expected > 0);
+    }
+    QVERIFY(rep->firstKernelDiffering() == nullptr);
+
+    s.perturbations["k0"] = 1e-3;
+    rep = s.compareIsolated(inputs, CompareOptions{});
+    QVERIFY(rep.isOk());
+    const IsolatedRow* first = rep->firstKernelDiffering();
+    QVERIFY(first != nullptr);
+    QVERIFY(QString::fromStdString(first->kernel).startsWith("k0_"));
+    QCOMPARE(int(rep->rows[1].verdict), int(IsolatedVerdict::AccumulatedUpstream));
+    auto e2e = s.compare(inputs, CompareOptions{});
+    QVERIFY(e2e.isOk());
+    QVERIFY(e2e->firstDivergent() != nullptr);
+    QCOMPARE(e2e->firstDivergent()->name, std::string("r1"));
+  }
+
   void compiledRunIsDeterministic() {
     Session s;
     QVERIFY(s.open(sample("mlp.onnx")).isOk());
