@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "benchmarks.h"
-#include "fma_peak.h"
+#include "codegen/runtime/machine_peaks.h"
 #include "session/pipeline_choice.h"
 
 namespace fuselens::bench {
@@ -194,7 +194,7 @@ void softmaxRows() {
 }
 
 void fmaPeak() {
-  gPeak = measureFmaPeakGflops(gThreads);
+  gPeak = machinePeaks(gThreads).fmaGflops;  // the profiler's measurement, one per process
   addRow({"FMA peak f32 (measured, " + std::to_string(gThreads) + " threads)", "GFLOP/s", gPeak, 0,
           "", gPeak > 0 ? "independent vector FMAs at the widest width" : "no FMA unit found"});
 }
