@@ -17,11 +17,12 @@ EdgeDecision toEdgeDecision(const FusionDecision& d) {
 }
 
 QString heatNote(const std::string& value, const ValueHeat& h) {
-  return QStringLiteral("%%1: max rel %2, max abs %3%4")
+  // The compare table's status words (rowStatus), so the tooltip and the CLI agree.
+  return QStringLiteral("%%1: %2, max abs %3, max rel %4")
       .arg(qs(value))
-      .arg(h.maxRel, 0, 'g', 2)
+      .arg(qs(h.status))
       .arg(h.maxAbs, 0, 'g', 2)
-      .arg(h.within ? QString() : QStringLiteral(" (out of tolerance)"));
+      .arg(h.maxRel, 0, 'g', 2);
 }
 
 }  // namespace

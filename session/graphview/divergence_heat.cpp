@@ -22,6 +22,7 @@ std::map<std::string, ValueHeat> heatByValue(const CompareReport& report) {
     h.maxAbs = row.metrics.maxAbs;
     h.within = row.verdict == NumericVerdict::WithinRounding;
     h.ratio = errorRatio(row);
+    h.status = rowStatus(row);
     if (!row.metrics.shapeMatch || row.metrics.nanMismatch > 0) h.maxRel = INFINITY;
     out[row.name] = h;
   }

@@ -19,6 +19,7 @@ struct ValueHeat {
   double maxAbs = 0;
   bool within = true;  // within rounding (the report's tolerance)
   double ratio = 0;    // error over expected error; inf for NaN/Inf or shape mismatches
+  std::string status;  // the row's status words, as the CLI's compare table prints them
 };
 
 // One entry per report row, keyed by the value's name.

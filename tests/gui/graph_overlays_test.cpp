@@ -97,7 +97,7 @@ class GraphOverlaysTest : public QObject {
     showAndWait(v);
     std::map<std::string, ValueHeat> heat;
     heat["mm"] = ValueHeat{1e-7, 1e-7, true};
-    heat["y"] = ValueHeat{0.5, 0.2, false};
+    heat["y"] = ValueHeat{0.5, 0.2, false, 40, "beyond rounding (40x)"};
     v.setHeat(heat);
     QVERIFY(!v.heatLegend()->isVisible());  // the overlay is off until asked for
     v.setHeatVisible(true);
@@ -115,7 +115,8 @@ class GraphOverlaysTest : public QObject {
 
     showAndWait(v);  // a new layout keeps the overlay
     QVERIFY(v.nodeNamed("relu")->heat().isValid());
-    QVERIFY(v.nodeNamed("relu")->toolTip().contains("out of tolerance"));
+    // the compare table's status words
+    QVERIFY(v.nodeNamed("relu")->toolTip().contains("beyond rounding (40x)"));
     v.setHeatVisible(false);
     QVERIFY(!v.nodeNamed("relu")->heat().isValid());
     QVERIFY(!v.heatLegend()->isVisible());
