@@ -34,6 +34,7 @@ std::string cTypeName(DType t) {
     case DType::Bool:
       return "bool";
   }
+  return std::string(dtypeName(t));  // a dtype the loop IR does not compute in
 }
 
 std::string formatFloat(double v, DType t) {

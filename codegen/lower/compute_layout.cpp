@@ -50,8 +50,6 @@ ExprRef modI(ExprRef a, int64_t b) {
   return b == 1 ? intConst(0) : binary(BinOp::Mod, std::move(a), intConst(b));
 }
 
-bool isLayoutOp(const Node& n, const char* op) { return n.domain == kFuseLensDomain && n.op == op; }
-
 enum class Kind { Conv, Max, Avg };
 
 // One spatial axis: input size, kernel, stride, dilation, leading pad, output size.
