@@ -171,6 +171,13 @@ class Session {
 
  private:
   void dropResults();  // the model's graph changed: snapshots, compile and reports are stale
+  // What compare and compareIsolated both start from: the eager reference runs
+  // and the compiled run with any perturbations, reported at the two fractions.
+  struct ComparedRuns;
+  Expected<ComparedRuns> compareRuns(const std::map<std::string, TensorData>& inputs,
+                                     const CompareOptions& opts, double referenceAt,
+                                     double compiledAt, const Progress& progress,
+                                     const CancelToken& cancel);
   std::string path_;
   std::map<std::string, std::vector<int64_t>> boundShapes_;
   std::unique_ptr<ImportedModel> model_;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "session/compared_runs.h"
 #include "session/reference_runs.h"
 #include "session/session.h"
 
@@ -132,22 +133,31 @@ std::set<int32_t> fallbackValues(const Graph& g, const std::vector<KernelInfo>& 
 
 }  // namespace
 
-Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs,
-                                         const CompareOptions& opts, const Progress& progress,
-                                         const CancelToken& cancel) {
-  if (!model_) return Expected<CompareReport>::error("no model is open");
+Expected<Session::ComparedRuns> Session::compareRuns(
+    const std::map<std::string, TensorData>& inputs, const CompareOptions& opts, double referenceAt,
+    double compiledAt, const Progress& progress, const CancelToken& cancel) {
+  if (!model_) return Status::error("no model is open");
   if (!compiled_) FL_RETURN_IF_ERROR(compile({}, progress, cancel));
-  report(progress, 0.1,
+  report(progress, referenceAt,
          opts.rounding() ? "eager reference runs (f32, f64, f32 sums)" : "eager reference run");
   auto refs = runReferences(model_->graph, inputs, opts.rounding(), cancel);
   if (!refs) return refs.status();
-  report(progress, 0.5, "compiled run");
+  report(progress, compiledAt, "compiled run");
   FL_RETURN_IF_ERROR(checkPerturbations(perturbations, compiled_->kernels()));
   std::optional<ScopedAfterKernelHook> faults;
   if (!perturbations.empty()) faults.emplace(perturbationHook(perturbations));
   auto compiled = compiled_->run(inputs, cancel);
   if (!compiled) return compiled.status();
-  faults.reset();
+  return ComparedRuns{std::move(*refs), std::move(*compiled)};
+}
+
+Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs,
+                                         const CompareOptions& opts, const Progress& progress,
+                                         const CancelToken& cancel) {
+  auto runs = compareRuns(inputs, opts, 0.1, 0.5, progress, cancel);
+  if (!runs) return runs.status();
+  const ReferenceRuns* refs = &runs->refs;
+  const auto* compiled = &runs->compiled;
 
   const Graph& g = finalGraph();
   CompareReport rep;

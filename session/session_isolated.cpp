@@ -1,6 +1,7 @@
 // Session::compareIsolated: the reference runs (with the f64 and f32-summing
 // ones for rounding verdicts), the end-to-end compiled run, then every kernel
 // alone (session/isolated_compare.cpp).
+#include "session/compared_runs.h"
 #include "session/session.h"
 
 namespace fuselens {
@@ -9,18 +10,10 @@ Expected<IsolatedReport> Session::compareIsolated(const std::map<std::string, Te
                                                   const CompareOptions& opts,
                                                   const Progress& progress,
                                                   const CancelToken& cancel) {
-  if (!model_) return Expected<IsolatedReport>::error("no model is open");
-  if (!compiled_) FL_RETURN_IF_ERROR(compile({}, progress, cancel));
-  report(progress, 0.05, "eager reference runs");
-  auto refs = runReferences(model_->graph, inputs, opts.rounding(), cancel);
-  if (!refs) return refs.status();
-  report(progress, 0.1, "compiled run");
-  FL_RETURN_IF_ERROR(checkPerturbations(perturbations, compiled_->kernels()));
-  std::optional<ScopedAfterKernelHook> faults;
-  if (!perturbations.empty()) faults.emplace(perturbationHook(perturbations));
-  auto compiled = compiled_->run(inputs, cancel);
-  if (!compiled) return compiled.status();
-  faults.reset();
+  auto runs = compareRuns(inputs, opts, 0.05, 0.1, progress, cancel);
+  if (!runs) return runs.status();
+  const ReferenceRuns* refs = &runs->refs;
+  const auto* compiled = &runs->compiled;
   auto scaled = [&progress](double f, const std::string& stage) {
     report(progress, 0.1 + 0.9 * f, stage);
   };
