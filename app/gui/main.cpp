@@ -86,7 +86,11 @@ int main(int argc, char** argv) {
   QCommandLineOption findOpt("find", "Find a node by name or op (with --screenshot).", "TEXT");
   QCommandLineOption decisionOpt("decision", "Pick a fusion inspector row (with --screenshot).",
                                  "ROW");
-  parser.addOptions({pipelineOpt, shotOpt, stepOpt, heatOpt, findOpt, decisionOpt});
+  QCommandLineOption shapeOpt("shape",
+                              "Fix an input's dynamic dims, as fuselens-cli's --shape "
+                              "(repeatable; the toolbar's input shapes field).",
+                              "NAME=AxBxC");
+  parser.addOptions({pipelineOpt, shotOpt, stepOpt, heatOpt, findOpt, decisionOpt, shapeOpt});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
@@ -111,6 +115,7 @@ int main(int argc, char** argv) {
 
   MainWindow w;
   if (parser.isSet(pipelineOpt)) w.setPipeline(parser.value(pipelineOpt));
+  if (parser.isSet(shapeOpt)) w.setInputShapes(parser.values(shapeOpt).join(", "));
   w.setHeatVisible(parser.isSet(heatOpt));
   if (!shot.isEmpty()) {
     w.setModalErrors(false);
