@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "core/ir/text_syntax.h"
 #include "core/ops/registry.h"
@@ -42,10 +43,14 @@ bool anyGraphOutput(const Graph& g, const Node& n) {
 }
 
 void mergeConstants(Graph& g, Rewriter& rw) {
-  std::map<std::string, std::vector<ValueId>> seen;  // type + byte count -> first of each content
+  // type + a hash of the bytes -> first of each content. The hash keeps a
+  // bucket to the equal constants (and rare collisions): keyed by size alone,
+  // 20,000 same-shaped weights compared each with all before it.
+  std::map<std::string, std::vector<ValueId>> seen;
   for (ValueId c : g.constants()) {
     const TensorData& t = *g.value(c).constant;
-    auto& bucket = seen[t.type().str() + "/" + std::to_string(t.bytes.size())];
+    const std::string_view raw(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+    auto& bucket = seen[t.type().str() + "/" + std::to_string(std::hash<std::string_view>{}(raw))];
     ValueId keep;
     for (ValueId k : bucket)
       if (sameConstant(*g.value(k).constant, t)) keep = k;

@@ -39,9 +39,7 @@ FusionDecision decision(const Graph& g, NodeId p, NodeId c, ValueId edge, bool a
 std::vector<std::tuple<NodeId, NodeId, ValueId>> innerEdges(const Graph& g, const PatternMatch& m) {
   std::set<NodeId> in(m.members.begin(), m.members.end());
   std::vector<std::tuple<NodeId, NodeId, ValueId>> edges;
-  auto order = g.topoOrder();
-  for (NodeId c : *order) {
-    if (!in.count(c)) continue;
+  for (NodeId c : topoOrderOf(g, m.members)) {
     std::set<NodeId> seen;
     for (ValueId v : g.node(c).inputs) {
       if (!v.valid() || !g.value(v).producer.valid()) continue;

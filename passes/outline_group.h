@@ -15,7 +15,13 @@
 
 namespace fuselens {
 
-// `members` must be convex (no path leaves the set and comes back).
+// `members` in an order that runs: the given order when it already is one,
+// else Kahn's algorithm over the members alone, smallest id first. Visits only
+// the members and their edges, so calling it once per group stays linear.
+std::vector<NodeId> topoOrderOf(const Graph& g, const std::vector<NodeId>& members);
+
+// `members` must be convex (no path leaves the set and comes back). Handing
+// them in topological order saves sorting them.
 NodeId outlineGroup(Graph& g, const std::vector<NodeId>& members, int groupId,
                     const std::string& kind);
 
