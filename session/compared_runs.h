@@ -2,7 +2,9 @@
 // from (Session::compareRuns, session_compare.cpp).
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "session/reference_runs.h"
@@ -14,5 +16,16 @@ struct Session::ComparedRuns {
   ReferenceRuns refs;                               // eager; f64 and f32 sums when rounding
   std::vector<std::optional<TensorData>> compiled;  // by value index of the final graph
 };
+
+// Every kernel-boundary tensor of `g` (compiled into `compiled`, by value
+// index) against its origin in `original`'s reference runs.
+CompareReport compareBoundaries(const Graph& original, const Graph& g, const ReferenceRuns& refs,
+                                const std::vector<std::optional<TensorData>>& compiled,
+                                const std::vector<KernelInfo>& kernels, const CompareOptions& opts);
+
+// Runs `module` with the faults of `perturbations` planted (none: a plain run).
+Expected<std::vector<std::optional<TensorData>>> runPerturbed(
+    const CompiledModule& module, const std::map<std::string, TensorData>& inputs,
+    const Perturbations& perturbations, const CancelToken& cancel);
 
 }  // namespace fuselens

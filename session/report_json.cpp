@@ -179,4 +179,32 @@ std::string explainJson(const ExplainReport& rep, const Session& s) {
   return out.dump(2);
 }
 
+std::string bisectJson(const BisectReport& rep) {
+  static const char* const outcomes[] = {"within", "found", "not_fusion", "at_import"};
+  nlohmann::json trials = nlohmann::json::array();
+  for (const BisectTrial& t : rep.trials)
+    trials.push_back(
+        {{"what", t.what},
+         {"kernels", t.kernels},
+         {"within", t.within},
+         {"worst_output", t.worst},
+         {"status", t.status},
+         {"error_ratio", std::isfinite(t.ratio) ? nlohmann::json(t.ratio) : nlohmann::json()}});
+  nlohmann::json out = {
+      {"by", rep.by == BisectBy::Groups ? "groups" : "passes"},
+      {"output", rep.output.empty() ? nlohmann::json() : nlohmann::json(rep.output)},
+      {"outcome", outcomes[int(rep.outcome)]},
+      {"verdict", rep.verdict()},
+      {"compiles", rep.trials.size()},
+      {"trials", trials}};
+  if (rep.by == BisectBy::Groups) {
+    out["groups"] = rep.groups;
+    out["kernels"] = rep.kernels;
+  } else {
+    out["pass"] = rep.pass.empty() ? nlohmann::json() : nlohmann::json(rep.pass);
+    out["pass_step"] = rep.passStep < 0 ? nlohmann::json() : nlohmann::json(rep.passStep);
+  }
+  return out.dump(2);
+}
+
 }  // namespace fuselens

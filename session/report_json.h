@@ -7,6 +7,7 @@
 namespace fuselens {
 
 class Session;
+struct BisectReport;
 struct CompareReport;
 struct ExplainReport;
 struct IsolatedReport;
@@ -15,5 +16,6 @@ struct IsolatedReport;
 std::string compareJson(const CompareReport& report, const Session& session);
 std::string isolatedJson(const IsolatedReport& report, const Session& session);
 std::string explainJson(const ExplainReport& report, const Session& session);
+std::string bisectJson(const BisectReport& report);
 
 }  // namespace fuselens

@@ -15,6 +15,7 @@
 #include "core/compare/compare.h"
 #include "core/onnx/import.h"
 #include "passes/pass_manager.h"
+#include "session/bisect_report.h"
 #include "session/compare_report.h"
 #include "session/explain_report.h"
 #include "session/isolated_compare.h"
@@ -125,6 +126,12 @@ class Session {
                                            const Progress& progress = {},
                                            const CancelToken& cancel = {});
   const std::optional<IsolatedReport>& lastIsolated() const { return isolated_; }
+
+  // Which fused groups, or which pass, take the watched graph outputs beyond
+  // the error rounding explains (session/bisect_report.h). Compiles if needed.
+  Expected<BisectReport> bisect(const std::map<std::string, TensorData>& inputs,
+                                const BisectRequest& request, const CompareOptions& opts,
+                                const Progress& progress = {}, const CancelToken& cancel = {});
 
   // The generated code of the final graph as text, for the code pane and
   // export: loop IR and LLVM IR of the compiled module (compiling if needed),

@@ -143,31 +143,23 @@ Expected<Session::ComparedRuns> Session::compareRuns(
   auto refs = runReferences(model_->graph, inputs, opts.rounding(), cancel);
   if (!refs) return refs.status();
   report(progress, compiledAt, "compiled run");
-  FL_RETURN_IF_ERROR(checkPerturbations(perturbations, compiled_->kernels()));
-  std::optional<ScopedAfterKernelHook> faults;
-  if (!perturbations.empty()) faults.emplace(perturbationHook(perturbations));
-  auto compiled = compiled_->run(inputs, cancel);
+  auto compiled = runPerturbed(*compiled_, inputs, perturbations, cancel);
   if (!compiled) return compiled.status();
   return ComparedRuns{std::move(*refs), std::move(*compiled)};
 }
 
-Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs,
-                                         const CompareOptions& opts, const Progress& progress,
-                                         const CancelToken& cancel) {
-  auto runs = compareRuns(inputs, opts, 0.1, 0.5, progress, cancel);
-  if (!runs) return runs.status();
-  const ReferenceRuns* refs = &runs->refs;
-  const auto* compiled = &runs->compiled;
-
-  const Graph& g = finalGraph();
+CompareReport compareBoundaries(const Graph& original, const Graph& g, const ReferenceRuns& refs,
+                                const std::vector<std::optional<TensorData>>& compiled,
+                                const std::vector<KernelInfo>& kernels,
+                                const CompareOptions& opts) {
   CompareReport rep;
   rep.options = opts;
-  rep.referenceNote = refs->note;
-  const std::set<int32_t> fallback = fallbackValues(g, compiled_->kernels());
+  rep.referenceNote = refs.note;
+  const std::set<int32_t> fallback = fallbackValues(g, kernels);
   for (ValueId v : boundaryOrder(g)) {
-    if (size_t(v.index) >= compiled->size() || !(*compiled)[v.index]) continue;
+    if (size_t(v.index) >= compiled.size() || !compiled[v.index]) continue;
     const Value& val = g.value(v);
-    const TensorData* ref = refs->eager.find(val.origin);
+    const TensorData* ref = refs.eager.find(val.origin);
     if (!ref) continue;
     CompareRow row;
     row.value = v;
@@ -176,18 +168,37 @@ Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>
     row.isGraphOutput = g.isGraphOutput(v);
     row.fallback = fallback.count(v.index) != 0;
     // A value the layout pass blocked is compared with its plain origin unblocked.
-    const Layout& refLayout = model_->graph.value(val.origin).layout;
-    const TensorData& got = *(*compiled)[v.index];
+    const Layout& refLayout = original.value(val.origin).layout;
+    const TensorData& got = *compiled[v.index];
     row.metrics = compareTensors(*ref, refLayout, got, val.layout, opts.tolerance, opts.stat);
     row.verdict = verdictOf(row.metrics);
-    const TensorData *exact = refs->exactOf(val.origin), *sample = refs->sampleOf(val.origin);
+    const TensorData *exact = refs.exactOf(val.origin), *sample = refs.sampleOf(val.origin);
     if (opts.rounding() && exact && sample) {
       row.rounding = checkRounding(*exact, *sample, refLayout, got, val.layout, opts, ref);
       row.verdict = row.rounding->verdict;
     }
     rep.rows.push_back(std::move(row));
   }
-  rep.fallbackKernels = fallbackKernelList(compiled_->kernels());
+  rep.fallbackKernels = fallbackKernelList(kernels);
+  return rep;
+}
+
+Expected<std::vector<std::optional<TensorData>>> runPerturbed(
+    const CompiledModule& module, const std::map<std::string, TensorData>& inputs,
+    const Perturbations& perturbations, const CancelToken& cancel) {
+  FL_RETURN_IF_ERROR(checkPerturbations(perturbations, module.kernels()));
+  std::optional<ScopedAfterKernelHook> faults;
+  if (!perturbations.empty()) faults.emplace(perturbationHook(perturbations));
+  return module.run(inputs, cancel);
+}
+
+Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>& inputs,
+                                         const CompareOptions& opts, const Progress& progress,
+                                         const CancelToken& cancel) {
+  auto runs = compareRuns(inputs, opts, 0.1, 0.5, progress, cancel);
+  if (!runs) return runs.status();
+  CompareReport rep = compareBoundaries(model_->graph, finalGraph(), runs->refs, runs->compiled,
+                                        compiled_->kernels(), opts);
   report(progress, 1.0, "compared");
   report_ = rep;
   return rep;

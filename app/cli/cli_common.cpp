@@ -60,6 +60,17 @@ Status fitToInputs(Session& session, const std::map<std::string, TensorData>& in
   return session.fitToInputs(inputs, terminalProgress(), interruptToken());
 }
 
+Expected<std::map<std::string, TensorData>> openForInputs(Session& session,
+                                                          const std::string& model,
+                                                          const std::string& pipeline,
+                                                          const InputArgs& args) {
+  FL_RETURN_IF_ERROR(openAndOptimize(session, model, pipeline, args.dims, args.shapes));
+  auto inputs = loadInputs(session, args);
+  if (!inputs) return inputs.status();
+  FL_RETURN_IF_ERROR(fitToInputs(session, *inputs));
+  return inputs;
+}
+
 void addInputOptions(CLI::App* cmd, InputArgs& in) {
   cmd->add_option("--input", in.inputs, "An input tensor: name=file.npy (repeatable)");
   cmd->add_flag("--random-inputs", in.random,

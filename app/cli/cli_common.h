@@ -48,6 +48,13 @@ Expected<std::map<std::string, TensorData>> loadInputs(const Session& session,
 // Session::fitToInputs with the terminal's progress line and Ctrl-C.
 Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs);
 
+// The three above in a row: open and optimize, load the inputs, fit the
+// model's dynamic dims to them. What a command that runs the model starts with.
+Expected<std::map<std::string, TensorData>> openForInputs(Session& session,
+                                                          const std::string& model,
+                                                          const std::string& pipeline,
+                                                          const InputArgs& args);
+
 std::string formatDouble(double v);  // "2.4e-07", compact for tables
 
 // --input, --random-inputs, --seed, --dim and --shape on a subcommand.

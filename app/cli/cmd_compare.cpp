@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "app/cli/check_options.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "app/cli/compare_isolated.h"
@@ -17,10 +18,7 @@ struct CompareArgs {
   std::string model;
   std::string passes = defaultPipelineText();
   InputArgs inputs;
-  double atol = 1e-4, rtol = 1e-4;
-  bool fixed = false;  // --atol or --rtol given
-  std::string checkStat = "max";
-  std::vector<std::string> perturb;  // KERNEL=EPS, repeatable
+  std::shared_ptr<CheckArgs> check = std::make_shared<CheckArgs>();
   bool json = false;
   bool isolated = false;
   bool noFallback = false;
@@ -47,29 +45,18 @@ void printTable(const CompareReport& rep, const Session& s) {
 
 int runCompare(const CompareArgs& a) {
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims, a.inputs.shapes); !s)
-    return fail(s);
-  auto inputs = loadInputs(session, a.inputs);
+  auto inputs = openForInputs(session, a.model, a.passes, a.inputs);
   if (!inputs) return fail(inputs.status());
-  if (Status s = fitToInputs(session, *inputs); !s) return fail(s);
   if (a.noFallback) {
     CompileOptions opts;
     opts.fallback = false;
     if (Status st = session.compile(opts, terminalProgress(), interruptToken()); !st)
       return fail(st);
   }
-  auto stat = ErrorStat::parse(a.checkStat);
-  if (!stat) return fail(stat.status());
-  CompareOptions opts;
-  if (a.fixed) opts = Tolerance{a.atol, a.rtol};
-  opts.stat = *stat;
-  for (const std::string& p : a.perturb) {
-    auto parsed = parsePerturbation(p);
-    if (!parsed) return fail(parsed.status());
-    session.perturbations[parsed->first] = parsed->second;
-  }
-  if (a.isolated) return runIsolatedCompare(session, *inputs, opts, a.json);
-  auto rep = session.compare(*inputs, opts, terminalProgress(), interruptToken());
+  auto opts = applyCheckArgs(*a.check, session);
+  if (!opts) return fail(opts.status());
+  if (a.isolated) return runIsolatedCompare(session, *inputs, *opts, a.json);
+  auto rep = session.compare(*inputs, *opts, terminalProgress(), interruptToken());
   if (!rep) return fail(rep.status());
   if (a.json)
     std::cout << compareJson(*rep, session) << "\n";
@@ -88,20 +75,7 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--passes", args->passes, "Pipeline string")->capture_default_str();
   addInputOptions(cmd, args->inputs);
-  cmd->add_option("--atol", args->atol,
-                  "Absolute tolerance: judge by fixed tolerances instead of the expected rounding "
-                  "error")
-      ->capture_default_str()
-      ->each([args](const std::string&) { args->fixed = true; });
-  cmd->add_option("--rtol", args->rtol, "Relative tolerance (as --atol, fixed tolerances)")
-      ->capture_default_str()
-      ->each([args](const std::string&) { args->fixed = true; });
-  cmd->add_option("--check-stat", args->checkStat,
-                  "What is judged over a tensor's elements: max, mean, median or quantile:Q")
-      ->capture_default_str();
-  cmd->add_option("--perturb", args->perturb,
-                  "Fault injection: add EPS times the output's RMS to kernel KERNEL's output "
-                  "(KERNEL=EPS, KERNEL a name or id such as k3; repeatable)");
+  addCheckOptions(cmd, args->check);
   cmd->add_flag("--json", args->json, "Print a JSON report");
   cmd->add_flag(
       "--no-fallback", args->noFallback,

@@ -16,5 +16,6 @@ void addTuneCommand(CLI::App& app, int& exitCode);
 void addDiffCommand(CLI::App& app, int& exitCode);
 void addProfileCommand(CLI::App& app, int& exitCode);
 void addRenderCommand(CLI::App& app, int& exitCode);
+void addBisectCommand(CLI::App& app, int& exitCode);
 
 }  // namespace fuselens::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   fuselens::cli::addDiffCommand(app, exitCode);
   fuselens::cli::addProfileCommand(app, exitCode);
   fuselens::cli::addRenderCommand(app, exitCode);
+  fuselens::cli::addBisectCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,11 +2,13 @@
 """Plants a known error in one kernel at a time (`compare --perturb KERNEL=EPS`)
 and checks that localization names that kernel: end to end, the first tensor
 beyond rounding must come from it; isolated, it must be the first kernel whose
-own error is beyond rounding. Not part of CTest (it needs the models of
+own error is beyond rounding; bisected (`bisect --by groups`), a fused kernel's
+group must be the one group to split, and a single-op kernel's fault must be
+called not fusion's. Not part of CTest (it needs the models of
 tests/realworld/run_realworld.py and minutes per model).
 
     python3 tests/realworld/perturb_sweep.py [--cli build/app/fuselens-cli] [--only det]
-        [--eps 1e-3] [--every N] [--isolated-every M] [--json out.json]
+        [--eps 1e-3] [--every N] [--isolated-every M] [--bisect-every B] [--json out.json]
 
 Prints one line per planted kernel and a hit rate per model.
 """
@@ -30,7 +32,7 @@ def cli_json(cli, args):
     return json.loads(p.stdout)
 
 
-def sweep(cli, pkg, rel, name, make_inputs, eps, every, isolated_every):
+def sweep(cli, pkg, rel, name, make_inputs, eps, every, isolated_every, bisect_every):
     base = rw.package_dir(pkg)
     if not base or not os.path.exists(os.path.join(base, rel)):
         return None
@@ -66,9 +68,15 @@ def sweep(cli, pkg, rel, name, make_inputs, eps, every, isolated_every):
                 iso = cli_json(cli, ["compare", path, "--isolated", "--perturb", f"{kid}={eps}"] + feeds)
                 r["isolated"] = iso.get("first_divergent")
                 r["isolated_hit"] = r["isolated"] == kernel
+            if bisect_every and i % bisect_every == 0:
+                b = cli_json(cli, ["bisect", path, "--perturb", f"{kid}={eps}"] + feeds)
+                fused = "_fused_" in kernel
+                r["bisect"] = b["kernels"] if b["outcome"] == "found" else b["outcome"]
+                r["bisect_hit"] = (b["kernels"] == [kernel]) if fused else b["outcome"] == "not_fusion"
             results.append(r)
             print(f"{name:24s} {kernel:40.40s} e2e -> {got} "
-                  + (f"isolated -> {r['isolated']}" if "isolated" in r else ""), flush=True)
+                  + (f"isolated -> {r['isolated']} " if "isolated" in r else "")
+                  + (f"bisect -> {r['bisect']}" if "bisect" in r else ""), flush=True)
     return results
 
 
@@ -80,6 +88,8 @@ def main():
     ap.add_argument("--every", type=int, default=1, help="plant in every N-th kernel")
     ap.add_argument("--isolated-every", type=int, default=4,
                     help="also run the isolated check for every M-th planted kernel (0: never)")
+    ap.add_argument("--bisect-every", type=int, default=0,
+                    help="also bisect by groups for every B-th planted kernel (0: never)")
     ap.add_argument("--json")
     a = ap.parse_args()
     cli = rw.find_cli(a.cli)
@@ -87,19 +97,22 @@ def main():
     for pkg, rel, name, make, _atol, _rtol in rw.MODELS:
         if (a.only and a.only not in name) or "@" in rel:
             continue
-        res = sweep(cli, pkg, rel, name, make, a.eps, a.every, a.isolated_every)
+        res = sweep(cli, pkg, rel, name, make, a.eps, a.every, a.isolated_every, a.bisect_every)
         if res is None:
             continue
         e2e = sum(r["end_to_end_hit"] for r in res)
         iso = [r["isolated_hit"] for r in res if "isolated_hit" in r]
+        bis = [r["bisect_hit"] for r in res if "bisect_hit" in r]
         summary[name] = {"planted": len(res), "end_to_end_hits": e2e,
-                         "isolated_checked": len(iso), "isolated_hits": sum(iso), "rows": res}
-        print(f"== {name}: end to end {e2e}/{len(res)}, isolated {sum(iso)}/{len(iso)}", flush=True)
+                         "isolated_checked": len(iso), "isolated_hits": sum(iso),
+                         "bisect_checked": len(bis), "bisect_hits": sum(bis), "rows": res}
+        print(f"== {name}: end to end {e2e}/{len(res)}, isolated {sum(iso)}/{len(iso)}, "
+              f"bisect {sum(bis)}/{len(bis)}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(summary, f, indent=2)
     ok = all(s["end_to_end_hits"] == s["planted"] and s["isolated_hits"] == s["isolated_checked"]
-             for s in summary.values())
+             and s["bisect_hits"] == s["bisect_checked"] for s in summary.values())
     return 0 if ok else 1
 
 
