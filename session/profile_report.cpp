@@ -17,17 +17,22 @@ std::string format(const char* fmt, auto... args) {
 
 }  // namespace
 
-std::string ProfileReport::text() const {
+std::string ProfileReport::header() const {
   std::string s = format("profile: %s, %zu kernels, %d runs, %d thread%s\n", model.c_str(),
                          kernels.size(), runs, threads, threads == 1 ? "" : "s");
   s += format("machine: FMA peak %.1f GFLOP/s, copy %.1f GB/s (ridge %.1f flop/byte)\n",
               fmaPeakGflops, copyGBps, copyGBps > 0 ? fmaPeakGflops / copyGBps : 0.0);
   s += format(
       "run %.3f ms (median); kernels %.3f ms; executor overhead %.3f ms (%.1f%% of the run, "
-      "%.2f us per kernel)\n\n",
+      "%.2f us per kernel)\n",
       runSeconds * 1e3, kernelSeconds * 1e3, overheadSeconds * 1e3,
       runSeconds > 0 ? 100 * overheadSeconds / runSeconds : 0.0,
       kernels.empty() ? 0.0 : overheadSeconds * 1e6 / double(kernels.size()));
+  return s;
+}
+
+std::string ProfileReport::text() const {
+  std::string s = header() + "\n";
   s += "   time ms   share   GFLOP/s     GB/s  bound     of roof  kernel\n";
   std::vector<const KernelProfileRow*> order;
   for (const KernelProfileRow& k : kernels) order.push_back(&k);

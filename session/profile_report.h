@@ -41,7 +41,9 @@ struct ProfileReport {
   std::vector<KernelProfileRow> kernels;  // in run order
   std::vector<std::string> verdicts;      // what to look at first, in sentences
 
-  // A table, slowest kernel first, after the machine and overhead lines.
+  // The model, machine and overhead lines (what the GUI's profile dock heads its table with).
+  std::string header() const;
+  // A table, slowest kernel first, after header(), then the verdicts.
   std::string text() const;
   std::string json() const;         // indented by 2
   std::string chromeTrace() const;  // {"traceEvents": [...]}: Perfetto and chrome://tracing open it

@@ -120,6 +120,7 @@ void Session::dropResults() {
   compiled_.reset();
   report_.reset();
   isolated_.reset();
+  profile_.reset();
 }
 
 const Graph& Session::finalGraph() const {
@@ -139,6 +140,7 @@ Status Session::optimize(const std::string& pipeline, const Progress& progress,
   compiled_.reset();
   report_.reset();
   isolated_.reset();
+  profile_.reset();
   return Status::ok();
 }
 
@@ -152,6 +154,7 @@ Status Session::compile(const CompileOptions& opts, const Progress& progress,
   if (!module) return module.status();
   compiled_ = std::move(*module);
   compileOptions_ = opts;
+  profile_.reset();
   return Status::ok();
 }
 

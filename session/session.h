@@ -94,6 +94,8 @@ class Session {
   Expected<ProfileReport> profile(const std::map<std::string, TensorData>& inputs,
                                   const ProfileRequest& request, const Progress& progress = {},
                                   const CancelToken& cancel = {});
+  // The last profile of the compiled module; dropped with it.
+  const std::optional<ProfileReport>& lastProfile() const { return profile_; }
 
   // Seeded random tensors for every graph input (static shapes only).
   // Inputs named in `skip` (given by the user) are left out, dynamic or not.
@@ -195,6 +197,7 @@ class Session {
   CompileOptions compileOptions_;  // of the last compile, reused by compareIsolated
   std::optional<CompareReport> report_;
   std::optional<IsolatedReport> isolated_;
+  std::optional<ProfileReport> profile_;
 };
 
 }  // namespace fuselens

@@ -124,6 +124,7 @@ Expected<ProfileReport> Session::profile(const std::map<std::string, TensorData>
   r.overheadSeconds = p->overheadSeconds;
   r.verdicts = verdictsOf(r);
   report(progress, 1.0, "profiled");
+  profile_ = r;
   return r;
 }
 

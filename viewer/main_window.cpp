@@ -32,6 +32,7 @@
 #include "viewer/graph_view.h"
 #include "viewer/graphview_names.h"
 #include "viewer/pass_list.h"
+#include "viewer/profile_panel.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -108,6 +109,16 @@ void MainWindow::buildDocks() {
   addDockWidget(Qt::BottomDockWidgetArea, inspectorDock_);
   addDockWidget(Qt::BottomDockWidgetArea, compareDock_);
   splitDockWidget(inspectorDock_, compareDock_, Qt::Horizontal);
+  // The profile shares the compare dock's place, a tab behind it.
+  profilePanel_ = new ProfilePanel(this);
+  profileDock_ = new QDockWidget(tr("Profile"), this);
+  profileDock_->setObjectName("profileDock");
+  profileDock_->setWidget(profilePanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, profileDock_);
+  tabifyDockWidget(compareDock_, profileDock_);
+  compareDock_->raise();
+  connect(profilePanel_, &ProfilePanel::profileRequested, this, &MainWindow::startProfile);
+  connect(profilePanel_, &ProfilePanel::kernelPicked, this, &MainWindow::onKernelPicked);
   resizeDocks({inspectorDock_}, {230}, Qt::Vertical);
   resizeDocks({inspectorDock_, compareDock_}, {790, 610}, Qt::Horizontal);
 
@@ -194,6 +205,7 @@ void MainWindow::buildActions() {
   view->addSeparator();
   view->addAction(inspectorDock_->toggleViewAction());
   view->addAction(compareDock_->toggleViewAction());
+  view->addAction(profileDock_->toggleViewAction());
   view->addAction(codeDock_->toggleViewAction());
 
   pipelineEdit_ = new QLineEdit(qs(defaultPipeline()), this);
@@ -299,6 +311,9 @@ void MainWindow::detachViews() {
   passList_->setSession(nullptr);
   inspector_->setSession(nullptr);
   comparePanel_->setSession(nullptr);
+  profilePanel_->setReport(nullptr);  // the profile was of the compiled module now dropped
+  profilePanel_->setStatusText(
+      tr("No profile yet: Profile times every kernel of the compiled model."));
   graphView_->setHeat({});
   shown_ = nullptr;
 }
@@ -342,6 +357,18 @@ void MainWindow::onDecisionPicked(const QString& producer, const QString& consum
                                  .arg(producer, consumer)
                                  .arg(found),
                              kMessageMs);
+}
+
+void MainWindow::onKernelPicked(const QString& kernelName) {
+  const CompiledModule* module = session_ ? session_->compiled() : nullptr;
+  if (!module) return;
+  for (const KernelInfo& k : module->kernels()) {
+    if (k.name != kernelName.toStdString() || k.outputs.empty()) continue;
+    const Graph& g = session_->finalGraph();
+    if (g.hasValue(k.outputs[0]))
+      onTensorPicked(QString::fromStdString(g.value(k.outputs[0]).name));
+    return;
+  }
 }
 
 void MainWindow::onTensorPicked(const QString& valueName) {

@@ -46,6 +46,7 @@ namespace fuselens::viewer {
 
 class CodePane;
 class ComparePanel;
+class ProfilePanel;
 class FusionInspector;
 class GraphView;
 class PassList;
@@ -97,6 +98,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* codeDock() const { return codeDock_; }
   QDockWidget* inspectorDock() const { return inspectorDock_; }
   QDockWidget* compareDock() const { return compareDock_; }
+  QDockWidget* profileDock() const { return profileDock_; }
+  ProfilePanel* profilePanel() const { return profilePanel_; }
   QLineEdit* searchBox() const { return searchEdit_; }
   QAction* heatAction() const { return heatAct_; }
   QAction* diffAction() const { return diffAct_; }
@@ -115,7 +118,7 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
-  enum class Job { None, Open, Optimize, Compare, Isolated, Code, Save };
+  enum class Job { None, Open, Optimize, Compare, Isolated, Code, Save, Profile };
 
   // main_window.cpp: widgets and views
   void buildActions();
@@ -151,6 +154,9 @@ class MainWindow : public QMainWindow {
   // The compare dock's perturb field: sets Session::perturbations, compares again.
   void applyPerturbation(const QString& spec);
   void startCode(int tab);
+  void startProfile();
+  // A row of the profile dock: selects the node that kernel runs.
+  void onKernelPicked(const QString& kernelName);
   void setIdle();
 
   std::shared_ptr<Session> session_;
@@ -172,6 +178,8 @@ class MainWindow : public QMainWindow {
   int pendingCodeTab_ = -1;  // asked for while another job ran
   QDockWidget* inspectorDock_ = nullptr;
   QDockWidget* compareDock_ = nullptr;
+  ProfilePanel* profilePanel_ = nullptr;
+  QDockWidget* profileDock_ = nullptr;
   QLineEdit* pipelineEdit_ = nullptr;
   QLineEdit* shapesEdit_ = nullptr;
   QLineEdit* searchEdit_ = nullptr;

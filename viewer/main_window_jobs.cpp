@@ -25,6 +25,7 @@
 #include "viewer/graphview_names.h"
 #include "viewer/main_window.h"
 #include "viewer/pass_list.h"
+#include "viewer/profile_panel.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -33,6 +34,17 @@ constexpr int kWarningMs = 15000;
 const char* const kSessionSuffix = ".fuselens.json";
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// A job's work on the session's seeded random inputs; failing to make them
+// is the job's error.
+JobResult onRandomInputs(
+    Session& s,
+    const std::function<Status(const std::map<std::string, TensorData>&, JobResult&)>& work) {
+  JobResult r;
+  auto inputs = s.randomInputs(s.seed);
+  r.status = inputs ? work(*inputs, r) : inputs.status();
+  return r;
+}
 
 QString sessionFilter() {
   return QObject::tr("FuseLens sessions (*.fuselens.json);;All files (*)");
@@ -168,19 +180,11 @@ void MainWindow::startCompare() {
   comparePanel_->setSession(nullptr);  // the worker writes the report
   comparePanel_->setStatusText(compareLabel_->text());
   start(Job::Compare, [s, progress, cancel] {
-    JobResult r;
-    auto inputs = s->randomInputs(s->seed);
-    if (!inputs) {
-      r.status = inputs.status();
-      return r;
-    }
-    auto report = s->compare(*inputs, s->compareOptions, progress, cancel);
-    if (!report) {
-      r.status = report.status();
-      return r;
-    }
-    r.summary = report->verdict();
-    return r;
+    return onRandomInputs(*s, [&](const auto& inputs, JobResult& r) {
+      auto report = s->compare(inputs, s->compareOptions, progress, cancel);
+      if (report) r.summary = report->verdict();
+      return report.status();
+    });
   });
 }
 
@@ -192,15 +196,25 @@ void MainWindow::startIsolatedCompare() {
   comparePanel_->setSession(nullptr);  // the worker writes the report
   comparePanel_->setStatusText(tr("alone: compiling every kernel on its own..."));
   start(Job::Isolated, [s, progress, cancel] {
-    JobResult r;
-    auto inputs = s->randomInputs(s->seed);
-    if (!inputs) {
-      r.status = inputs.status();
-      return r;
-    }
-    auto report = s->compareIsolated(*inputs, s->compareOptions, progress, cancel);
-    if (!report) r.status = report.status();
-    return r;
+    return onRandomInputs(*s, [&](const auto& inputs, JobResult&) {
+      return s->compareIsolated(inputs, s->compareOptions, progress, cancel).status();
+    });
+  });
+}
+
+void MainWindow::startProfile() {
+  if (!session_ || isBusy()) return;
+  std::shared_ptr<Session> s = session_;
+  Progress progress = progressSink();
+  CancelToken cancel = cancel_;
+  profilePanel_->setReport(nullptr);
+  profilePanel_->setStatusText(tr("profile: timing every kernel..."));
+  profileDock_->show();
+  profileDock_->raise();
+  start(Job::Profile, [s, progress, cancel] {
+    return onRandomInputs(*s, [&](const auto& inputs, JobResult&) {
+      return s->profile(inputs, ProfileRequest{}, progress, cancel).status();
+    });
   });
 }
 
@@ -292,6 +306,16 @@ void MainWindow::onJobDone() {
       break;
     case Job::Save:
       finishSave(r);
+      break;
+    case Job::Profile:
+      if (session_ && session_->lastProfile()) {
+        profilePanel_->setReport(&*session_->lastProfile());
+      } else {
+        profilePanel_->setStatusText(cancel_.cancelled()
+                                         ? tr("profile: cancelled")
+                                         : tr("profile: failed (%1)").arg(qs(r.status.message())));
+        if (!r.status && !cancel_.cancelled()) showError(qs(r.status.message()));
+      }
       break;
     case Job::None:
       break;

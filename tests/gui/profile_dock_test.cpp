@@ -1,0 +1,76 @@
+// The profile dock on samples/mlp.onnx: Profile runs Session::profile on the
+// worker, the table holds one row per kernel sorted slowest first, its header
+// is the CLI's (ProfileReport::header), picking a row selects the node the
+// kernel runs, and a new pipeline clears the stale profile.
+#include <QDockWidget>
+#include <QPushButton>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QtTest>
+
+#include "session/session.h"
+#include "tests/support/test_paths.h"
+#include "viewer/graph_items.h"
+#include "viewer/graph_view.h"
+#include "viewer/main_window.h"
+#include "viewer/profile_panel.h"
+
+using namespace fuselens;
+using namespace fuselens::viewer;
+
+namespace {
+constexpr int kTimeoutMs = 120000;
+bool settled(const MainWindow& w) { return !w.isBusy() && !w.graphView()->isLayoutPending(); }
+}  // namespace
+
+class ProfileDockTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void profileFillsTheTableAndPicksNodes() {
+    MainWindow w;
+    w.setModalErrors(false);
+    w.show();
+    w.openFile(QString::fromStdString(fuselens::test::sourcePath("/samples/mlp.onnx")));
+    QTRY_VERIFY_WITH_TIMEOUT(settled(w), kTimeoutMs);
+    ProfilePanel* panel = w.profilePanel();
+    QCOMPARE(panel->table()->rowCount(), 0);
+    panel->runButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isBusy() && w.session()->lastProfile().has_value(), kTimeoutMs);
+    QVERIFY(w.profileDock()->isVisible());
+
+    const ProfileReport& rep = *w.session()->lastProfile();
+    QCOMPARE(panel->table()->rowCount(), int(rep.kernels.size()));
+    QCOMPARE(panel->headerText(), QString::fromStdString(rep.header()).trimmed());
+    for (int r = 1; r < panel->table()->rowCount(); ++r)  // slowest first
+      QVERIFY(panel->table()->item(r - 1, 0)->data(Qt::UserRole).toDouble() >=
+              panel->table()->item(r, 0)->data(Qt::UserRole).toDouble());
+
+    // The row of the first kernel selects the node that runs it.
+    const KernelInfo& k = w.session()->compiled()->kernels().front();
+    const Graph& g = w.session()->finalGraph();
+    const QString value = QString::fromStdString(g.value(k.outputs[0]).name);
+    int row = -1;
+    for (int r = 0; r < panel->table()->rowCount(); ++r)
+      if (panel->table()->item(r, 6)->text() == QString::fromStdString(k.name)) row = r;
+    QVERIFY(row >= 0);
+    panel->table()->selectRow(row);
+    int selected = 0;
+    for (NodeItem* n : w.graphView()->nodeItems())
+      if (n->isSelected()) {
+        ++selected;
+        QVERIFY(n->produces(value));
+      }
+    QCOMPARE(selected, 1);
+
+    w.runPipeline();  // a new compile makes the profile stale
+    QTRY_VERIFY_WITH_TIMEOUT(settled(w), kTimeoutMs);
+    QVERIFY(!w.session()->lastProfile().has_value());
+    QCOMPARE(panel->table()->rowCount(), 0);
+  }
+};
+
+QTEST_MAIN(ProfileDockTest)
+#include "profile_dock_test.moc"
