@@ -111,7 +111,10 @@ MODELS = [
 def find_cli(given):
     if given:
         return given
-    for c in sorted(glob.glob(os.path.join(ROOT, "build*", "app", "fuselens-cli"))):
+    # build/ first: the sanitizer and fuzz trees may be older or much slower.
+    builds = sorted(glob.glob(os.path.join(ROOT, "build*", "app", "fuselens-cli")),
+                    key=lambda c: (os.path.basename(os.path.dirname(os.path.dirname(c))) != "build", c))
+    for c in builds:
         if os.access(c, os.X_OK):
             return c
     sys.exit("fuselens-cli not found; build it or pass --cli")
