@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session/session.h"
+#include "session/shape_sweep.h"
 
 namespace fuselens {
 namespace {
@@ -177,6 +178,46 @@ std::string explainJson(const ExplainReport& rep, const Session& s) {
                         {"summary", rep.summary()}};
   if (!rep.removed.empty()) out["removed"] = orNull(rep.removed);
   return out.dump(2);
+}
+
+namespace {
+
+nlohmann::json optionalBool(const std::optional<bool>& b) {
+  return b ? nlohmann::json(*b) : nlohmann::json();
+}
+
+}  // namespace
+
+std::string sweepJson(const SweepReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SweepRun& run : r.runs)
+    rows.push_back({{"value", run.value},
+                    {"bucket", run.bucket},
+                    {"compiled", run.compiled},
+                    {"cache_hit", run.cacheHit},
+                    {"compile_seconds", run.compileSeconds},
+                    {"run_seconds", run.runSeconds},
+                    {"elements", run.elements},
+                    {"padded_elements", run.paddedElements},
+                    {"match", optionalBool(run.match)},
+                    {"verdict", run.verdict},
+                    {"pad_match", optionalBool(run.padMatch)},
+                    {"pad_verdict", run.padVerdict}});
+  nlohmann::json j = {{"dim", r.dim},
+                      {"mode", r.mode()},
+                      {"buckets", r.buckets},
+                      {"runs", r.runs.size()},
+                      {"compiles", r.compiles},
+                      {"cache_hits", r.cacheHits},
+                      {"compile_seconds", r.compileSeconds},
+                      {"run_seconds", r.runSeconds},
+                      {"padding_waste", r.paddingWaste},
+                      {"all_match", optionalBool(r.allMatch)},
+                      {"cache_dir", r.cacheDir},
+                      {"notes", r.notes},
+                      {"summary", r.summary()},
+                      {"rows", rows}};
+  return j.dump(2);
 }
 
 }  // namespace fuselens

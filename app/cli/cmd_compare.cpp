@@ -47,8 +47,7 @@ void printTable(const CompareReport& rep, const Session& s) {
 
 int runCompare(const CompareArgs& a) {
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims, a.inputs.shapes); !s)
-    return fail(s);
+  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs); !s) return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
   if (Status s = fitToInputs(session, *inputs); !s) return fail(s);
