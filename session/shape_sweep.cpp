@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "passes/pad_mask.h"
 #include "session/compile_cache.h"
@@ -283,6 +284,18 @@ Expected<SweepReport> runSweep(const Graph& model, const std::string& label,
                                const SweepRequest& request, const SweepObserver& observer,
                                const CancelToken& cancel) {
   if (request.sweep.values.empty()) return Status::error("no value to sweep", "--sweep");
+  std::set<std::string> symbols;
+  for (ValueId v : model.valueIds())
+    for (const Dim& d : model.value(v).type.shape)
+      if (!d.symbol.empty()) symbols.insert(d.symbol);
+  if (!symbols.count(request.sweep.dim)) {
+    std::string known;
+    for (const std::string& s : symbols) known += (known.empty() ? "" : ", ") + s;
+    return Status::error(
+        "the model has no symbolic dim named '" + request.sweep.dim + "'" +
+            (known.empty() ? " (all its dims are bound)" : " (it has: " + known + ")"),
+        "--sweep " + request.sweep.dim);
+  }
   Sweeper sweeper(model, label, request, cancel);
   return sweeper.run(observer);
 }

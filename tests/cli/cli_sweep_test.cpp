@@ -101,6 +101,9 @@ class CliSweepTest : public QObject {
         {"run", kTransformer, "--engine", "cpu", "--sweep", "seq=4,40", "--buckets", "seq=8,16"});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("beyond the largest bucket 16"), qPrintable(r.err));
+    r = cli({"run", kTransformer, "--engine", "cpu", "--sweep", "len=4,40"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no symbolic dim named 'len' (it has: seq)"), qPrintable(r.err));
   }
 
   void dimsDefaultBindsWhatIsLeft() {
