@@ -278,9 +278,13 @@ PassResult PadMaskPass::run(Graph& g, PassContext& ctx) {
       extents[v.index].push_back(ea);
     }
   }
-  if (!seen)
-    return PassResult::failed(
-        Status::error("the graph has no axis of the symbolic dim '" + dim_ + "'", "pass pad-mask"));
+  if (!seen) {  // nothing will be padded: the graph stays as it is
+    PassResult r;
+    r.diagnostics.push_back(
+        {Severity::Note, "pass pad-mask",
+         "the graph has no axis of the symbolic dim '" + dim_ + "': nothing to mask"});
+    return r;
+  }
   Masker masker(g, dim_, std::move(kinds), std::move(extents));
   for (ValueId v : g.outputs())
     if (Status s = masker.checkOutput(v); !s) return PassResult::failed(s);

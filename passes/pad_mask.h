@@ -1,4 +1,4 @@
-// pad-mask{dim=seq}: prepares a graph whose symbolic dim `dim` will be padded
+// pad-mask{dim=seq} (dim defaults to seq): prepares a graph whose symbolic dim `dim` will be padded
 // (shape buckets: the dim bound to a bucket larger than the valid length, the
 // inputs padded with zeros, the outputs sliced back). Runs on the graph while
 // `dim` is still symbolic, before the dims are bound and before the pipeline.
@@ -18,7 +18,8 @@
 // along `dim` in a way no mask fixes (Conv or pooling over it, other
 // reductions, LayerNorm, Slice, Concat over it, an axis derived from it such as
 // seq*heads) are refused with a sentence naming the node: compile such models
-// per shape instead. Must run before any pass that binds or folds `dim`.
+// per shape instead. A graph without `dim` is left as it is, with a note.
+// Must run before any pass that binds or folds `dim`.
 #pragma once
 
 #include <string>

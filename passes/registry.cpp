@@ -102,10 +102,11 @@ std::vector<PassInfo> buildRegistry() {
        {"dim"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          auto it = o.find("dim");
-         if (it == o.end() || it->second.empty())
+         std::string dim = it == o.end() ? "seq" : it->second;
+         if (dim.empty())
            return Expected<std::unique_ptr<Pass>>::error(
-               "option dim=NAME is required (the symbolic dim that is padded)", "pass pad-mask");
-         return make(new PadMaskPass(it->second));
+               "option dim= must name the symbolic dim that is padded", "pass pad-mask");
+         return make(new PadMaskPass(dim));
        }},
   };
 }

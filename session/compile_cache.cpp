@@ -126,6 +126,7 @@ Expected<CachedCompile> compileCached(Session& session, const CompileCache& cach
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const CompileStats stats = session.compiled()->stats();
   out.hit = known && stats.compiledKernels == 0;
+  if (out.hit) out.firstSeconds = (*found)->compileSeconds;
   if (!known) {
     key.kernels = stats.kernels;
     key.compileSeconds = out.seconds;

@@ -65,6 +65,7 @@ std::string compileCacheTarget();
 struct CachedCompile {
   bool hit = false;
   double seconds = 0;
+  double firstSeconds = 0;  // a hit: what the compile that stored the entry took
 };
 Expected<CachedCompile> compileCached(Session& session, const CompileCache& cache,
                                       CompileCacheEntry key, std::string& note,

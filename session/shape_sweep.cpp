@@ -192,6 +192,7 @@ Expected<Sweeper::Module*> Sweeper::moduleFor(int64_t shape, SweepRun& run) {
   run.compiled = true;
   run.cacheHit = compiled->hit;
   run.compileSeconds = compiled->seconds;
+  run.firstCompileSeconds = compiled->firstSeconds;
   return &modules_.emplace(shape, std::move(m)).first->second;
 }
 
@@ -266,6 +267,7 @@ Expected<SweepReport> Sweeper::run(const SweepObserver& observer) {
     rep_.compiles += run.compiled;
     rep_.cacheHits += run.cacheHit;
     rep_.compileSeconds += run.compileSeconds;
+    rep_.firstCompileSeconds += run.firstCompileSeconds;
     rep_.runSeconds += run.runSeconds;
     elements += run.elements;
     padded += run.paddedElements;

@@ -52,10 +52,11 @@ struct SweepRun {
   bool compiled = false;  // the first run of its shape or bucket compiled it
   bool cacheHit = false;  // that compile found the module in the compile cache
   double compileSeconds = 0, runSeconds = 0;
-  int64_t elements = 0;        // elements of every tensor the run computed
-  int64_t paddedElements = 0;  // of them, padding (0 per shape)
-  std::optional<bool> match;   // with checkEager: every output within rounding
-  std::string verdict;         // "within rounding", or the first output that is not
+  double firstCompileSeconds = 0;  // a cache hit: its compile when the entry was stored
+  int64_t elements = 0;            // elements of every tensor the run computed
+  int64_t paddedElements = 0;      // of them, padding (0 per shape)
+  std::optional<bool> match;       // with checkEager: every output within rounding
+  std::string verdict;             // "within rounding", or the first output that is not
   std::optional<bool> padMatch;
   std::string padVerdict;
 };
@@ -64,8 +65,9 @@ struct SweepReport {
   std::string dim;
   std::vector<int64_t> buckets;  // empty per shape
   std::vector<SweepRun> runs;
-  size_t compiles = 0, cacheHits = 0;
+  size_t compiles = 0, cacheHits = 0;  // misses: compiles - cacheHits
   double compileSeconds = 0, runSeconds = 0;
+  double firstCompileSeconds = 0;  // what the cache hits took when first compiled
   double paddingWaste = 0;         // padded elements / elements computed, over every run
   std::optional<bool> allMatch;    // with checkEager (and padCheck)
   std::vector<std::string> notes;  // compile-cache entries refused, each a sentence

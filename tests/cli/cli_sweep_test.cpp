@@ -48,8 +48,8 @@ class CliSweepTest : public QObject {
     Result first = cli(args);
     QVERIFY2(first.code == 0, qPrintable(first.out + first.err));
     QJsonObject j = jsonOf(first);
-    for (const char* key : {"runs", "compiles", "cache_hits", "compile_seconds", "run_seconds",
-                            "padding_waste", "all_match", "rows", "mode", "dim"})
+    for (const char* key : {"runs", "compiles", "cache_hits", "cache_misses", "compile_seconds",
+                            "run_seconds", "padding_waste", "all_match", "rows", "mode", "dim"})
       QVERIFY2(j.contains(key), key);
     QCOMPARE(j["runs"].toInt(), 3);
     QCOMPARE(j["compiles"].toInt(), 3);
@@ -61,7 +61,12 @@ class CliSweepTest : public QObject {
 
     Result second = cli(args);  // a fresh process: every module is in the cache
     QVERIFY2(second.code == 0, qPrintable(second.out + second.err));
-    QCOMPARE(jsonOf(second)["cache_hits"].toInt(), 3);
+    QJsonObject warm = jsonOf(second);
+    QCOMPARE(warm["cache_hits"].toInt(), 3);
+    QCOMPARE(warm["cache_misses"].toInt(), 0);
+    // The entries remember what the cold compiles took.
+    QVERIFY(std::abs(warm["cache_hits_first_compile_seconds"].toDouble() -
+                     j["compile_seconds"].toDouble()) < 1e-6);
 
     const QStringList entries = moduleEntries(cache_.path());
     QCOMPARE(entries.size(), 3);
