@@ -16,10 +16,11 @@ the next power of two from 32, masked by pad-mask), each cold (an empty cache
 folder) and again warm (a second process on the cache the cold run filled).
 Columns: compiles, compile cache hits, total compile seconds, total run
 seconds, padding waste (padded elements over elements computed), whether every
-run matched eager (rounding verdicts), and the whole process's seconds.
+run matched eager (rounding verdicts; with --check-eager, else None), and the
+whole process's seconds.
 There is no fully symbolic mode (--dynamic) to compare yet.
 
-    python3 bench/dynamic_shapes.py --cli build/app/fuselens-cli [--only transformer,ocr]
+    python3 bench/dynamic_shapes.py --cli build/app/fuselens-cli [--only transformer,ocr] [--check-eager]
 """
 import argparse
 import json
@@ -61,9 +62,9 @@ def generate(name, folder):
     return path
 
 
-def sweep(cli, path, dim, values, buckets, cache_home):
+def sweep(cli, path, dim, values, buckets, cache_home, check):
     cmd = [cli, "run", path, "--engine", "cpu", "--random-inputs", "--sweep", f"{dim}={values}",
-           "--check-eager", "--json"]
+           "--json"] + (["--check-eager"] if check else [])
     if buckets:
         cmd += ["--buckets", f"{dim}={buckets}"]
     t0 = time.perf_counter()
@@ -80,6 +81,8 @@ def main():
     ap.add_argument("--cli", default=os.path.join(HERE, "..", "build", "app", "fuselens-cli"))
     ap.add_argument("--only", default=",".join(MODELS))
     ap.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "fuselens_dyn_bench"))
+    ap.add_argument("--check-eager", action="store_true",
+                    help="check every run against eager (three reference runs per length: slow)")
     a = ap.parse_args()
     os.makedirs(a.models, exist_ok=True)
     print(host())
@@ -91,7 +94,7 @@ def main():
         for mode, b in (("per-shape", ""), ("buckets", buckets)):
             with tempfile.TemporaryDirectory() as cache:
                 for state in ("cold", "warm"):
-                    j, wall = sweep(a.cli, path, dim, values, b, cache)
+                    j, wall = sweep(a.cli, path, dim, values, b, cache, a.check_eager)
                     print(f"{name:12} {dim + '=' + values:18} {mode:10} {state:5} {j['runs']:4d} "
                           f"{j['compiles']:8d} {j['cache_hits']:4d} {j['compile_seconds']:9.2f} "
                           f"{j['run_seconds']:8.3f} {100 * j['padding_waste']:5.1f}% "
