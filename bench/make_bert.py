@@ -5,7 +5,7 @@ decomposed into elementwise ops and reductions, an additive attention mask,
 Q/K/V/O projections as MatMul + Add, heads split with Reshape + Transpose,
 Softmax. Smaller than BERT-base (hidden 256, 4 heads, FFN 1024, seq 64) so the
 file stays small; compile time depends on the node count and shapes' kinds,
-not on the widths. Opset 17, static shapes, seeded weights.
+not on the widths. Opset 17, static shapes (or a symbolic `seq` with --symbolic-seq), seeded weights.
 
     python3 bench/make_bert.py --layers 12 --out /tmp/bert12.onnx
 """
@@ -16,7 +16,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def build(layers, seq, hidden, heads, ffn, seed):
+def build(layers, seq, hidden, heads, ffn, seed, symbolic=False):
     rng = np.random.default_rng(seed)
     nodes, inits = [], []
     dh = hidden // heads
@@ -97,6 +97,7 @@ def build(layers, seq, hidden, heads, ffn, seed):
         g = node("Mul", [g, "half"], p + "gelu")
         x = layer_norm(node("Add", [proj(g, "ff2", ffn, hidden), h], p + "res2"), p + "ln2")
     nodes.append(helper.make_node("Identity", [x], ["y"], name="y"))
+    seq = "seq" if symbolic else seq
     graph = helper.make_graph(
         nodes, f"bert{layers}",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden]),
@@ -112,9 +113,12 @@ def main():
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--symbolic-seq", action="store_true",
+                    help="declare the sequence length as the symbolic dim 'seq' (run --sweep)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    m = build(a.layers, a.seq, a.hidden, max(1, a.hidden // 64), 4 * a.hidden, seed=1)
+    m = build(a.layers, a.seq, a.hidden, max(1, a.hidden // 64), 4 * a.hidden, seed=1,
+              symbolic=a.symbolic_seq)
     onnx.save(m, a.out)
     print(f"{a.out}: {len(m.graph.node)} nodes")
 

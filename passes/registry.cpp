@@ -10,6 +10,7 @@
 #include "passes/fuse_patterns.h"
 #include "passes/layout.h"
 #include "passes/memory_plan.h"
+#include "passes/pad_mask.h"
 #include "passes/simplify.h"
 
 namespace fuselens {
@@ -95,6 +96,17 @@ std::vector<PassInfo> buildRegistry() {
          MemoryPlanOptions m;
          m.alignment = *align, m.inPlace = *inPlace != 0;
          return make(new MemoryPlanPass(m));
+       }},
+      {"pad-mask",
+       "shape buckets: mask what padding a symbolic dim would change (softmax, sums, means)",
+       {"dim"},
+       [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
+         auto it = o.find("dim");
+         std::string dim = it == o.end() ? "seq" : it->second;
+         if (dim.empty())
+           return Expected<std::unique_ptr<Pass>>::error(
+               "option dim= must name the symbolic dim that is padded", "pass pad-mask");
+         return make(new PadMaskPass(dim));
        }},
   };
 }

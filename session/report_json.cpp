@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session/session.h"
+#include "session/shape_sweep.h"
 
 namespace fuselens {
 namespace {
@@ -205,6 +206,49 @@ std::string bisectJson(const BisectReport& rep) {
     out["pass_step"] = rep.passStep < 0 ? nlohmann::json() : nlohmann::json(rep.passStep);
   }
   return out.dump(2);
+}
+
+namespace {
+
+nlohmann::json optionalBool(const std::optional<bool>& b) {
+  return b ? nlohmann::json(*b) : nlohmann::json();
+}
+
+}  // namespace
+
+std::string sweepJson(const SweepReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SweepRun& run : r.runs)
+    rows.push_back({{"value", run.value},
+                    {"bucket", run.bucket},
+                    {"compiled", run.compiled},
+                    {"cache_hit", run.cacheHit},
+                    {"compile_seconds", run.compileSeconds},
+                    {"first_compile_seconds", run.firstCompileSeconds},
+                    {"run_seconds", run.runSeconds},
+                    {"elements", run.elements},
+                    {"padded_elements", run.paddedElements},
+                    {"match", optionalBool(run.match)},
+                    {"verdict", run.verdict},
+                    {"pad_match", optionalBool(run.padMatch)},
+                    {"pad_verdict", run.padVerdict}});
+  nlohmann::json j = {{"dim", r.dim},
+                      {"mode", r.mode()},
+                      {"buckets", r.buckets},
+                      {"runs", r.runs.size()},
+                      {"compiles", r.compiles},
+                      {"cache_hits", r.cacheHits},
+                      {"cache_misses", r.compiles - r.cacheHits},
+                      {"cache_hits_first_compile_seconds", r.firstCompileSeconds},
+                      {"compile_seconds", r.compileSeconds},
+                      {"run_seconds", r.runSeconds},
+                      {"padding_waste", r.paddingWaste},
+                      {"all_match", optionalBool(r.allMatch)},
+                      {"cache_dir", r.cacheDir},
+                      {"notes", r.notes},
+                      {"summary", r.summary()},
+                      {"rows", rows}};
+  return j.dump(2);
 }
 
 }  // namespace fuselens

@@ -11,11 +11,15 @@ struct BisectReport;
 struct CompareReport;
 struct ExplainReport;
 struct IsolatedReport;
+struct SweepReport;
 
 // Each returns the JSON text (indented by 2) of a report `session` made.
 std::string compareJson(const CompareReport& report, const Session& session);
 std::string isolatedJson(const IsolatedReport& report, const Session& session);
 std::string explainJson(const ExplainReport& report, const Session& session);
 std::string bisectJson(const BisectReport& report);
+// `run --sweep`: the totals (runs, compiles, cache_hits, compile_seconds,
+// run_seconds, padding_waste, all_match) and one row per run.
+std::string sweepJson(const SweepReport& report);
 
 }  // namespace fuselens

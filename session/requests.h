@@ -19,6 +19,10 @@ struct OpenRequest {
   std::map<std::string, int64_t> dims;
   InputShapes shapes;
   std::string pipeline;  // empty: no pass runs (the eager engine needs none)
+  // >= 0: every symbolic dim still unbound after `dims` and `shapes` is bound
+  // to this (--dims-default N), except those named in `keepSymbolic` (a sweep's dim).
+  int64_t dimsDefault = -1;
+  std::vector<std::string> keepSymbolic;
 };
 
 // Input tensors: .npy files by input name, and seeded random values for the

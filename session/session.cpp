@@ -38,15 +38,21 @@ Status Session::open(const std::string& modelPath, const Progress& progress,
   return Status::ok();
 }
 
+std::vector<std::string> Session::symbolicDims() const {
+  std::set<std::string> symbols;
+  if (model_)
+    for (ValueId v : model_->graph.valueIds())
+      for (const Dim& d : model_->graph.value(v).type.shape)
+        if (!d.symbol.empty()) symbols.insert(d.symbol);
+  return {symbols.begin(), symbols.end()};
+}
+
 Status Session::bindDims(const std::map<std::string, int64_t>& dims) {
   if (!model_) return Status::error("no model is open");
   Graph& g = model_->graph;
-  std::set<std::string> symbols;
-  for (ValueId v : g.valueIds())
-    for (const Dim& d : g.value(v).type.shape)
-      if (!d.symbol.empty()) symbols.insert(d.symbol);
+  const std::vector<std::string> symbols = symbolicDims();
   for (const auto& [name, value] : dims) {
-    if (symbols.count(name)) continue;
+    if (std::count(symbols.begin(), symbols.end(), name)) continue;
     std::string known;
     for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
     return Status::error(

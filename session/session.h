@@ -54,6 +54,10 @@ class Session {
   // compiled and given random inputs. Drops later results. A name the graph
   // does not use is an error naming the ones it does.
   Status bindDims(const std::map<std::string, int64_t>& dims);
+  // The symbolic dims the original graph still has, sorted.
+  std::vector<std::string> symbolicDims() const;
+  // What the last open bound through OpenRequest::dimsDefault (name -> value).
+  const std::map<std::string, int64_t>& defaultedDims() const { return defaultedDims_; }
   // Fixes every dynamic dim of the graph inputs to the shapes of `inputs` (by
   // input name; inputs not given keep theirs), binding each symbol to one
   // value throughout the graph, and re-infers types, so a model exported with
@@ -189,6 +193,7 @@ class Session {
                                      const CancelToken& cancel);
   std::string path_;
   std::map<std::string, std::vector<int64_t>> boundShapes_;
+  std::map<std::string, int64_t> defaultedDims_;
   std::unique_ptr<ImportedModel> model_;
   std::string pipeline_;
   std::vector<Snapshot> snapshots_;

@@ -1,6 +1,8 @@
 // Session's face-level calls: open a model as a user asks for it (dims bound,
 // dynamic inputs fixed, pipeline run), gather input tensors, and run the model
 // on either engine. The CLI and the GUI both go through these.
+#include <algorithm>
+
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
 #include "core/ir/verifier.h"
@@ -28,6 +30,14 @@ Status Session::open(const OpenRequest& request, const Progress& progress,
         return Status::error("the model has no input named '" + name + "'", "--shape " + name);
     auto bound = bindInputShapes(request.shapes);
     if (!bound) return bound.status();
+  }
+  defaultedDims_.clear();
+  if (request.dimsDefault >= 0) {
+    for (const std::string& d : symbolicDims())
+      if (std::find(request.keepSymbolic.begin(), request.keepSymbolic.end(), d) ==
+          request.keepSymbolic.end())
+        defaultedDims_[d] = request.dimsDefault;
+    if (!defaultedDims_.empty()) FL_RETURN_IF_ERROR(bindDims(defaultedDims_));
   }
   return optimize(request.pipeline, progress, cancel);
 }

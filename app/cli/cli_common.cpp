@@ -37,10 +37,10 @@ Progress terminalProgress() {
   };
 }
 
-Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
-                       const std::vector<std::string>& dimArgs,
-                       const std::vector<std::string>& shapeArgs) {
-  OpenRequest request{model, {}, {}, pipeline};
+namespace {
+
+Status openRequest(Session& session, OpenRequest request, const std::vector<std::string>& dimArgs,
+                   const std::vector<std::string>& shapeArgs) {
   auto dims = parseDimBindings(dimArgs);
   if (!dims) return dims.status();
   request.dims = *dims;
@@ -56,6 +56,27 @@ Status openAndOptimize(Session& session, const std::string& model, const std::st
   return st;
 }
 
+}  // namespace
+
+Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
+                       const std::vector<std::string>& dimArgs,
+                       const std::vector<std::string>& shapeArgs) {
+  return openRequest(session, OpenRequest{model, {}, {}, pipeline}, dimArgs, shapeArgs);
+}
+
+Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
+                       const InputArgs& in, const std::vector<std::string>& keepSymbolic) {
+  OpenRequest request{model, {}, {}, pipeline};
+  request.dimsDefault = in.dimsDefault;
+  request.keepSymbolic = keepSymbolic;
+  Status st = openRequest(session, request, in.dims, in.shapes);
+  std::string bound;
+  for (const auto& [name, value] : session.defaultedDims())
+    bound += (bound.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  if (!bound.empty()) std::cerr << "--dims-default bound " << bound << "\n";
+  return st;
+}
+
 Status fitToInputs(Session& session, const std::map<std::string, TensorData>& inputs) {
   return session.fitToInputs(inputs, terminalProgress(), interruptToken());
 }
@@ -64,7 +85,7 @@ Expected<std::map<std::string, TensorData>> openForInputs(Session& session,
                                                           const std::string& model,
                                                           const std::string& pipeline,
                                                           const InputArgs& args) {
-  FL_RETURN_IF_ERROR(openAndOptimize(session, model, pipeline, args.dims, args.shapes));
+  FL_RETURN_IF_ERROR(openAndOptimize(session, model, pipeline, args));
   auto inputs = loadInputs(session, args);
   if (!inputs) return inputs.status();
   FL_RETURN_IF_ERROR(fitToInputs(session, *inputs));
@@ -77,6 +98,9 @@ void addInputOptions(CLI::App* cmd, InputArgs& in) {
                 "Seeded random values for inputs not given with --input");
   cmd->add_option("--seed", in.seed, "Seed of --random-inputs")->capture_default_str();
   addShapeOptions(cmd, in.dims, in.shapes);
+  cmd->add_option("--dims-default", in.dimsDefault,
+                  "Bind every symbolic dim not bound by --dim or --shape to N")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims,

@@ -34,12 +34,17 @@ struct InputArgs {
   uint64_t seed = 0;
   std::vector<std::string> dims;    // name=value, binding symbolic dims
   std::vector<std::string> shapes;  // name=AxBxC, fixing an input's dynamic dims
+  int64_t dimsDefault = -1;         // --dims-default N: binds every dim left unbound
 };
 
 // Opens the model, binds --dim values, and runs the pipeline.
 Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
                        const std::vector<std::string>& dims = {},
                        const std::vector<std::string>& shapes = {});
+// The same with --dims-default: saying on stderr, in one line, which dims it
+// bound. Dims in `keepSymbolic` stay unbound (a sweep's dim).
+Status openAndOptimize(Session& session, const std::string& model, const std::string& pipeline,
+                       const InputArgs& in, const std::vector<std::string>& keepSymbolic = {});
 // Explicit inputs from .npy files; seeded random tensors for the rest when
 // `random` is set (or when no input was given at all).
 Expected<std::map<std::string, TensorData>> loadInputs(const Session& session,

@@ -22,8 +22,7 @@ struct ProfileArgs {
 
 int runProfile(const ProfileArgs& a) {
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims, a.inputs.shapes); !s)
-    return fail(s);
+  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs); !s) return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
   ProfileRequest request;

@@ -18,8 +18,7 @@ struct RenderArgs {
 
 int runRender(RenderArgs& a) {
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs.dims, a.inputs.shapes); !s)
-    return fail(s);
+  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs); !s) return fail(s);
   if (a.request.heat) {
     auto inputs = loadInputs(session, a.inputs);
     if (!inputs) return fail(inputs.status());

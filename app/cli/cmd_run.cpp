@@ -6,6 +6,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/run_sweep.h"
 #include "core/io/npy.h"
 
 namespace fuselens::cli {
@@ -18,6 +19,7 @@ struct RunArgs {
   InputArgs inputs;
   std::string outputDir = ".";
   bool json = false;
+  SweepArgs sweep;  // run --sweep (app/cli/run_sweep.h)
 };
 
 // Output names may hold '/' or ':' (exporters write "/fc1/Gemm_output_0"):
@@ -31,10 +33,12 @@ std::string fileNameFor(const std::string& name) {
 }
 
 int runRun(const RunArgs& a) {
+  if (!a.sweep.sweep.empty())
+    return runSweepCommand(a.sweep, a.model, a.engine, a.passes, a.inputs, a.json);
+  if (!a.sweep.buckets.empty() || a.sweep.checkEager || a.sweep.padCheck)
+    return fail(Status::error("--buckets, --check-eager and --pad-check go with --sweep", "run"));
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : "", a.inputs.dims,
-                                 a.inputs.shapes);
-      !s)
+  if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : "", a.inputs); !s)
     return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
@@ -78,6 +82,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--output-dir", args->outputDir, "Where <output name>.npy files go")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print a JSON report");
+  addSweepOptions(cmd, args->sweep);
   cmd->callback([args, &exitCode] { exitCode = runRun(*args); });
 }
 

@@ -1,5 +1,6 @@
 #include "codegen/llvm/kernel_key.h"
 
+#include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SHA256.h>
 
@@ -23,7 +24,27 @@ void floatBits(const StmtRef& s, std::string& out) {
   for (const StmtRef& c : s->body) floatBits(c, out);
 }
 
+std::string hexOf(llvm::ArrayRef<uint8_t> digest) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (uint8_t byte : digest) {
+    out += hex[byte >> 4];
+    out += hex[byte & 15];
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string sha256Hex(const std::vector<std::string_view>& parts) {
+  llvm::SHA256 h;
+  for (std::string_view s : parts) {  // length-prefixed, so parts cannot run together
+    uint64_t n = s.size();
+    h.update(llvm::StringRef(reinterpret_cast<const char*>(&n), sizeof n));
+    h.update(llvm::StringRef(s.data(), s.size()));
+  }
+  return hexOf(h.final());
+}
 
 std::string canonicalLoopText(const LoopFunc& f) {
   LoopFunc c = f;  // shares the statement tree; only the name tables are copied
@@ -51,13 +72,7 @@ std::string kernelKey(const LoopFunc& f, const std::string& context) {
                                   b.data->bytes.size())
                 : llvm::StringRef("<no data>"));
   }
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (uint8_t byte : h.final()) {
-    out += hex[byte >> 4];
-    out += hex[byte & 15];
-  }
-  return out;
+  return hexOf(h.final());
 }
 
 }  // namespace fuselens

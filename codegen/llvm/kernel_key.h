@@ -9,6 +9,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "codegen/loop/loop_ir.h"
 
@@ -16,6 +18,10 @@ namespace fuselens {
 
 // 64 hex digits (SHA-256).
 std::string kernelKey(const LoopFunc& f, const std::string& context);
+
+// SHA-256 of the parts, each length-prefixed, as 64 hex digits: the kernel key's
+// hash, for other keys (the compile cache's) to be made the same way.
+std::string sha256Hex(const std::vector<std::string_view>& parts);
 
 // The loop IR text the key hashes (names canonicalized), for tests and debugging.
 std::string canonicalLoopText(const LoopFunc& f);

@@ -1,0 +1,88 @@
+#include "app/cli/run_sweep.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "session/shape_sweep.h"
+
+namespace fuselens::cli {
+namespace {
+
+void printRun(const SweepRun& r, size_t index, size_t total) {
+  std::fprintf(stderr, "[%zu/%zu] value %lld", index + 1, total, (long long)r.value);
+  if (r.bucket != r.value) std::fprintf(stderr, " (bucket %lld)", (long long)r.bucket);
+  if (r.compiled)
+    std::fprintf(stderr, ": compiled in %.3f s%s", r.compileSeconds,
+                 r.cacheHit ? " (compile cache hit)" : "");
+  std::fprintf(stderr, ", ran in %.3f ms", r.runSeconds * 1e3);
+  if (r.match) std::fprintf(stderr, ", %s", r.verdict.c_str());
+  if (r.padMatch) std::fprintf(stderr, ", padded eager %s", r.padVerdict.c_str());
+  std::fprintf(stderr, "\n");
+}
+
+void printTable(const SweepReport& rep) {
+  std::printf("%-8s %-8s %-10s %-12s %-10s %-8s %s\n", rep.dim.c_str(), "bucket", "compiled",
+              "compile s", "run ms", "padded", "eager");
+  for (const SweepRun& r : rep.runs) {
+    std::string compiled = r.compiled ? (r.cacheHit ? "cache hit" : "yes") : "-";
+    double padded = r.elements ? 100.0 * double(r.paddedElements) / double(r.elements) : 0;
+    std::printf("%-8lld %-8lld %-10s %-12.3f %-10.3f %-7.1f%% %s\n", (long long)r.value,
+                (long long)r.bucket, compiled.c_str(), r.compileSeconds, r.runSeconds * 1e3, padded,
+                r.match ? r.verdict.c_str() : "-");
+  }
+  std::printf("%s\n", rep.summary().c_str());
+}
+
+}  // namespace
+
+void addSweepOptions(CLI::App* cmd, SweepArgs& a) {
+  cmd->add_option("--sweep", a.sweep,
+                  "Run at every value of a symbolic dim: NAME=START:STOP:STEP or NAME=A,B,C "
+                  "(needs --engine cpu; inputs random)");
+  cmd->add_option("--buckets", a.buckets,
+                  "With --sweep: pad each value up to a bucket and compile once per bucket: "
+                  "NAME=32,64,128, NAME=pow2 or NAME=step:32");
+  cmd->add_flag("--check-eager", a.checkEager,
+                "With --sweep: compare every run's outputs with eager on the unpadded shape");
+  cmd->add_flag("--pad-check", a.padCheck,
+                "With --buckets: run the padded, masked model eagerly and compare its valid "
+                "region with eager on the unpadded shape");
+}
+
+int runSweepCommand(const SweepArgs& a, const std::string& model, const std::string& engine,
+                    const std::string& passes, const InputArgs& in, bool json) {
+  if (engine != "cpu")
+    return fail(Status::error("a sweep compiles; use --engine cpu", "--sweep " + a.sweep));
+  if (!in.inputs.empty())
+    return fail(Status::error("a sweep feeds random inputs of each shape; drop --input",
+                              "--sweep " + a.sweep));
+  if (a.padCheck && a.buckets.empty())
+    return fail(Status::error("--pad-check checks padding; give --buckets", "--pad-check"));
+  auto spec = parseSweepSpec(a.sweep);
+  if (!spec) return fail(spec.status());
+  SweepRequest request;
+  request.sweep = *spec;
+  request.pipeline = passes;
+  request.seed = in.seed;
+  request.checkEager = a.checkEager;
+  request.padCheck = a.padCheck;
+  if (!a.buckets.empty()) {
+    int64_t top = 1;
+    for (int64_t v : spec->values) top = std::max(top, v);
+    auto buckets = parseBuckets(a.buckets, spec->dim, top);
+    if (!buckets) return fail(buckets.status());
+    request.buckets = *buckets;
+  }
+  Session session;  // the model with every other dim bound; the swept one stays symbolic
+  if (Status s = openAndOptimize(session, model, "", in, {spec->dim}); !s) return fail(s);
+  auto report = runSweep(session.original(), model, request, printRun, interruptToken());
+  if (!report) return fail(report.status());
+  for (const std::string& note : report->notes) std::cerr << "note: " << note << "\n";
+  if (json)
+    std::cout << sweepJson(*report) << "\n";
+  else
+    printTable(*report);
+  return report->allMatch.value_or(true) ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace fuselens::cli

@@ -1,0 +1,133 @@
+// `fuselens-cli run --sweep` as the command line runs it: the JSON has
+// every field; a second process finds every module in the compile cache (the
+// cache survives a restart); a corrupt cache entry is refused with a sentence
+// and recompiled; buckets compile once per bucket on the OCR-style CNN of
+// symbolic width; --dims-default binds what is left and says so.
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "tests/support/cli_runner.h"
+
+namespace {
+
+using Result = fuselens::test::CliResult;
+
+Result cli(const QStringList& args) { return fuselens::test::runCli(args, 240000); }
+
+const QString kTransformer = "tests/cli/data/dyn_transformer/model.onnx";
+const QString kOcr = "tests/cli/data/dyn_ocr/model.onnx";
+
+QJsonObject jsonOf(const Result& r) { return QJsonDocument::fromJson(r.out.toUtf8()).object(); }
+
+QStringList moduleEntries(const QString& cacheHome) {
+  QStringList files;
+  QDirIterator it(cacheHome + "/fuselens/modules", {"*.json"}, QDir::Files);
+  while (it.hasNext()) files << it.next();
+  return files;
+}
+
+}  // namespace
+
+class CliSweepTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void init() {
+    QVERIFY(cache_.isValid());
+    qputenv("XDG_CACHE_HOME", cache_.path().toUtf8());  // the CLI processes inherit it
+  }
+
+  void sweepJsonHasEveryFieldAndTheCacheSurvivesARestart() {
+    const QStringList args = {"run",     kTransformer, "--engine",      "cpu",   "--random-inputs",
+                              "--sweep", "seq=1,3,5",  "--check-eager", "--json"};
+    Result first = cli(args);
+    QVERIFY2(first.code == 0, qPrintable(first.out + first.err));
+    QJsonObject j = jsonOf(first);
+    for (const char* key : {"runs", "compiles", "cache_hits", "cache_misses", "compile_seconds",
+                            "run_seconds", "padding_waste", "all_match", "rows", "mode", "dim"})
+      QVERIFY2(j.contains(key), key);
+    QCOMPARE(j["runs"].toInt(), 3);
+    QCOMPARE(j["compiles"].toInt(), 3);
+    QCOMPARE(j["cache_hits"].toInt(), 0);
+    QCOMPARE(j["all_match"].toBool(), true);
+    QCOMPARE(j["padding_waste"].toDouble(), 0.0);
+    QCOMPARE(j["rows"].toArray().size(), 3);
+    QVERIFY2(first.err.contains("[3/3] value 5"), qPrintable(first.err));  // progress per run
+
+    Result second = cli(args);  // a fresh process: every module is in the cache
+    QVERIFY2(second.code == 0, qPrintable(second.out + second.err));
+    QJsonObject warm = jsonOf(second);
+    QCOMPARE(warm["cache_hits"].toInt(), 3);
+    QCOMPARE(warm["cache_misses"].toInt(), 0);
+    // The entries remember what the cold compiles took.
+    QVERIFY(std::abs(warm["cache_hits_first_compile_seconds"].toDouble() -
+                     j["compile_seconds"].toDouble()) < 1e-6);
+
+    const QStringList entries = moduleEntries(cache_.path());
+    QCOMPARE(entries.size(), 3);
+    QFile f(entries.front());
+    QVERIFY(f.open(QIODevice::ReadWrite));
+    QByteArray bytes = f.readAll();
+    bytes[bytes.size() - 3] = bytes[bytes.size() - 3] == '1' ? '2' : '1';  // flip one digit
+    f.seek(0);
+    f.write(bytes);
+    f.close();
+    Result third = cli(args);
+    QVERIFY2(third.code == 0, qPrintable(third.out + third.err));
+    QVERIFY2(third.err.contains("is corrupt (its checksum does not match): refused"),
+             qPrintable(third.err));
+    QCOMPARE(jsonOf(third)["cache_hits"].toInt(), 2);
+    QCOMPARE(moduleEntries(cache_.path()).size(), 3);  // recompiled and stored again
+  }
+
+  void bucketsOnACnnOfSymbolicWidth() {
+    Result r = cli({"run", kOcr, "--engine", "cpu", "--random-inputs", "--sweep", "width=3:20:4",
+                    "--buckets", "width=8,16,32", "--check-eager", "--pad-check", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QJsonObject j = jsonOf(r);
+    QCOMPARE(j["runs"].toInt(), 5);      // 3 7 11 15 19
+    QCOMPARE(j["compiles"].toInt(), 3);  // buckets 8, 16, 32
+    QCOMPARE(j["all_match"].toBool(), true);
+    QVERIFY(j["padding_waste"].toDouble() > 0.2);
+    for (const auto& row : j["rows"].toArray())
+      QCOMPARE(row.toObject()["pad_match"].toBool(), true);
+  }
+
+  void badSweepIsOneSentence() {
+    Result r = cli({"run", kTransformer, "--engine", "cpu", "--sweep", "seq=5:1:1"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("stops before it starts"), qPrintable(r.err));
+    r = cli(
+        {"run", kTransformer, "--engine", "cpu", "--sweep", "seq=4,40", "--buckets", "seq=8,16"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("beyond the largest bucket 16"), qPrintable(r.err));
+    r = cli({"run", kTransformer, "--engine", "cpu", "--sweep", "len=4,40"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no symbolic dim named 'len' (it has: seq)"), qPrintable(r.err));
+  }
+
+  void dimsDefaultBindsWhatIsLeft() {
+    QTemporaryDir out;
+    Result r = cli({"run", kTransformer, "--engine", "cpu", "--random-inputs", "--dims-default",
+                    "6", "--output-dir", out.path(), "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.err.contains("--dims-default bound seq=6"), qPrintable(r.err));
+    QVERIFY2(r.out.contains("6,"), qPrintable(r.out));  // y is [1, 6, 16]
+    // Without it, the dynamic dim is refused with the sentence that names the way out.
+    r = cli(
+        {"run", kTransformer, "--engine", "cpu", "--random-inputs", "--output-dir", out.path()});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("--dim seq=N"), qPrintable(r.err));
+  }
+
+ private:
+  QTemporaryDir cache_;
+};
+
+QTEST_GUILESS_MAIN(CliSweepTest)
+#include "cli_sweep_test.moc"

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Models with a symbolic dim, for `run --sweep` (per shape and buckets).
+
+transformer: a BERT-shaped encoder block over x[1, seq, hidden]: Q/K/V
+projections, heads split with Reshape (0 copies a dim, so the graph stays
+symbolic) + Transpose, scaled dot-product attention with Softmax over the keys,
+output projection + residual, LayerNormalization over the hidden axis, a GELU
+feed-forward and a second LayerNorm; outputs the tokens `y` [1, seq, hidden]
+and their mean over the sequence `pooled` [1, hidden] (a reduction over the
+padded axis).
+
+ocr: an OCR-style CNN over an image of symbolic width, x[1, 1, 16, width]:
+3x3 convs (stride 1, same padding) with ReLU, max pooling over the height
+only, the mean over the height, then a per-column classifier with Softmax:
+y [1, width, classes], as a CTC recognizer emits.
+
+Small by default (the CLI tests); bench/dynamic_shapes.py writes larger ones.
+Deterministic: rerunning writes identical files.
+
+    python3 tests/cli/data/make_dynamic_models.py            # the test models
+    python3 tests/cli/data/make_dynamic_models.py --kind transformer --hidden 256 --out m.onnx
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Builder:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits = [], []
+
+    def init(self, name, arr):
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def weight(self, name, shape, scale):
+        return self.init(name, (self.rng.standard_normal(shape) * scale).astype(np.float32))
+
+    def node(self, op, ins, out, **attrs):
+        self.nodes.append(helper.make_node(op, ins, [out], name=out, **attrs))
+        return out
+
+    def model(self, name, inputs, outputs):
+        g = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="fuselens-tests")
+        m.ir_version = 8
+        onnx.checker.check_model(m)
+        return m
+
+
+def transformer(hidden=16, heads=2, ffn=32, seed=3):
+    b = Builder(seed)
+    dh = hidden // heads
+    b.init("split_shape", np.array([0, 0, heads, dh], dtype=np.int64))
+    b.init("merge_shape", np.array([0, 0, hidden], dtype=np.int64))
+    b.init("scale", np.array(1.0 / np.sqrt(dh), dtype=np.float32))
+    b.init("half", np.array(0.5, dtype=np.float32))
+    b.init("one", np.array(1.0, dtype=np.float32))
+    b.init("sqrt2", np.array(np.sqrt(2.0), dtype=np.float32))
+
+    def proj(x, name, n_in, n_out):
+        mm = b.node("MatMul", [x, b.weight(name + "_w", (n_in, n_out), 1 / np.sqrt(n_in))], name + "_mm")
+        return b.node("Add", [mm, b.weight(name + "_b", (n_out,), 0.1)], name)
+
+    def heads_of(t, name, perm):
+        r = b.node("Reshape", [t, "split_shape"], name + "_r")
+        return b.node("Transpose", [r], name + "_t", perm=perm)
+
+    def layer_norm(x, name):
+        g = b.init(name + "_g", (1 + 0.1 * b.rng.standard_normal(hidden)).astype(np.float32))
+        beta = b.weight(name + "_beta", (hidden,), 0.1)
+        return b.node("LayerNormalization", [x, g, beta], name, axis=-1, epsilon=1e-5)
+
+    q = heads_of(proj("x", "q", hidden, hidden), "q", [0, 2, 1, 3])
+    k = heads_of(proj("x", "k", hidden, hidden), "k", [0, 2, 3, 1])
+    v = heads_of(proj("x", "v", hidden, hidden), "v", [0, 2, 1, 3])
+    s = b.node("Mul", [b.node("MatMul", [q, k], "qk"), "scale"], "scores")
+    p = b.node("Softmax", [s], "probs", axis=-1)
+    ctx = b.node("Transpose", [b.node("MatMul", [p, v], "ctx")], "ctx_t", perm=[0, 2, 1, 3])
+    ctx = b.node("Reshape", [ctx, "merge_shape"], "ctx_r")
+    h = layer_norm(b.node("Add", [proj(ctx, "o", hidden, hidden), "x"], "res1"), "ln1")
+    f = proj(h, "ff1", hidden, ffn)
+    e = b.node("Erf", [b.node("Div", [f, "sqrt2"], "gelu_s")], "gelu_erf")
+    f = b.node("Mul", [b.node("Mul", [f, b.node("Add", [e, "one"], "gelu_a")], "gelu_m"), "half"], "gelu")
+    y = layer_norm(b.node("Add", [proj(f, "ff2", ffn, hidden), h], "res2"), "y")
+    b.node("ReduceMean", [y], "pooled", axes=[1], keepdims=0)
+    return b.model("dyn_transformer",
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seq", hidden]),
+                    helper.make_tensor_value_info("pooled", TensorProto.FLOAT, [1, hidden])])
+
+
+def ocr(height=16, channels=(8, 16), classes=10, seed=5):
+    b = Builder(seed)
+    x, cin = "x", 1
+    for i, cout in enumerate(channels):
+        w = b.weight(f"c{i}_w", (cout, cin, 3, 3), np.sqrt(2.0 / (cin * 9)))
+        x = b.node("Conv", [x, w, b.weight(f"c{i}_b", (cout,), 0.1)], f"c{i}",
+                   kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+        x = b.node("Relu", [x], f"c{i}_relu")
+        x = b.node("MaxPool", [x], f"c{i}_pool", kernel_shape=[2, 1], strides=[2, 1])
+        cin = cout
+    x = b.node("ReduceMean", [x], "cols", axes=[2], keepdims=0)
+    x = b.node("Transpose", [x], "cols_t", perm=[0, 2, 1])
+    x = b.node("MatMul", [x, b.weight("cls_w", (cin, classes), 1 / np.sqrt(cin))], "logits_mm")
+    x = b.node("Add", [x, b.weight("cls_b", (classes,), 0.1)], "logits")
+    b.node("Softmax", [x], "y", axis=-1)
+    return b.model("dyn_ocr",
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, height, "width"])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "width", classes])])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kind", choices=["transformer", "ocr"])
+    ap.add_argument("--hidden", type=int, default=256, help="transformer width")
+    ap.add_argument("--height", type=int, default=32, help="ocr image height")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    if a.kind is None:  # the CLI tests' models
+        onnx.save(transformer(), os.path.join(HERE, "dyn_transformer", "model.onnx"))
+        onnx.save(ocr(), os.path.join(HERE, "dyn_ocr", "model.onnx"))
+        return
+    m = (transformer(a.hidden, max(1, a.hidden // 64), 4 * a.hidden) if a.kind == "transformer"
+         else ocr(a.height, (32, 64, 128), 40))
+    onnx.save(m, a.out)
+    print(f"{a.out}: {len(m.graph.node)} nodes")
+
+
+if __name__ == "__main__":
+    main()
