@@ -19,6 +19,7 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTextCursor>
 #include <QToolBar>
 #include <QToolButton>
@@ -31,6 +32,7 @@
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
 #include "viewer/graphview_names.h"
+#include "viewer/pass_diff_pane.h"
 #include "viewer/pass_list.h"
 
 namespace fuselens::viewer {
@@ -81,11 +83,16 @@ void MainWindow::buildLayout() {
   irPane_->setLineWrapMode(QPlainTextEdit::NoWrap);
   irPane_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   irPane_->setPlaceholderText(tr("Open an ONNX model (File > Open, or drop it here)."));
+  diffPane_ = new PassDiffPane(this);
+  irTabs_ = new QTabWidget(this);
+  irTabs_->setObjectName("irTabs");
+  irTabs_->addTab(irPane_, tr("IR"));
+  irTabs_->addTab(diffPane_, tr("Pass diff"));
 
   auto* splitter = new QSplitter(Qt::Horizontal, this);
   splitter->addWidget(passList_);
   splitter->addWidget(graphView_);
-  splitter->addWidget(irPane_);
+  splitter->addWidget(irTabs_);
   splitter->setStretchFactor(0, 0);
   splitter->setStretchFactor(1, 1);
   splitter->setStretchFactor(2, 0);
@@ -126,6 +133,7 @@ void MainWindow::buildDocks() {
   addDockWidget(Qt::RightDockWidgetArea, codeDock_);
   codeDock_->hide();
   connect(codePane_, &CodePane::codeRequested, this, &MainWindow::startCode);
+  connect(codePane_, &CodePane::originsPicked, this, &MainWindow::selectOps);
   connect(codeDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     if (visible && session_ && session_->lastReport()) codePane_->ensureCurrent();
   });
@@ -152,6 +160,7 @@ void MainWindow::buildActions() {
   pipe->addSeparator();
   pipe->addAction(passList_->stepBackAction());
   pipe->addAction(passList_->stepForwardAction());
+  pipe->addAction(passList_->hideUnchangedAction());
 
   auto* fitAct = new QAction(tr("&Fit graph"), this);
   fitAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -291,12 +300,14 @@ void MainWindow::cancel() {
 
 void MainWindow::attachViews() {
   passList_->setSession(session_.get());
+  diffPane_->setSession(session_.get());
   inspector_->setSession(session_.get());
   comparePanel_->setSession(session_.get());
 }
 
 void MainWindow::detachViews() {
   passList_->setSession(nullptr);
+  diffPane_->setSession(nullptr);
   inspector_->setSession(nullptr);
   comparePanel_->setSession(nullptr);
   graphView_->setHeat({});
@@ -317,6 +328,7 @@ void MainWindow::showSnapshot(int row) {
                                : nullptr);
   graphView_->showGraph(*shown_, decisionsUpTo(session_->snapshots(), row));
   irPane_->setPlainText(qs(printGraph(*shown_)));
+  diffPane_->showPass(row);
   inspector_->setSnapshot(row);
   searchHit_ = -1;
 }
@@ -333,6 +345,26 @@ void MainWindow::onNodeSelected(NodeId node) {
   if (found.isNull()) return;
   irPane_->setTextCursor(found);
   irPane_->centerCursor();
+}
+
+// The code's kernels run the final graph's ops: show that snapshot, open the
+// scopes above the first op, and ring them all once the layout has settled.
+void MainWindow::selectOps(const QStringList& ops) {
+  if (!session_ || ops.isEmpty() || session_->snapshots().empty()) return;
+  const int last = int(session_->snapshots().size()) - 1;
+  if (shownRow_ != last) selectSnapshot(last);
+  auto ring = [this, ops] { graphView_->highlightNodes(ops); };
+  auto reveal = [this, ops, ring] {
+    graphView_->revealNode(ops.first());
+    if (graphView_->isLayoutPending())
+      connect(graphView_, &GraphView::layoutFinished, this, ring, Qt::SingleShotConnection);
+    else
+      ring();
+  };
+  if (graphView_->isLayoutPending())
+    connect(graphView_, &GraphView::layoutFinished, this, reveal, Qt::SingleShotConnection);
+  else
+    reveal();
 }
 
 void MainWindow::onDecisionPicked(const QString& producer, const QString& consumer) {

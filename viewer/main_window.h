@@ -1,4 +1,4 @@
-// The main window: pass timeline (left), graph (center), IR text (right), the
+// The main window: pass timeline (left), graph (center), IR text and pass diff (right), the
 // fusion inspector and compare docks (bottom), a toolbar with the pipeline
 // string and node search, and a status bar with progress, Cancel and the last
 // compare result. It holds the Session; the widgets observe it.
@@ -25,6 +25,7 @@
 #include "core/ir/ids.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
+#include "session/provenance.h"
 
 class QAction;
 class QDockWidget;
@@ -33,6 +34,7 @@ class QLineEdit;
 class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
+class QTabWidget;
 class QToolButton;
 template <typename T>
 class QFutureWatcher;
@@ -48,6 +50,7 @@ class CodePane;
 class ComparePanel;
 class FusionInspector;
 class GraphView;
+class PassDiffPane;
 class PassList;
 
 struct JobResult {
@@ -57,6 +60,7 @@ struct JobResult {
   std::vector<Diagnostic> warnings;  // a restored session's warnings
   std::string path;                  // the session file saved or restored
   int codeTab = -1;                  // the code job's tab (its text in `summary`)
+  std::vector<CodeSpan> spans;       // the code job's kernels, by line
 };
 
 class MainWindow : public QMainWindow {
@@ -82,6 +86,9 @@ class MainWindow : public QMainWindow {
   // is `text`; repeating the same text steps through the matches.
   void findNode(const QString& text, int step = 1);
   void setHeatVisible(bool visible);
+  // Shows the last snapshot and rings these ops (a code line's origins),
+  // opening the scopes above the first.
+  void selectOps(const QStringList& ops);
 
   // Off: errors go only to errorShown, no modal box (tests, --screenshot).
   void setModalErrors(bool modal) { modalErrors_ = modal; }
@@ -91,6 +98,8 @@ class MainWindow : public QMainWindow {
   GraphView* graphView() const { return graphView_; }
   PassList* passList() const { return passList_; }
   QPlainTextEdit* irPane() const { return irPane_; }
+  PassDiffPane* diffPane() const { return diffPane_; }
+  QTabWidget* irTabs() const { return irTabs_; }  // "IR" and "Pass diff"
   FusionInspector* fusionInspector() const { return inspector_; }
   ComparePanel* comparePanel() const { return comparePanel_; }
   CodePane* codePane() const { return codePane_; }
@@ -165,6 +174,8 @@ class MainWindow : public QMainWindow {
   PassList* passList_ = nullptr;
   GraphView* graphView_ = nullptr;
   QPlainTextEdit* irPane_ = nullptr;
+  PassDiffPane* diffPane_ = nullptr;
+  QTabWidget* irTabs_ = nullptr;
   FusionInspector* inspector_ = nullptr;
   ComparePanel* comparePanel_ = nullptr;
   CodePane* codePane_ = nullptr;
