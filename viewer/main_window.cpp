@@ -62,6 +62,7 @@ MainWindow::MainWindow(QWidget* parent)
   buildDocks();
   buildActions();
   buildStatusBar();
+  buildTour();
   connect(watcher_, &QFutureWatcher<JobResult>::finished, this, &MainWindow::onJobDone);
   resize(1400, 900);
 }

@@ -51,6 +51,8 @@ class ComparePanel;
 class FusionInspector;
 class GraphView;
 class PassDiffPane;
+class TourPanel;
+struct TourChapter;
 class PassList;
 
 struct JobResult {
@@ -90,6 +92,15 @@ class MainWindow : public QMainWindow {
   // opening the scopes above the first.
   void selectOps(const QStringList& ops);
 
+  // main_window_tour.cpp: Help > Tour (viewer/tour.h). Opens chapter `index`'s
+  // sample with the default pipeline, shows its pass and view, and selects its
+  // op once every job is done; tourChapterShown says when.
+  void openTourChapter(int index);
+  int tourChapterCount() const;
+  bool isTourPending() const { return tourPending_ >= 0; }
+  TourPanel* tourPanel() const { return tourPanel_; }
+  QDockWidget* tourDock() const { return tourDock_; }
+
   // Off: errors go only to errorShown, no modal box (tests, --screenshot).
   void setModalErrors(bool modal) { modalErrors_ = modal; }
   bool isBusy() const { return job_ != Job::None; }
@@ -118,6 +129,7 @@ class MainWindow : public QMainWindow {
   void sessionSaved(const QString& path);
   void errorShown(const QString& message);
   void jobsFinished();  // no work left running
+  void tourChapterShown(int index);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -132,6 +144,9 @@ class MainWindow : public QMainWindow {
   void buildLayout();
   void buildDocks();
   void buildStatusBar();
+  void buildTour();
+  void showTourPass();    // on pipelineFinished
+  void selectTourNode();  // on jobsFinished
   void showSnapshot(int row);
   void onNodeSelected(NodeId node);
   void onDecisionPicked(const QString& producer, const QString& consumer);
@@ -183,6 +198,10 @@ class MainWindow : public QMainWindow {
   int pendingCodeTab_ = -1;  // asked for while another job ran
   QDockWidget* inspectorDock_ = nullptr;
   QDockWidget* compareDock_ = nullptr;
+  QDockWidget* tourDock_ = nullptr;
+  TourPanel* tourPanel_ = nullptr;
+  std::shared_ptr<const QList<TourChapter>> chapters_;
+  int tourPending_ = -1;  // the chapter being opened
   QLineEdit* pipelineEdit_ = nullptr;
   QLineEdit* shapesEdit_ = nullptr;
   QLineEdit* searchEdit_ = nullptr;
