@@ -348,26 +348,6 @@ void MainWindow::onNodeSelected(NodeId node) {
   irPane_->centerCursor();
 }
 
-// The code's kernels run the final graph's ops: show that snapshot, open the
-// scopes above the first op, and ring them all once the layout has settled.
-void MainWindow::selectOps(const QStringList& ops) {
-  if (!session_ || ops.isEmpty() || session_->snapshots().empty()) return;
-  const int last = int(session_->snapshots().size()) - 1;
-  if (shownRow_ != last) selectSnapshot(last);
-  auto ring = [this, ops] { graphView_->highlightNodes(ops); };
-  auto reveal = [this, ops, ring] {
-    graphView_->revealNode(ops.first());
-    if (graphView_->isLayoutPending())
-      connect(graphView_, &GraphView::layoutFinished, this, ring, Qt::SingleShotConnection);
-    else
-      ring();
-  };
-  if (graphView_->isLayoutPending())
-    connect(graphView_, &GraphView::layoutFinished, this, reveal, Qt::SingleShotConnection);
-  else
-    reveal();
-}
-
 void MainWindow::onDecisionPicked(const QString& producer, const QString& consumer) {
   const int found = graphView_->highlightNodes({producer, consumer});
   if (found < 2)

@@ -1,6 +1,8 @@
-// MainWindow's Help > Tour: a dock with the chapter's text and one menu entry
-// per chapter of docs/tour.md (viewer/tour.h). Opening a chapter is opening a
-// sample; the pass, the view and the selected op follow as the jobs finish.
+// MainWindow's guided navigation, where an op is shown once the jobs and the
+// layout it waits for are done: Help > Tour (a dock with the chapter's text
+// and one menu entry per chapter of docs/tour.md, viewer/tour.h; opening a
+// chapter is opening a sample, the pass, view and op follow as jobs finish),
+// and the ops a clicked line of generated code came from.
 #include <QAction>
 #include <QDockWidget>
 #include <QMenuBar>
@@ -89,6 +91,26 @@ void MainWindow::selectTourNode() {
     connect(graphView_, &GraphView::layoutFinished, this, select, Qt::SingleShotConnection);
   else
     select();
+}
+
+// The code's kernels run the final graph's ops: show that snapshot, open the
+// scopes above the first op, and ring them all once the layout has settled.
+void MainWindow::selectOps(const QStringList& ops) {
+  if (!session_ || ops.isEmpty() || session_->snapshots().empty()) return;
+  const int last = int(session_->snapshots().size()) - 1;
+  if (shownRow_ != last) selectSnapshot(last);
+  auto ring = [this, ops] { graphView_->highlightNodes(ops); };
+  auto reveal = [this, ops, ring] {
+    graphView_->revealNode(ops.first());
+    if (graphView_->isLayoutPending())
+      connect(graphView_, &GraphView::layoutFinished, this, ring, Qt::SingleShotConnection);
+    else
+      ring();
+  };
+  if (graphView_->isLayoutPending())
+    connect(graphView_, &GraphView::layoutFinished, this, reveal, Qt::SingleShotConnection);
+  else
+    reveal();
 }
 
 }  // namespace fuselens::viewer

@@ -35,6 +35,8 @@ class ProvenanceTest : public QObject {
     QTest::newRow("matmul_bias_relu LLVM IR") << "matmul_bias_relu.onnx" << llvm << ";";
     QTest::newRow("mlp loop IR") << "mlp.onnx" << loops << "//";
     QTest::newRow("mlp assembly (no comments)") << "mlp.onnx" << asmKind << "";
+    QTest::newRow("mlp CUDA C (its emitter writes its own)")
+        << "mlp.onnx" << int(Session::CodeKind::CudaC) << "";
     QTest::newRow("reduce_fusion LLVM IR") << "reduce_fusion.onnx" << llvm << ";";
     QTest::newRow("llama_block loop IR") << "llama_block.onnx" << loops << "//";
   }
