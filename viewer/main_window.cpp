@@ -23,6 +23,7 @@
 #include <QTextCursor>
 #include <QToolBar>
 #include <QToolButton>
+#include <algorithm>
 
 #include "core/ir/printer.h"
 #include "session/session.h"
@@ -101,6 +102,7 @@ void MainWindow::buildLayout() {
   setCentralWidget(splitter);
 
   connect(passList_, &PassList::snapshotSelected, this, &MainWindow::showSnapshot);
+  connect(diffPane_, &PassDiffPane::pairPicked, this, &MainWindow::showSnapshotPair);
   connect(graphView_, &GraphView::nodeSelected, this, &MainWindow::onNodeSelected);
 }
 
@@ -187,8 +189,10 @@ void MainWindow::buildActions() {
   diffAct_ = new QAction(tr("&Diff with the previous step"), this);
   diffAct_->setCheckable(true);
   diffAct_->setToolTip(
-      tr("Mark ops the pass added or changed, count them per scope, dim the rest"));
-  connect(diffAct_, &QAction::toggled, this, [this] { showSnapshot(shownRow_); });
+      tr("Mark ops the pass added or changed, count them per scope, dim the rest "
+         "(against snapshot A when it is picked in the Pass diff tab)"));
+  connect(diffAct_, &QAction::toggled, this,
+          [this] { showSnapshotPair(diffPane_->snapshotA(), shownRow_); });
   view->addAction(diffAct_);
   auto* unfocusAct = new QAction(tr("Show the whole graph"), this);
   connect(unfocusAct, &QAction::triggered, this, [this] { graphView_->focusScope(QString()); });
@@ -320,17 +324,24 @@ void MainWindow::selectSnapshot(int row) {
   passList_->selectSnapshot(row < 0 ? rows - 1 : row);
 }
 
-void MainWindow::showSnapshot(int row) {
-  if (!session_ || row < 0 || row >= static_cast<int>(session_->snapshots().size())) return;
-  shown_ = &session_->snapshots()[static_cast<size_t>(row)].graph;
-  shownRow_ = row;
-  const bool diff = diffAct_->isChecked() && row > 0;
-  graphView_->setDiffBase(diff ? &session_->snapshots()[static_cast<size_t>(row - 1)].graph
-                               : nullptr);
-  graphView_->showGraph(*shown_, decisionsUpTo(session_->snapshots(), row));
+void MainWindow::showSnapshot(int row) { showSnapshotPair(row - 1, row); }
+
+void MainWindow::showSnapshotPair(int a, int b) {
+  const int count = session_ ? static_cast<int>(session_->snapshots().size()) : 0;
+  if (b < 0 || b >= count || a >= count) return;
+  if (passList_->currentSnapshot() != b) {
+    const QSignalBlocker quiet(passList_);  // this call shows it, with its own A
+    passList_->selectSnapshot(b);
+  }
+  const auto& snaps = session_->snapshots();
+  shown_ = &snaps[static_cast<size_t>(b)].graph;
+  shownRow_ = b;
+  const bool diff = diffAct_->isChecked() && a >= 0 && a != b;
+  graphView_->setDiffBase(diff ? &snaps[static_cast<size_t>(a)].graph : nullptr);
+  graphView_->showGraph(*shown_, decisionsUpTo(snaps, b));
   irPane_->setPlainText(qs(printGraph(*shown_)));
-  diffPane_->showPass(row);
-  inspector_->setSnapshot(row);
+  diffPane_->showPair(std::max(a, 0), b);
+  inspector_->setSnapshot(b);
   searchHit_ = -1;
 }
 

@@ -83,6 +83,9 @@ class MainWindow : public QMainWindow {
   void setInputShapes(const QString& shapes);
   QString inputShapes() const;
   void selectSnapshot(int row);  // -1 selects the last
+  // Shows snapshot `b` (selected in the pass list) with the graph diffed
+  // against snapshot `a` and the Pass diff tab on a against b.
+  void showSnapshotPair(int a, int b);
   void cancel();
   // Selects and centers the next node whose name contains `text` or whose op
   // is `text`; repeating the same text steps through the matches.

@@ -91,8 +91,11 @@ PassDiffPane::PassDiffPane(QWidget* parent)
   layout->addLayout(bar);
   layout->addWidget(summary_);
   layout->addWidget(text_, 1);
-  for (QComboBox* box : {a_, b_})
+  for (QComboBox* box : {a_, b_}) {
     connect(box, &QComboBox::currentIndexChanged, this, &PassDiffPane::refresh);
+    connect(box, &QComboBox::activated, this,
+            [this] { emit pairPicked(snapshotA(), snapshotB()); });
+  }
 }
 
 void PassDiffPane::setSession(const Session* session) {

@@ -3,7 +3,8 @@
 // count the same lines). Added lines are green, removed red, and a removed run
 // followed at once by an added run is a changed block (amber): the pass
 // rewrote those lines in place. Selecting a pass in the timeline shows it
-// against the step before; the A and B boxes compare any two snapshots.
+// against the step before; the A and B boxes compare any two snapshots, and
+// the window then shows B in the graph, diffed against A (pairPicked).
 #pragma once
 
 #include <QWidget>
@@ -38,12 +39,18 @@ class PassDiffPane : public QWidget {
   int snapshotB() const;
 
   QPlainTextEdit* textView() const { return text_; }
+  QComboBox* boxA() const { return a_; }
+  QComboBox* boxB() const { return b_; }
   QString summary() const;
   const std::vector<LineKind>& lineKinds() const { return kinds_; }
   // Lines of the shown diff that the newer snapshot added (Added + ChangedNew)
   // and the older one had (Removed + ChangedOld).
   int addedLines() const;
   int removedLines() const;
+
+ signals:
+  // The user picked snapshots A and B in the boxes (not showPass/showPair).
+  void pairPicked(int a, int b);
 
  protected:
   void showEvent(QShowEvent* event) override;

@@ -5,13 +5,18 @@
 #include "viewer/pass_diff_pane.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QPlainTextEdit>
+#include <QStandardPaths>
+#include <QTabWidget>
 #include <QTextBlock>
 #include <QtTest>
 
 #include "session/pass_diff.h"
 #include "session/session.h"
 #include "tests/support/test_paths.h"
+#include "viewer/graph_view.h"
+#include "viewer/main_window.h"
 #include "viewer/pass_list.h"
 
 using namespace fuselens;
@@ -111,6 +116,31 @@ class PassDiffPaneTest : public QObject {
     QCOMPARE(pane.addedLines() + pane.removedLines(), 0);
     QVERIFY(pane.textView()->extraSelections().isEmpty() ||
             pane.lineKinds().front() == PassDiffPane::LineKind::Folded);
+  }
+
+  void pickingAandBDiffsTheGraph() {
+    QStandardPaths::setTestModeEnabled(true);
+    MainWindow w;
+    w.setModalErrors(false);
+    w.show();
+    w.openFile(QString::fromStdString(test::sourcePath("/samples/resnet_bottleneck.onnx")));
+    auto settled = [&w] { return !w.isBusy() && !w.graphView()->isLayoutPending(); };
+    QTRY_VERIFY_WITH_TIMEOUT(settled() && w.session() && w.session()->lastReport(), 120000);
+    w.diffAction()->setChecked(true);
+    w.irTabs()->setCurrentWidget(w.diffPane());
+    const int last = int(w.session()->snapshots().size()) - 1;
+    QCOMPARE(w.passList()->currentSnapshot(), last);
+    QComboBox* a = w.diffPane()->boxA();
+    a->setCurrentIndex(0);
+    emit a->activated(0);  // as a user's pick
+    QCOMPARE(w.passList()->currentSnapshot(), last);
+    QCOMPARE(w.diffPane()->snapshotA(), 0);  // the pass list's row did not reset A
+    QVERIFY(w.diffPane()->summary().startsWith("import -> "));
+    QTRY_VERIFY_WITH_TIMEOUT(settled() && w.graphView()->isDiffShown(), 120000);
+    // Stepping in the timeline goes back to "this pass against the one before".
+    w.passList()->stepBack();
+    QCOMPARE(w.diffPane()->snapshotA(), last - 2);
+    QCOMPARE(w.diffPane()->snapshotB(), last - 1);
   }
 
   void hideUnchangedPasses() {
