@@ -134,8 +134,9 @@ class Session {
   Expected<std::string> codeText(CodeKind kind, const Progress& progress = {},
                                  const CancelToken& cancel = {});
   // codeText with where each kernel's lines came from (session/provenance.h):
-  // loop IR and LLVM IR get a `from: <onnx node names>` comment before each
-  // kernel; every kind gets the kernels' line spans once compiled.
+  // loop IR, LLVM IR and (on x86 and AArch64 hosts) assembly get a
+  // `from: <onnx node names>` comment before each kernel; every kind gets the
+  // kernels' line spans once compiled.
   Expected<AnnotatedCode> annotatedCode(CodeKind kind, const Progress& progress = {},
                                         const CancelToken& cancel = {});
   // The compiled kernel that runs node `n` of the final graph ("k3_fused_matmul_add");

@@ -199,7 +199,7 @@ int runCompile(const CompileArgs& a) {
       for (const std::string& note : session.kernelNotes()) std::cerr << "note: " << note << "\n";
       std::cerr << "compiled: " << session.compileSummary() << "\n";
     }
-    // Loop IR and LLVM IR name each kernel's origins (`// from: <onnx nodes>`).
+    // Loop IR, LLVM IR and assembly name each kernel's origins (`// from: <onnx nodes>`).
     auto code = session.annotatedCode(kind, terminalProgress(), interruptToken());
     if (!code) return fail(code.status());
     emitted = std::move(code->text);
