@@ -100,11 +100,12 @@ class Builder:
 
 
 def out(b, value, name, elem, shape):
-    """Renames the last node's output so the graph output has a plain name."""
+    """Renames a value (where it is made and where it is read) so the graph output has a plain name."""
     for n in b.nodes:
-        for i, o in enumerate(n.output):
-            if o == value:
-                n.output[i] = name
+        for names in (n.output, n.input):
+            for i, o in enumerate(names):
+                if o == value:
+                    names[i] = name
     return helper.make_tensor_value_info(name, elem, shape)
 
 
@@ -303,6 +304,34 @@ def mobilenet_se():
     save(g, "mobilenet_se.onnx")
 
 
+def layer_norm(b, x, scope, dtype):
+    """LayerNorm written out (mean, centre, mean of squares, rsqrt) with constants of `dtype`."""
+    m = b.op("ReduceMean", [x], scope, axes=[-1], keepdims=1)
+    d = b.op("Sub", [x, m], scope)
+    var = b.op("ReduceMean", [b.op("Pow", [d, b.const(f"{scope}/two", 2.0, dtype)], scope)], scope,
+               axes=[-1], keepdims=1)
+    r = b.op("Sqrt", [b.op("Add", [var, b.const(f"{scope}/eps", 1e-5, dtype)], scope)], scope)
+    return b.op("Div", [d, r], scope)
+
+
+def f16_layernorm():
+    """One LayerNorm computed twice from the same activations: in float32 (y) and
+    after a Cast to float16 (y_f16, cast back). Activations reach a few hundred,
+    so the f16 branch's squares pass 65504, the largest f16: its variance is
+    inf and y_f16 collapses to 0. divergence = y_f16 - y."""
+    b = Builder(17)
+    h = b.op("Mul", ["x", b.const("embed/scale", 300.0)], "embed")
+    y = layer_norm(b, h, "ln_f32", np.float32)
+    h16 = b.op("Cast", [h], "ln_f16", to=TensorProto.FLOAT16)
+    y16 = b.op("Cast", [layer_norm(b, h16, "ln_f16", np.float16)], "ln_f16", to=TensorProto.FLOAT)
+    div = b.op("Sub", [y16, y], "check")
+    shape = [8, 64]
+    outs = [out(b, y, "y", TensorProto.FLOAT, shape), out(b, y16, "y_f16", TensorProto.FLOAT, shape),
+            out(b, div, "divergence", TensorProto.FLOAT, shape)]
+    g = b.graph("f16_layernorm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)], outs)
+    save(g, "f16_layernorm.onnx")
+
+
 # name -> (generator, {input: shape}); the fixture script stores ORT references
 # for each at these shapes (symbolic dims bound: llama_block at seq=8).
 TEACHING = {
@@ -312,7 +341,14 @@ TEACHING = {
     "reduce_fusion": (reduce_fusion, {"x": (8, 128)}),
     "fusion_limits": (fusion_limits, {"x": (16, 64)}),
     "mobilenet_se": (mobilenet_se, {"x": (1, 16, 28, 28)}),
+    "f16_layernorm": (f16_layernorm, {"x": (8, 64)}),
 }
+
+# The outputs whose ONNX Runtime reference is stored, where not every output's:
+# ORT's CPU provider returns f16_layernorm's y_f16 equal to its y (it computes
+# the f16 branch in f32), so only y is a reference for FuseLens's eager run,
+# which computes the f16 branch as written.
+ORT_OUTPUTS = {"f16_layernorm": {"y"}}
 
 
 if __name__ == "__main__":

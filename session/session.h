@@ -21,6 +21,7 @@
 #include "session/isolated_compare.h"
 #include "session/perturb.h"
 #include "session/profile_report.h"
+#include "session/provenance.h"
 #include "session/requests.h"
 
 namespace fuselens {
@@ -145,6 +146,12 @@ class Session {
   enum class CodeKind { Ir, LoopIr, LlvmIr, Asm, CudaC, Ptx };
   Expected<std::string> codeText(CodeKind kind, const Progress& progress = {},
                                  const CancelToken& cancel = {});
+  // codeText with where each kernel's lines came from (session/provenance.h):
+  // loop IR, LLVM IR and (on x86 and AArch64 hosts) assembly get a
+  // `from: <onnx node names>` comment before each kernel; every kind gets the
+  // kernels' line spans once compiled.
+  Expected<AnnotatedCode> annotatedCode(CodeKind kind, const Progress& progress = {},
+                                        const CancelToken& cancel = {});
   // The compiled kernel that runs node `n` of the final graph ("k3_fused_matmul_add");
   // empty before compile or when the node is no kernel of its own.
   std::string kernelNameOf(NodeId n) const;

@@ -7,7 +7,9 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScopedValueRollback>
 #include <QTabWidget>
+#include <QTextBlock>
 #include <QTextDocument>
 #include <QVBoxLayout>
 
@@ -29,7 +31,11 @@ CodePane::CodePane(QWidget* parent)
     e->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     e->setPlaceholderText(tr("Run the pipeline to generate code."));
     edits_[size_t(t)] = e;
+    marked_[size_t(t)] = {-1, -1};
     tabs_->addTab(e, names[t]);
+    connect(e, &QPlainTextEdit::cursorPositionChanged, this, [this, t, e] {
+      if (!moving_) pickLine(t, e->textCursor().blockNumber());
+    });
   }
   saveButton_->setObjectName("codeSaveButton");
   saveButton_->setToolTip(tr("Write the current tab to a file"));
@@ -47,6 +53,9 @@ CodePane::CodePane(QWidget* parent)
 void CodePane::invalidate() {
   for (int t = 0; t < TabCount; ++t) {
     filled_[size_t(t)] = requested_[size_t(t)] = false;
+    spans_[size_t(t)].clear();
+    marked_[size_t(t)] = {-1, -1};
+    const QScopedValueRollback<bool> quiet(moving_, true);
     edits_[size_t(t)]->clear();
   }
   status_->clear();
@@ -61,11 +70,14 @@ void CodePane::ensureCurrent() {
   emit codeRequested(t);
 }
 
-void CodePane::setCode(int tab, const QString& text, bool failed) {
+void CodePane::setCode(int tab, const QString& text, bool failed, std::vector<CodeSpan> spans) {
   if (tab < 0 || tab >= TabCount) return;
   requested_[size_t(tab)] = false;
   filled_[size_t(tab)] = !failed;
+  spans_[size_t(tab)] = std::move(spans);
+  marked_[size_t(tab)] = {-1, -1};
   QPlainTextEdit* e = edits_[size_t(tab)];
+  const QScopedValueRollback<bool> quiet(moving_, true);
   if (failed) {
     e->clear();
     e->setPlaceholderText(text);
@@ -79,12 +91,50 @@ void CodePane::setCode(int tab, const QString& text, bool failed) {
 void CodePane::showKernel(const QString& kernel) {
   kernel_ = kernel;
   if (kernel.isEmpty()) return;
-  for (QPlainTextEdit* e : edits_) {
-    QTextCursor found = e->document()->find(kernel);
-    if (found.isNull()) continue;
-    e->setTextCursor(found);
-    e->centerCursor();
+  const QScopedValueRollback<bool> quiet(moving_, true);
+  for (int t = 0; t < TabCount; ++t) {
+    QPlainTextEdit* e = edits_[size_t(t)];
+    int first = -1, last = -1;
+    for (const CodeSpan& s : spans_[size_t(t)])
+      if (QString::fromStdString(s.kernel) == kernel) {
+        first = s.firstLine;
+        last = s.lastLine;
+      }
+    if (first < 0) {
+      const QTextCursor found = e->document()->find(kernel);
+      if (found.isNull()) continue;
+      first = last = found.blockNumber();
+    }
+    marked_[size_t(t)] = {first, last};
+    QList<QTextEdit::ExtraSelection> marks;
+    for (QTextBlock b = e->document()->findBlockByNumber(first);
+         b.isValid() && b.blockNumber() <= last; b = b.next()) {
+      QTextEdit::ExtraSelection sel;
+      sel.cursor = QTextCursor(b);
+      sel.format.setBackground(QColor(255, 246, 204));
+      sel.format.setProperty(QTextFormat::FullWidthSelection, true);
+      marks << sel;
+    }
+    e->setExtraSelections(marks);
+    // The kernel's last line first, then its first: the whole span shows when it fits.
+    e->setTextCursor(QTextCursor(e->document()->findBlockByNumber(last)));
+    e->ensureCursorVisible();
+    e->setTextCursor(QTextCursor(e->document()->findBlockByNumber(first)));
+    e->ensureCursorVisible();
   }
+}
+
+QPair<int, int> CodePane::markedLines(int tab) const { return marked_[size_t(tab)]; }
+
+bool CodePane::pickLine(int tab, int line) {
+  for (const CodeSpan& s : spans_[size_t(tab)]) {
+    if (line < s.firstLine || line > s.lastLine) continue;
+    QStringList ops;
+    for (const std::string& op : s.ops) ops << QString::fromStdString(op);
+    emit originsPicked(ops, QString::fromStdString(s.kernel));
+    return true;
+  }
+  return false;
 }
 
 int CodePane::currentTab() const { return tabs_->currentIndex(); }

@@ -19,9 +19,11 @@
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTextCursor>
 #include <QToolBar>
 #include <QToolButton>
+#include <algorithm>
 
 #include "core/ir/printer.h"
 #include "session/session.h"
@@ -31,6 +33,7 @@
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
 #include "viewer/graphview_names.h"
+#include "viewer/pass_diff_pane.h"
 #include "viewer/pass_list.h"
 #include "viewer/profile_panel.h"
 
@@ -61,6 +64,7 @@ MainWindow::MainWindow(QWidget* parent)
   buildDocks();
   buildActions();
   buildStatusBar();
+  buildTour();
   connect(watcher_, &QFutureWatcher<JobResult>::finished, this, &MainWindow::onJobDone);
   resize(1400, 900);
 }
@@ -82,11 +86,16 @@ void MainWindow::buildLayout() {
   irPane_->setLineWrapMode(QPlainTextEdit::NoWrap);
   irPane_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   irPane_->setPlaceholderText(tr("Open an ONNX model (File > Open, or drop it here)."));
+  diffPane_ = new PassDiffPane(this);
+  irTabs_ = new QTabWidget(this);
+  irTabs_->setObjectName("irTabs");
+  irTabs_->addTab(irPane_, tr("IR"));
+  irTabs_->addTab(diffPane_, tr("Pass diff"));
 
   auto* splitter = new QSplitter(Qt::Horizontal, this);
   splitter->addWidget(passList_);
   splitter->addWidget(graphView_);
-  splitter->addWidget(irPane_);
+  splitter->addWidget(irTabs_);
   splitter->setStretchFactor(0, 0);
   splitter->setStretchFactor(1, 1);
   splitter->setStretchFactor(2, 0);
@@ -94,6 +103,7 @@ void MainWindow::buildLayout() {
   setCentralWidget(splitter);
 
   connect(passList_, &PassList::snapshotSelected, this, &MainWindow::showSnapshot);
+  connect(diffPane_, &PassDiffPane::pairPicked, this, &MainWindow::showSnapshotPair);
   connect(graphView_, &GraphView::nodeSelected, this, &MainWindow::onNodeSelected);
 }
 
@@ -137,6 +147,7 @@ void MainWindow::buildDocks() {
   addDockWidget(Qt::RightDockWidgetArea, codeDock_);
   codeDock_->hide();
   connect(codePane_, &CodePane::codeRequested, this, &MainWindow::startCode);
+  connect(codePane_, &CodePane::originsPicked, this, &MainWindow::selectOps);
   connect(codeDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     if (visible && session_ && session_->lastReport()) codePane_->ensureCurrent();
   });
@@ -163,6 +174,7 @@ void MainWindow::buildActions() {
   pipe->addSeparator();
   pipe->addAction(passList_->stepBackAction());
   pipe->addAction(passList_->stepForwardAction());
+  pipe->addAction(passList_->hideUnchangedAction());
 
   auto* fitAct = new QAction(tr("&Fit graph"), this);
   fitAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -188,8 +200,10 @@ void MainWindow::buildActions() {
   diffAct_ = new QAction(tr("&Diff with the previous step"), this);
   diffAct_->setCheckable(true);
   diffAct_->setToolTip(
-      tr("Mark ops the pass added or changed, count them per scope, dim the rest"));
-  connect(diffAct_, &QAction::toggled, this, [this] { showSnapshot(shownRow_); });
+      tr("Mark ops the pass added or changed, count them per scope, dim the rest "
+         "(against snapshot A when it is picked in the Pass diff tab)"));
+  connect(diffAct_, &QAction::toggled, this,
+          [this] { showSnapshotPair(diffPane_->snapshotA(), shownRow_); });
   view->addAction(diffAct_);
   auto* unfocusAct = new QAction(tr("Show the whole graph"), this);
   connect(unfocusAct, &QAction::triggered, this, [this] { graphView_->focusScope(QString()); });
@@ -303,12 +317,14 @@ void MainWindow::cancel() {
 
 void MainWindow::attachViews() {
   passList_->setSession(session_.get());
+  diffPane_->setSession(session_.get());
   inspector_->setSession(session_.get());
   comparePanel_->setSession(session_.get());
 }
 
 void MainWindow::detachViews() {
   passList_->setSession(nullptr);
+  diffPane_->setSession(nullptr);
   inspector_->setSession(nullptr);
   comparePanel_->setSession(nullptr);
   profilePanel_->setReport(nullptr);  // the profile was of the compiled module now dropped
@@ -323,16 +339,24 @@ void MainWindow::selectSnapshot(int row) {
   passList_->selectSnapshot(row < 0 ? rows - 1 : row);
 }
 
-void MainWindow::showSnapshot(int row) {
-  if (!session_ || row < 0 || row >= static_cast<int>(session_->snapshots().size())) return;
-  shown_ = &session_->snapshots()[static_cast<size_t>(row)].graph;
-  shownRow_ = row;
-  const bool diff = diffAct_->isChecked() && row > 0;
-  graphView_->setDiffBase(diff ? &session_->snapshots()[static_cast<size_t>(row - 1)].graph
-                               : nullptr);
-  graphView_->showGraph(*shown_, decisionsUpTo(session_->snapshots(), row));
+void MainWindow::showSnapshot(int row) { showSnapshotPair(row - 1, row); }
+
+void MainWindow::showSnapshotPair(int a, int b) {
+  const int count = session_ ? static_cast<int>(session_->snapshots().size()) : 0;
+  if (b < 0 || b >= count || a >= count) return;
+  if (passList_->currentSnapshot() != b) {
+    const QSignalBlocker quiet(passList_);  // this call shows it, with its own A
+    passList_->selectSnapshot(b);
+  }
+  const auto& snaps = session_->snapshots();
+  shown_ = &snaps[static_cast<size_t>(b)].graph;
+  shownRow_ = b;
+  const bool diff = diffAct_->isChecked() && a >= 0 && a != b;
+  graphView_->setDiffBase(diff ? &snaps[static_cast<size_t>(a)].graph : nullptr);
+  graphView_->showGraph(*shown_, decisionsUpTo(snaps, b));
   irPane_->setPlainText(qs(printGraph(*shown_)));
-  inspector_->setSnapshot(row);
+  diffPane_->showPair(std::max(a, 0), b);
+  inspector_->setSnapshot(b);
   searchHit_ = -1;
 }
 

@@ -1,4 +1,4 @@
-// The main window: pass timeline (left), graph (center), IR text (right), the
+// The main window: pass timeline (left), graph (center), IR text and pass diff (right), the
 // fusion inspector and compare docks (bottom), a toolbar with the pipeline
 // string and node search, and a status bar with progress, Cancel and the last
 // compare result. It holds the Session; the widgets observe it.
@@ -25,6 +25,7 @@
 #include "core/ir/ids.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
+#include "session/provenance.h"
 
 class QAction;
 class QDockWidget;
@@ -33,6 +34,7 @@ class QLineEdit;
 class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
+class QTabWidget;
 class QToolButton;
 template <typename T>
 class QFutureWatcher;
@@ -49,6 +51,9 @@ class ComparePanel;
 class ProfilePanel;
 class FusionInspector;
 class GraphView;
+class PassDiffPane;
+class TourPanel;
+struct TourChapter;
 class PassList;
 
 struct JobResult {
@@ -58,6 +63,7 @@ struct JobResult {
   std::vector<Diagnostic> warnings;  // a restored session's warnings
   std::string path;                  // the session file saved or restored
   int codeTab = -1;                  // the code job's tab (its text in `summary`)
+  std::vector<CodeSpan> spans;       // the code job's kernels, by line
 };
 
 class MainWindow : public QMainWindow {
@@ -78,11 +84,26 @@ class MainWindow : public QMainWindow {
   void setInputShapes(const QString& shapes);
   QString inputShapes() const;
   void selectSnapshot(int row);  // -1 selects the last
+  // Shows snapshot `b` (selected in the pass list) with the graph diffed
+  // against snapshot `a` and the Pass diff tab on a against b.
+  void showSnapshotPair(int a, int b);
   void cancel();
   // Selects and centers the next node whose name contains `text` or whose op
   // is `text`; repeating the same text steps through the matches.
   void findNode(const QString& text, int step = 1);
   void setHeatVisible(bool visible);
+  // Shows the last snapshot and rings these ops (a code line's origins),
+  // opening the scopes above the first.
+  void selectOps(const QStringList& ops);
+
+  // main_window_tour.cpp: Help > Tour (viewer/tour.h). Opens chapter `index`'s
+  // sample with the default pipeline, shows its pass and view, and selects its
+  // op once every job is done; tourChapterShown says when.
+  void openTourChapter(int index);
+  int tourChapterCount() const;
+  bool isTourPending() const { return tourPending_ >= 0; }
+  TourPanel* tourPanel() const { return tourPanel_; }
+  QDockWidget* tourDock() const { return tourDock_; }
 
   // Off: errors go only to errorShown, no modal box (tests, --screenshot).
   void setModalErrors(bool modal) { modalErrors_ = modal; }
@@ -92,6 +113,8 @@ class MainWindow : public QMainWindow {
   GraphView* graphView() const { return graphView_; }
   PassList* passList() const { return passList_; }
   QPlainTextEdit* irPane() const { return irPane_; }
+  PassDiffPane* diffPane() const { return diffPane_; }
+  QTabWidget* irTabs() const { return irTabs_; }  // "IR" and "Pass diff"
   FusionInspector* fusionInspector() const { return inspector_; }
   ComparePanel* comparePanel() const { return comparePanel_; }
   CodePane* codePane() const { return codePane_; }
@@ -112,6 +135,7 @@ class MainWindow : public QMainWindow {
   void sessionSaved(const QString& path);
   void errorShown(const QString& message);
   void jobsFinished();  // no work left running
+  void tourChapterShown(int index);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -126,6 +150,9 @@ class MainWindow : public QMainWindow {
   void buildLayout();
   void buildDocks();
   void buildStatusBar();
+  void buildTour();
+  void showTourPass();    // on pipelineFinished
+  void selectTourNode();  // on jobsFinished
   void showSnapshot(int row);
   void onNodeSelected(NodeId node);
   void onDecisionPicked(const QString& producer, const QString& consumer);
@@ -171,6 +198,8 @@ class MainWindow : public QMainWindow {
   PassList* passList_ = nullptr;
   GraphView* graphView_ = nullptr;
   QPlainTextEdit* irPane_ = nullptr;
+  PassDiffPane* diffPane_ = nullptr;
+  QTabWidget* irTabs_ = nullptr;
   FusionInspector* inspector_ = nullptr;
   ComparePanel* comparePanel_ = nullptr;
   CodePane* codePane_ = nullptr;
@@ -180,6 +209,10 @@ class MainWindow : public QMainWindow {
   QDockWidget* compareDock_ = nullptr;
   ProfilePanel* profilePanel_ = nullptr;
   QDockWidget* profileDock_ = nullptr;
+  QDockWidget* tourDock_ = nullptr;
+  TourPanel* tourPanel_ = nullptr;
+  std::shared_ptr<const QList<TourChapter>> chapters_;
+  int tourPending_ = -1;  // the chapter being opened
   QLineEdit* pipelineEdit_ = nullptr;
   QLineEdit* shapesEdit_ = nullptr;
   QLineEdit* searchEdit_ = nullptr;

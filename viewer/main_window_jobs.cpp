@@ -24,6 +24,7 @@
 #include "viewer/graph_view.h"
 #include "viewer/graphview_names.h"
 #include "viewer/main_window.h"
+#include "viewer/pass_diff_pane.h"
 #include "viewer/pass_list.h"
 #include "viewer/profile_panel.h"
 
@@ -248,11 +249,13 @@ void MainWindow::startCode(int tab) {
                                               Session::CodeKind::Ptx};
     JobResult r;
     r.codeTab = tab;
-    auto text = s->codeText(kinds[tab], progress, cancel);
-    if (text)
-      r.summary = std::move(*text);
-    else
-      r.status = text.status();
+    auto code = s->annotatedCode(kinds[tab], progress, cancel);
+    if (code) {
+      r.summary = std::move(code->text);
+      r.spans = std::move(code->spans);
+    } else {
+      r.status = code.status();
+    }
     return r;
   });
 }
@@ -298,7 +301,8 @@ void MainWindow::onJobDone() {
       finishCompare(r);
       break;
     case Job::Code:
-      codePane_->setCode(r.codeTab, qs(r.status ? r.summary : r.status.message()), !r.status);
+      codePane_->setCode(r.codeTab, qs(r.status ? r.summary : r.status.message()), !r.status,
+                         r.spans);
       break;
     case Job::Isolated:
       comparePanel_->setSession(session_.get());
@@ -370,6 +374,7 @@ void MainWindow::finishOpen(const JobResult& r) {
 
 void MainWindow::finishOptimize(const JobResult& r) {
   passList_->setSession(session_.get());
+  diffPane_->setSession(session_.get());
   inspector_->setSession(session_.get());
   if (!r.status) {
     compareLabel_->setText(cancel_.cancelled() ? tr("pipeline cancelled") : tr("pipeline failed"));

@@ -47,6 +47,8 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
       return rowText(s, row);
+    case ChangedRole:
+      return row == 0 || s.record.changed;
     case Qt::ForegroundRole:
       if (row > 0 && !s.record.changed) return QBrush(QColor(130, 130, 130));
       return {};
@@ -70,7 +72,8 @@ PassList::PassList(QWidget* parent)
     : QListView(parent),
       model_(new PassListModel(this)),
       forward_(new QAction(tr("Step forward"), this)),
-      back_(new QAction(tr("Step back"), this)) {
+      back_(new QAction(tr("Step back"), this)),
+      hideUnchanged_(new QAction(tr("Hide passes that changed nothing"), this)) {
   setModel(model_);
   setSelectionMode(SingleSelection);
   setEditTriggers(NoEditTriggers);
@@ -80,8 +83,11 @@ PassList::PassList(QWidget* parent)
   back_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
   forward_->setToolTip(tr("Show the snapshot after the next pass (Alt+Down)"));
   back_->setToolTip(tr("Show the snapshot before this pass (Alt+Up)"));
+  hideUnchanged_->setCheckable(true);
+  hideUnchanged_->setObjectName("hideUnchanged");
   addAction(back_);
   addAction(forward_);
+  addAction(hideUnchanged_);
   setContextMenuPolicy(Qt::ActionsContextMenu);
   connect(forward_, &QAction::triggered, this, &PassList::stepForward);
   connect(back_, &QAction::triggered, this, &PassList::stepBack);
@@ -90,7 +96,11 @@ PassList::PassList(QWidget* parent)
             updateActions();
             if (current.isValid()) emit snapshotSelected(current.row());
           });
-  connect(model_, &QAbstractItemModel::modelReset, this, &PassList::updateActions);
+  connect(hideUnchanged_, &QAction::toggled, this, &PassList::applyHidden);
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    applyHidden();
+    updateActions();
+  });
   updateActions();
 }
 
@@ -106,16 +116,28 @@ void PassList::selectSnapshot(int row) {
   setCurrentIndex(model_->index(row));
 }
 
-void PassList::stepForward() { selectSnapshot(currentSnapshot() + 1); }
+void PassList::stepForward() { selectSnapshot(nextShown(currentSnapshot(), 1)); }
 
-void PassList::stepBack() {
-  if (currentSnapshot() > 0) selectSnapshot(currentSnapshot() - 1);
+void PassList::stepBack() { selectSnapshot(nextShown(currentSnapshot(), -1)); }
+
+int PassList::nextShown(int row, int step) const {
+  for (int r = row + step; r >= 0 && r < model_->rowCount(); r += step)
+    if (!isRowHidden(r)) return r;
+  return -1;
+}
+
+void PassList::applyHidden() {
+  const bool hide = hideUnchanged_->isChecked();
+  for (int r = 0; r < model_->rowCount(); ++r) {
+    setRowHidden(r, hide && !model_->index(r).data(PassListModel::ChangedRole).toBool());
+  }
+  updateActions();
 }
 
 void PassList::updateActions() {
   const int row = currentSnapshot();
-  forward_->setEnabled(row + 1 < model_->rowCount());
-  back_->setEnabled(row > 0);
+  forward_->setEnabled(nextShown(row, 1) >= 0);
+  back_->setEnabled(row > 0 && nextShown(row, -1) >= 0);
 }
 
 }  // namespace fuselens::viewer

@@ -19,6 +19,9 @@ class PassListModel : public QAbstractListModel {
   Q_OBJECT
 
  public:
+  // Data role: whether the row's pass changed the graph (true for the import row).
+  enum Role { ChangedRole = Qt::UserRole + 1 };
+
   explicit PassListModel(QObject* parent = nullptr);
   // Resets the model over `session`'s snapshots; nullptr detaches it (while a
   // worker thread is rewriting the session).
@@ -47,16 +50,22 @@ class PassList : public QListView {
   void stepBack();
   QAction* stepForwardAction() const { return forward_; }
   QAction* stepBackAction() const { return back_; }
+  // Checkable: hides the rows of passes that changed nothing (the import row
+  // stays); stepping skips hidden rows.
+  QAction* hideUnchangedAction() const { return hideUnchanged_; }
 
  signals:
   void snapshotSelected(int row);
 
  private:
   void updateActions();
+  void applyHidden();
+  int nextShown(int row, int step) const;  // -1 when none
 
   PassListModel* model_;
   QAction* forward_;
   QAction* back_;
+  QAction* hideUnchanged_;
 };
 
 }  // namespace fuselens::viewer

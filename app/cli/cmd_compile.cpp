@@ -199,9 +199,10 @@ int runCompile(const CompileArgs& a) {
       for (const std::string& note : session.kernelNotes()) std::cerr << "note: " << note << "\n";
       std::cerr << "compiled: " << session.compileSummary() << "\n";
     }
-    auto text = session.codeText(kind, terminalProgress(), interruptToken());
-    if (!text) return fail(text.status());
-    emitted = std::move(*text);
+    // Loop IR, LLVM IR and assembly name each kernel's origins (`// from: <onnx nodes>`).
+    auto code = session.annotatedCode(kind, terminalProgress(), interruptToken());
+    if (!code) return fail(code.status());
+    emitted = std::move(code->text);
   }
   bool emitToStdout = !a.emit.empty() && a.output.empty();
   if (!a.output.empty()) {

@@ -1,12 +1,14 @@
 // fuselens: the desktop app.
 //   fuselens [model.onnx | saved.fuselens.json] [--pipeline STR] [--screenshot out.png]
-//            [--step N] [--heat] [--find TEXT] [--decision ROW]
+//            [--step N] [--heat] [--find TEXT] [--decision ROW] [--tour N]
 // With --screenshot it opens the model (or restores the session), runs the
 // pipeline and the compare, shows snapshot N (default: the last), turns on the
 // heat overlay, finds a node and picks a fusion inspector row if asked, waits
 // for the layout, saves the window as a PNG, prints one line saying what the
 // graph view drew ("drawn: 184 boxes (37 scopes collapsed), 212 edges, layout
 // 140 ms, first paint 420 ms") and exits; it works with QT_QPA_PLATFORM=offscreen.
+// --tour N opens chapter N of Help > Tour (docs/tour.md) instead of a model,
+// as the menu does: docs/make_screenshots.sh draws the tour's images with it.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -39,7 +41,7 @@ void takeScreenshotWhenIdle(MainWindow& w, const QString& out, const ShotSetup& 
   auto* poll = new QTimer(&w);
   auto prepared = std::make_shared<bool>(false);
   QObject::connect(poll, &QTimer::timeout, &w, [&w, out, poll, setup, prepared] {
-    if (w.isBusy() || w.graphView()->isLayoutPending()) return;
+    if (w.isBusy() || w.isTourPending() || w.graphView()->isLayoutPending()) return;
     if (!*prepared && w.session()) {
       *prepared = true;
       prepareShot(w, setup);
@@ -90,7 +92,9 @@ int main(int argc, char** argv) {
                               "Fix an input's dynamic dims, as fuselens-cli's --shape "
                               "(repeatable; the toolbar's input shapes field).",
                               "NAME=AxBxC");
-  parser.addOptions({pipelineOpt, shotOpt, stepOpt, heatOpt, findOpt, decisionOpt, shapeOpt});
+  QCommandLineOption tourOpt("tour", "Open chapter N (from 1) of Help > Tour.", "N");
+  parser.addOptions(
+      {pipelineOpt, shotOpt, stepOpt, heatOpt, findOpt, decisionOpt, shapeOpt, tourOpt});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
@@ -108,7 +112,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fuselens: --decision takes a row number\n");
     return 2;
   }
-  if (!shot.isEmpty() && model.isEmpty()) {
+  const int tour = parser.isSet(tourOpt) ? parser.value(tourOpt).toInt(&stepOk) : 0;
+  if (!stepOk || tour < 0) {
+    std::fprintf(stderr, "fuselens: --tour takes a chapter number\n");
+    return 2;
+  }
+  if (!shot.isEmpty() && model.isEmpty() && tour == 0) {
     std::fprintf(stderr, "fuselens: --screenshot needs a model\n");
     return 2;
   }
@@ -116,16 +125,24 @@ int main(int argc, char** argv) {
   MainWindow w;
   if (parser.isSet(pipelineOpt)) w.setPipeline(parser.value(pipelineOpt));
   if (parser.isSet(shapeOpt)) w.setInputShapes(parser.values(shapeOpt).join(", "));
-  w.setHeatVisible(parser.isSet(heatOpt));
+  if (parser.isSet(heatOpt)) w.setHeatVisible(true);
   if (!shot.isEmpty()) {
     w.setModalErrors(false);
     QObject::connect(&w, &MainWindow::errorShown, &w, [](const QString& message) {
       std::fprintf(stderr, "fuselens: %s\n", qPrintable(message));
     });
-    QObject::connect(&w, &MainWindow::pipelineFinished, &w, [&w, step] { w.selectSnapshot(step); });
+    if (tour == 0)
+      QObject::connect(&w, &MainWindow::pipelineFinished, &w,
+                       [&w, step] { w.selectSnapshot(step); });
   }
   w.show();
-  if (model.endsWith(".fuselens.json", Qt::CaseInsensitive))
+  if (tour > 0) {
+    if (tour > w.tourChapterCount()) {
+      std::fprintf(stderr, "fuselens: the tour has %d chapters\n", w.tourChapterCount());
+      return 2;
+    }
+    w.openTourChapter(tour - 1);
+  } else if (model.endsWith(".fuselens.json", Qt::CaseInsensitive))
     w.openSession(model);
   else if (!model.isEmpty())
     w.openFile(model);
