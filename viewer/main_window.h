@@ -142,6 +142,7 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
+  static constexpr int kMessageMs = 8000;  // how long a status-bar message stays
   enum class Job { None, Open, Optimize, Compare, Isolated, Code, Save, Profile };
 
   // main_window.cpp: widgets and views
