@@ -44,6 +44,7 @@ struct CudaExportRequest {
   std::string outDir;
   std::string name = "model";
   std::string arch = "compute_90";
+  std::vector<std::string> ptxasArchs = {"sm_80", "sm_90"};  // empty: no ptxas figures
 };
 
 struct ExportFiles {
