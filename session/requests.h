@@ -29,7 +29,7 @@ struct InputRequest {
   uint64_t seed = 0;
 };
 
-enum class Engine { Eager, Cpu };
+enum class Engine { Eager, Cpu, Cuda };  // Cuda: the driver API, loaded at run time
 
 struct CpuExportRequest {
   std::string outDir;
