@@ -75,18 +75,21 @@ std::string manifestJson(const Graph& g, const CudaLaunchPlan& plan, const CudaB
                         {"elements", kernel.paramElements[p]},
                         {"role", p < numInputs ? "input" : "output"},
                         {"place", placeText(plan.args[k][p])}});
+    nlohmann::json kernelJson = {{"name", kernel.name},
+                                 {"params", params},
+                                 {"scratch", placeText(plan.args[k].back())},
+                                 {"scratch_bytes", kernel.scratchBytes},
+                                 {"launches", stages}};
+    if (plan.gemmShapes[k].size() == 3)
+      kernelJson["gemm"] = {
+          {"m", plan.gemmShapes[k][0]}, {"n", plan.gemmShapes[k][1]}, {"k", plan.gemmShapes[k][2]}};
     auto origins = data.origins.find(node.id.index);
     groups.push_back(
         {{"node", node.name},
          {"op", node.op},
          {"origins",
           origins == data.origins.end() ? std::vector<std::string>{node.name} : origins->second},
-         {"kernels",
-          {{{"name", kernel.name},
-            {"params", params},
-            {"scratch", placeText(plan.args[k].back())},
-            {"scratch_bytes", kernel.scratchBytes},
-            {"launches", stages}}}}});
+         {"kernels", nlohmann::json::array({kernelJson})}});
   }
   nlohmann::json m = {{"format", "fuselens-cuda-bundle-1"},
                       {"name", name},

@@ -184,9 +184,16 @@ int main(int argc, char** argv) {
     }
     if (rc != 0) { std::string why = @NAME@_last_error(); @NAME@_destroy(ctx); return fail(why); }
     std::printf("%-40s %12s %14s\n", "kernel", "ms/run", "bytes moved");
-    for (int k = 0; k < nk; ++k)
-      std::printf("%-40.40s %12.4f %14lld\n", @NAME@_kernel_name(k), kernelMs[k] / iterations,
-                  (long long)@NAME@_kernel_bytes(k));
+    // The gemm=MxNxK column names what tests/gpu/run_on_gpu.sh times cuBLASLt on.
+    for (int k = 0; k < nk; ++k) {
+      int64_t mnk[3];
+      char gemm[80] = "";
+      if (@NAME@_kernel_gemm(k, mnk))
+        std::snprintf(gemm, sizeof gemm, "  gemm=%lldx%lldx%lld", (long long)mnk[0],
+                      (long long)mnk[1], (long long)mnk[2]);
+      std::printf("%-40.40s %12.4f %14lld%s\n", @NAME@_kernel_name(k), kernelMs[k] / iterations,
+                  (long long)@NAME@_kernel_bytes(k), gemm);
+    }
     std::printf("%-40s %12.4f\n", "run (kernels on the device)", totalMs / iterations);
     @NAME@_destroy(ctx);
     return 0;

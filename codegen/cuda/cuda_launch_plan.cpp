@@ -86,6 +86,26 @@ Expected<std::vector<CudaTensorSpec>> specs(const Graph& g, const std::vector<Va
   return out;
 }
 
+// {M, N, K} of the first MatMul or Gemm of node n (a group's body, or n), with
+// batch dims folded into M; empty when it has none or a shape is dynamic.
+std::vector<int64_t> gemmShape(const Graph& g, const Node& n) {
+  const Graph* body = n.body ? n.body.get() : &g;
+  std::vector<NodeId> ids = n.body ? body->nodeIds() : std::vector<NodeId>{n.id};
+  for (NodeId id : ids) {
+    const Node& m = body->node(id);
+    if ((m.op != "MatMul" && m.op != "Gemm") || m.inputs.size() < 2) continue;
+    auto a = body->value(m.inputs[0]).type.staticShape();
+    auto y = body->value(m.outputs[0]).type.staticShape();
+    if (!a || !y || a->empty() || y->empty()) return {};
+    int64_t k = a->back();
+    if (m.op == "Gemm" && a->size() == 2 && m.attrs.getInt("transA", 0)) k = (*a)[0];
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < y->size(); ++i) rows *= (*y)[i];
+    return {rows, y->back(), k};
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<CudaLaunchPlan> planCudaLaunches(const Graph& g, std::shared_ptr<const BufferPlan> given,
@@ -130,6 +150,7 @@ Expected<CudaLaunchPlan> planCudaLaunches(const Graph& g, std::shared_ptr<const 
       args.push_back(*a);
     }
     args.push_back(CudaArg{CudaArg::Kind::Arena, p.memory.scratchOffset()});
+    p.gemmShapes.push_back(gemmShape(g, g.node(info.node)));
     p.args.push_back(std::move(args));
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {

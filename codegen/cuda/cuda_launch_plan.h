@@ -45,6 +45,9 @@ struct CudaLaunchPlan {
     int64_t bytes = 0;
   };
   std::vector<OutputCopy> copies;
+  // Per kernel: {M, N, K} when its group computes a MatMul or Gemm (what a
+  // cuBLASLt baseline is timed with), else empty.
+  std::vector<std::vector<int64_t>> gemmShapes;
 };
 
 // Emits the CUDA module of `g` and places every argument, the arena laid out

@@ -80,6 +80,8 @@ int64_t @N@_output_bytes(int i);
 int @N@_num_kernels(void);
 const char* @N@_kernel_name(int k);
 int64_t @N@_kernel_bytes(int k); /* bytes of the tensors it reads and writes */
+/* 1 and mnk = {M, N, K} when kernel k computes a MatMul or Gemm, else 0. */
+int @N@_kernel_gemm(int k, int64_t mnk[3]);
 float @N@_kernel_ms(@N@_ctx* ctx, int k);
 float @N@_last_run_ms(@N@_ctx* ctx);
 #ifdef __cplusplus
@@ -106,7 +108,10 @@ std::string cudaLauncherSource(const CudaLaunchPlan& plan, const std::string& na
   for (const CudaKernel& k : ks) o << cString(k.name) << ", ";
   o << "\"\"};\nstatic const long long fl_kernel_bytes[] = {";
   for (const CudaKernel& k : ks) o << kernelBytes(k) << "LL, ";
-  o << "0};\n"
+  o << "0};\nstatic const long long fl_kernel_gemm[][3] = {";
+  for (const std::vector<int64_t>& g : plan.gemmShapes)
+    o << (g.size() == 3 ? "{" + dimsText(g) + "}, " : std::string("{0, 0, 0}, "));
+  o << "{0, 0, 0}};\n"
     << "constexpr int kInputs = " << plan.inputs.size() << ", kOutputs = " << plan.outputs.size()
     << ", kKernels = " << ks.size() << ";\n"
     << "constexpr long long kArenaBytes = " << plan.memory.blockBytes()
@@ -139,6 +144,9 @@ std::string cudaLauncherSource(const CudaLaunchPlan& plan, const std::string& na
   o << "int " << n << "_num_kernels(void) { return kKernels; }\n"
     << "const char* " << n << "_kernel_name(int k) { return fl_kernels[k]; }\n"
     << "int64_t " << n << "_kernel_bytes(int k) { return fl_kernel_bytes[k]; }\n"
+    << "int " << n << "_kernel_gemm(int k, int64_t mnk[3]) {\n"
+    << "  for (int i = 0; i < 3; ++i) mnk[i] = fl_kernel_gemm[k][i];\n"
+    << "  return mnk[0] > 0;\n}\n"
     << "float " << n << "_kernel_ms(" << n << "_ctx* c, int k) { return c->kernelMs[k]; }\n"
     << "float " << n << "_last_run_ms(" << n << "_ctx* c) { return c->runMs; }\n\n";
 
