@@ -47,7 +47,7 @@ if [ -z "$bundles" ]; then
   grep -E "^($only)[^ ]* " "$list" > "$list.sel"; mv "$list.sel" "$list"
   echo "exporting $(wc -l < "$list") models into $bundles ($jobs at a time)"
   export cli bundles
-  xargs -P "$jobs" -L 1 sh -c '
+  xargs -r -P "$jobs" -L 1 sh -c '
     d="$bundles/$0"; rm -rf "$d"
     if ! "$cli" export "$1" --target cuda --out "$d" --ptxas none > /dev/null 2> "$bundles/$0.export.err"; then
       mkdir -p "$d"; cp "$bundles/$0.export.err" "$d/NOT_EXPORTED"
