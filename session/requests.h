@@ -33,7 +33,7 @@ struct InputRequest {
   uint64_t seed = 0;
 };
 
-enum class Engine { Eager, Cpu };
+enum class Engine { Eager, Cpu, Cuda };  // Cuda: the driver API, loaded at run time
 
 struct CpuExportRequest {
   std::string outDir;
@@ -48,6 +48,7 @@ struct CudaExportRequest {
   std::string outDir;
   std::string name = "model";
   std::string arch = "compute_90";
+  std::vector<std::string> ptxasArchs = {"sm_80", "sm_90"};  // empty: no ptxas figures
 };
 
 struct ExportFiles {

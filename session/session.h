@@ -119,6 +119,14 @@ class Session {
                                                   const Progress& progress = {},
                                                   const CancelToken& cancel = {});
 
+  // The CUDA engine (codegen/cuda_runtime/): the final graph's kernels run on
+  // device 0 and every graph output is judged against the reference runs as
+  // compare judges it. Without a driver or a device: one sentence, before any
+  // compile.
+  Expected<CompareReport> compareCuda(const std::map<std::string, TensorData>& inputs,
+                                      const CompareOptions& opts, const Progress& progress = {},
+                                      const CancelToken& cancel = {});
+
   // Compiles if needed, runs compiled and eager on the same inputs, and compares
   // every kernel-boundary tensor with its origin in the eager run.
   Expected<CompareReport> compare(const std::map<std::string, TensorData>& inputs,
@@ -191,6 +199,9 @@ class Session {
 
  private:
   void dropResults();  // the model's graph changed: snapshots, compile and reports are stale
+  // Engine::Cuda: the final graph's outputs (in order) from a run on device 0.
+  Expected<std::vector<TensorData>> runCuda(const std::map<std::string, TensorData>& inputs,
+                                            const Progress& progress, const CancelToken& cancel);
   // What compare and compareIsolated both start from: the eager reference runs
   // and the compiled run with any perturbations, reported at the two fractions.
   struct ComparedRuns;

@@ -13,6 +13,7 @@
 #include "codegen/export/export.h"
 #include "codegen/target.h"
 #include "core/ir/printer.h"
+#include "session/reference_runs.h"
 #include "session/session.h"
 
 namespace fuselens {
@@ -115,11 +116,43 @@ Expected<ExportFiles> Session::exportCpu(const CpuExportRequest& request, const 
 Expected<ExportFiles> Session::exportCuda(const CudaExportRequest& request,
                                           const Progress& progress, const CancelToken& cancel) {
   if (!model_) return Expected<ExportFiles>::error("no model is open");
-  auto r = fuselens::exportCuda(finalGraph(),
-                                CudaExportOptions{request.outDir, request.name, request.arch},
-                                progress, cancel);
+  CudaExportOptions o{request.outDir, request.name, request.arch, request.ptxasArchs};
+  if (!snapshots_.empty()) o.bufferPlan = snapshots_.back().record.bufferPlan;
+  // What the bundle's `verify` runs on: seeded inputs and, per output, the
+  // exact (f64) and f32-sample runs the rounding verdicts stand on.
+  CudaBundleData data;
+  const Graph& g = finalGraph();
+  for (NodeId id : g.nodeIds()) {
+    std::vector<std::string>& names = data.origins[id.index];
+    for (NodeId o : g.node(id).origins)
+      if (original().hasNode(o)) names.push_back(original().node(o).name);
+  }
+  std::string note;
+  auto inputs = randomInputs(seed);
+  auto refs = inputs ? runReferences(original(), *inputs, true, cancel)
+                     : Expected<ReferenceRuns>(inputs.status());
+  if (refs) {
+    for (ValueId v : g.inputs())
+      if (auto it = inputs->find(g.value(v).name); it != inputs->end())
+        data.inputs.push_back(it->second);
+    for (ValueId v : g.outputs()) {
+      const TensorData* exact = refs->exactOf(g.value(v).origin);
+      const TensorData* sample = refs->sampleOf(g.value(v).origin);
+      if (!exact || !sample) break;
+      data.exact.push_back(*exact);
+      data.sample.push_back(*sample);
+    }
+    if (data.exact.size() != g.outputs().size() || data.inputs.size() != g.inputs().size())
+      data.exact.clear(), data.sample.clear(), data.inputs.clear();
+  }
+  if (!refs || data.exact.empty())
+    note = "the bundle has no reference outputs (" +
+           (refs ? std::string("an input or output has no reference tensor") : refs.message()) +
+           "), so its verify cannot judge";
+  auto r = fuselens::exportCuda(g, o, std::move(data), progress, cancel);
   if (!r) return r.status();
-  return ExportFiles{r->files, r->ptxSkipped.empty() ? "" : "no .ptx: " + r->ptxSkipped};
+  if (!r->ptxSkipped.empty()) note += (note.empty() ? "" : "; ") + ("no .ptx: " + r->ptxSkipped);
+  return ExportFiles{r->files, note};
 }
 
 Expected<std::vector<KernelTuneResult>> Session::tune(const TuneRequest& request,

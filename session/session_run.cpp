@@ -95,6 +95,14 @@ Expected<std::map<std::string, TensorData>> Session::run(
     for (ValueId v : original().outputs()) outputs[original().value(v).name] = *r->find(v);
     return outputs;
   }
+  if (engine == Engine::Cuda) {
+    auto r = runCuda(inputs, progress, cancel);
+    if (!r) return r.status();
+    const Graph& g = finalGraph();
+    for (size_t i = 0; i < g.outputs().size(); ++i)
+      outputs[g.value(g.outputs()[i]).name] = std::move((*r)[i]);
+    return outputs;
+  }
   FL_RETURN_IF_ERROR(fitToInputs(inputs, progress, cancel));
   if (!compiled_) FL_RETURN_IF_ERROR(compile(compileOptions_, progress, cancel));
   auto r = compiled_->run(inputs, cancel);

@@ -22,12 +22,14 @@ struct CompareArgs {
   bool json = false;
   bool isolated = false;
   bool noFallback = false;
+  std::string engine = "cpu";
 };
 
 void printTable(const CompareReport& rep, const Session& s) {
   GraphStats st = graphStats(s.finalGraph());
   std::printf("pipeline %s: %zu fused group%s, %zu kernels\n", s.pipeline().c_str(), st.fusedGroups,
-              st.fusedGroups == 1 ? "" : "s", s.compiled()->kernels().size());
+              st.fusedGroups == 1 ? "" : "s",
+              s.compiled() ? s.compiled()->kernels().size() : st.kernels);
   std::printf("%-32s %-20s %10s %10s %10s %9s %10s  %s\n", "tensor", "producer", "max abs",
               "max rel", "rmse", "cosine", "expected", "status");
   for (const CompareRow& r : rep.rows) {
@@ -44,6 +46,11 @@ void printTable(const CompareReport& rep, const Session& s) {
 }
 
 int runCompare(const CompareArgs& a) {
+  if (a.engine == "cuda" && (a.isolated || !a.check->perturb.empty()))
+    return fail(
+        Status::error("--isolated and --perturb run on the CPU engine only; drop them "
+                      "or --engine cuda",
+                      "compare"));
   Session session;
   auto inputs = openForInputs(session, a.model, a.passes, a.inputs);
   if (!inputs) return fail(inputs.status());
@@ -56,7 +63,9 @@ int runCompare(const CompareArgs& a) {
   auto opts = applyCheckArgs(*a.check, session);
   if (!opts) return fail(opts.status());
   if (a.isolated) return runIsolatedCompare(session, *inputs, *opts, a.json);
-  auto rep = session.compare(*inputs, *opts, terminalProgress(), interruptToken());
+  auto rep = a.engine == "cuda"
+                 ? session.compareCuda(*inputs, *opts, terminalProgress(), interruptToken())
+                 : session.compare(*inputs, *opts, terminalProgress(), interruptToken());
   if (!rep) return fail(rep.status());
   if (a.json)
     std::cout << compareJson(*rep, session) << "\n";
@@ -83,6 +92,11 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--isolated", args->isolated,
                 "Also compile every kernel alone and feed it eager inputs: tells a wrong kernel "
                 "from error accumulated upstream");
+  cmd->add_option("--engine", args->engine,
+                  "cpu (compiled with LLVM, every kernel boundary) or cuda (GPU 0 through the "
+                  "driver API, graph outputs)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   cmd->callback([args, &exitCode] { exitCode = runCompare(*args); });
 }
 

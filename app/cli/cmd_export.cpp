@@ -22,8 +22,15 @@ struct ExportArgs {
   bool noLink = false;
   std::string target = "cpu";
   std::string arch = "compute_90";
+  std::vector<std::string> ptxas = {"sm_80", "sm_90"};
   std::string cpu = "native";
 };
+
+// "none" asks for no ptxas run (a large model's kernels take ptxas minutes).
+std::vector<std::string> ptxasArchs(const std::vector<std::string>& given) {
+  if (given.size() == 1 && given[0] == "none") return {};
+  return given;
+}
 
 int runExport(const ExportArgs& a) {
   // A bad --cpu fails before the model is read.
@@ -31,8 +38,8 @@ int runExport(const ExportArgs& a) {
   Session s;
   if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
   auto r = a.target == "cuda"
-               ? s.exportCuda(CudaExportRequest{a.out, a.name, a.arch}, terminalProgress(),
-                              interruptToken())
+               ? s.exportCuda(CudaExportRequest{a.out, a.name, a.arch, ptxasArchs(a.ptxas)},
+                              terminalProgress(), interruptToken())
                : s.exportCpu(CpuExportRequest{a.out, a.name, a.opt, a.cpu, a.tuningLog, !a.noLink},
                              terminalProgress(), interruptToken());
   if (!r) return fail(r.status());
@@ -60,10 +67,15 @@ void addExportCommand(CLI::App& app, int& exitCode) {
   addShapeOptions(cmd, args->dims, args->shapes);
   cmd->add_option("--target", args->target,
                   "cpu (.ll .s .o .so model.h manifest) or cuda (.cu, .ptx through NVRTC, launch "
-                  "plan .cuda.json)")
+                  "plan .cuda.json, and a bundle that builds with nvcc alone: launcher, runner, "
+                  "CMakeLists.txt, inputs and references, manifest.json)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--arch", args->arch,
                   "NVRTC virtual architecture for --target cuda (default compute_90)");
+  cmd->add_option("--ptxas", args->ptxas,
+                  "for --target cuda: the SM architectures ptxas -v reports registers and spills "
+                  "for (default sm_80,sm_90; none to skip)")
+      ->delimiter(',');
   cmd->callback([args, &exitCode] { exitCode = runExport(*args); });
 }
 

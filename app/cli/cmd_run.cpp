@@ -38,12 +38,15 @@ int runRun(const RunArgs& a) {
   if (!a.sweep.buckets.empty() || a.sweep.checkEager || a.sweep.padCheck)
     return fail(Status::error("--buckets, --check-eager and --pad-check go with --sweep", "run"));
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.engine == "cpu" ? a.passes : "", a.inputs); !s)
+  if (Status s = openAndOptimize(session, a.model, a.engine != "eager" ? a.passes : "", a.inputs);
+      !s)
     return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
-  auto outputs = session.run(a.engine == "cpu" ? Engine::Cpu : Engine::Eager, *inputs,
-                             terminalProgress(), interruptToken());
+  const Engine engine = a.engine == "cuda"  ? Engine::Cuda
+                        : a.engine == "cpu" ? Engine::Cpu
+                                            : Engine::Eager;
+  auto outputs = session.run(engine, *inputs, terminalProgress(), interruptToken());
   if (!outputs) return fail(outputs.status());
   std::string compiled = session.compileSummary();
   if (!compiled.empty() && !a.json) std::cerr << "compiled: " << compiled << "\n";
@@ -74,10 +77,12 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       app.add_subcommand("run", "Run a model eagerly or compiled; write outputs as .npy");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--engine", args->engine,
-                  "eager (reference interpreter) or cpu (compiled with LLVM)")
-      ->check(CLI::IsMember({"eager", "cpu"}))
+                  "eager (reference interpreter), cpu (compiled with LLVM) or cuda (CUDA C on "
+                  "GPU 0 through the driver API)")
+      ->check(CLI::IsMember({"eager", "cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--passes", args->passes, "Pipeline for --engine cpu")->capture_default_str();
+  cmd->add_option("--passes", args->passes, "Pipeline for --engine cpu|cuda")
+      ->capture_default_str();
   addInputOptions(cmd, args->inputs);
   cmd->add_option("--output-dir", args->outputDir, "Where <output name>.npy files go")
       ->capture_default_str();

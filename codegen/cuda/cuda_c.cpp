@@ -6,265 +6,16 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/cuda/cuda_emitter.h"
 #include "codegen/kernel_plan.h"
 
 namespace fuselens {
 namespace {
 
+using namespace cudaemit;
+
 constexpr int64_t kBlock = 256;
 constexpr int64_t kMaxGrid = 65535;
-// Per-thread arrays (Local buffers, temps allocated inside a parallel loop) live
-// in CUDA local memory; beyond this they would spill far past what one thread
-// should hold.
-constexpr int64_t kMaxThreadArray = 16384;
-// Constants are embedded in the source; past this a weight would make the .cu
-// text and NVRTC's work unreasonably large.
-constexpr int64_t kMaxEmbeddedElements = int64_t(1) << 20;
-
-bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64; }
-
-std::string floatLiteral(double v, DType t) {
-  const bool f32 = t != DType::F64;
-  if (std::isnan(v)) return f32 ? "fl_nanf()" : "((double)fl_nanf())";
-  if (std::isinf(v)) {
-    std::string inf = f32 ? "fl_inff()" : "((double)fl_inff())";
-    return v < 0 ? "(-" + inf + ")" : inf;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f32 ? "%.9g" : "%.17g", v);
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return f32 ? "(" + s + "f)" : "(" + s + ")";
-}
-
-std::string intLiteral(int64_t v, DType t) {
-  if (t == DType::Bool) return v ? "((fl_bool)1)" : "((fl_bool)0)";
-  std::string s = v == INT64_MIN ? "(-9223372036854775807LL - 1)" : std::to_string(v) + "LL";
-  return std::string("((") + cudaTypeName(t) + ")" + s + ")";
-}
-
-class Emitter {
- public:
-  Emitter(const LoopFunc& f, std::string prefix) : f_(f), prefix_(std::move(prefix)) {}
-
-  bool failed() const { return !error_.empty(); }
-  const std::string& error() const { return error_; }
-
-  std::string buf(BufferId b) const {
-    const Buffer& B = f_.buffer(b);
-    return B.kind == BufferKind::Constant ? prefix_ + "_c" + std::to_string(b.index)
-                                          : "b" + std::to_string(b.index);
-  }
-  std::string var(VarId v) const { return "v" + std::to_string(v.index); }
-
-  std::string expr(const ExprRef& e) {
-    switch (e->kind) {
-      case ExprKind::FloatConst:
-        return floatLiteral(e->f, e->type);
-      case ExprKind::IntConst:
-        return intLiteral(e->i, e->type);
-      case ExprKind::VarRef:
-        return var(e->var);
-      case ExprKind::Load:
-        return buf(e->buffer) + "[" + expr(e->ops[0]) + "]";
-      case ExprKind::Binary:
-        return binary(e);
-      case ExprKind::Unary:
-        return unary(e);
-      case ExprKind::Compare: {
-        static const char* ops[] = {"<", "<=", ">", ">=", "==", "!="};
-        return "((fl_bool)(" + expr(e->ops[0]) + " " + ops[int(e->cmp)] + " " + expr(e->ops[1]) +
-               "))";
-      }
-      case ExprKind::Select:
-        return "(" + expr(e->ops[0]) + " ? " + expr(e->ops[1]) + " : " + expr(e->ops[2]) + ")";
-      case ExprKind::Fma:
-        return std::string(e->type == DType::F64 ? "fma(" : "fmaf(") + expr(e->ops[0]) + ", " +
-               expr(e->ops[1]) + ", " + expr(e->ops[2]) + ")";
-      case ExprKind::Cast:
-        return cast(expr(e->ops[0]), e->ops[0]->type, e->type);
-    }
-    error_ = "an expression kind the CUDA C emitter does not know";
-    return "0";
-  }
-
-  std::string cast(const std::string& a, DType from, DType to) {
-    if (from == to) return a;
-    std::string v = a;
-    if (from == DType::F16 || from == DType::BF16) {
-      v = std::string(from == DType::F16 ? "fl_h2f(" : "fl_b2f(") + v + ")";
-      from = DType::F32;
-      if (to == DType::F32) return v;
-    }
-    if (to == DType::Bool) return "((fl_bool)((" + v + ") != 0))";
-    if (to == DType::F16 || to == DType::BF16)
-      return std::string(to == DType::F16 ? "fl_f2h(" : "fl_f2b(") + cast(v, from, DType::F32) +
-             ")";
-    if (isFloatType(to)) {
-      if (from == DType::I64 && to == DType::F32) return "((float)(double)(" + v + "))";
-      return std::string("((") + cudaTypeName(to) + ")(" + v + "))";
-    }
-    if (isFloatType(from))
-      return std::string("((") + cudaTypeName(to) + ")fl_f2i((double)(" + v + ")))";
-    return std::string("((") + cudaTypeName(to) + ")(" + v + "))";
-  }
-
-  std::string binary(const ExprRef& e) {
-    const std::string a = expr(e->ops[0]), b = expr(e->ops[1]);
-    const DType t = e->type;
-    const bool fp = isFloatType(t);
-    const bool f64 = t == DType::F64;
-    auto wrap = [&](const std::string& s) {
-      return fp ? s : std::string("((") + cudaTypeName(t) + ")" + s + ")";
-    };
-    switch (e->bin) {
-      case BinOp::Add:
-        return wrap("(" + a + " + " + b + ")");
-      case BinOp::Sub:
-        return wrap("(" + a + " - " + b + ")");
-      case BinOp::Mul:
-        return wrap("(" + a + " * " + b + ")");
-      case BinOp::Div:
-        return fp ? "(" + a + " / " + b + ")" : "fl_idiv(" + a + ", " + b + ")";
-      case BinOp::Mod:
-        return fp ? std::string(f64 ? "fmod(" : "fmodf(") + a + ", " + b + ")"
-                  : "fl_imod(" + a + ", " + b + ")";
-      case BinOp::Max:
-        return "fl_max(" + a + ", " + b + ")";
-      case BinOp::Min:
-        return "fl_min(" + a + ", " + b + ")";
-      case BinOp::Pow:
-        return std::string(f64 ? "pow(" : "powf(") + a + ", " + b + ")";
-      case BinOp::Shl:
-        return "fl_shl(" + a + ", " + b + ")";
-      case BinOp::Shr:
-        return "fl_shr(" + a + ", " + b + ")";
-    }
-    return "0";
-  }
-
-  std::string unary(const ExprRef& e) {
-    const std::string a = expr(e->ops[0]);
-    const DType t = e->type;
-    if (!isFloatType(t)) {
-      if (e->un == UnOp::Neg) return std::string("((") + cudaTypeName(t) + ")(-" + a + "))";
-      if (e->un == UnOp::Abs) return "fl_iabs(" + a + ")";
-      if (e->un == UnOp::Floor || e->un == UnOp::Ceil || e->un == UnOp::Round) return a;
-      error_ = "a float-only unary op on an integer in the loop IR";
-      return "0";
-    }
-    if (e->un == UnOp::Neg) return "(-" + a + ")";
-    const char* n = nullptr;
-    switch (e->un) {
-      case UnOp::Neg:
-        break;
-      case UnOp::Exp:
-        n = "exp";
-        break;
-      case UnOp::Tanh:
-        n = "tanh";
-        break;
-      case UnOp::Sqrt:
-        n = "sqrt";
-        break;
-      case UnOp::Abs:
-        n = "fabs";
-        break;
-      case UnOp::Erf:
-        n = "erf";
-        break;
-      case UnOp::Log:
-        n = "log";
-        break;
-      case UnOp::Sin:
-        n = "sin";
-        break;
-      case UnOp::Cos:
-        n = "cos";
-        break;
-      case UnOp::Tan:
-        n = "tan";
-        break;
-      case UnOp::Atan:
-        n = "atan";
-        break;
-      case UnOp::Floor:
-        n = "floor";
-        break;
-      case UnOp::Ceil:
-        n = "ceil";
-        break;
-      case UnOp::Round:
-        n = "rint";
-        break;  // half to even in the default rounding mode
-    }
-    if (!n) {
-      error_ = "a unary op the CUDA C emitter does not know";
-      return "0";
-    }
-    return std::string(n) + (t == DType::F64 ? "" : "f") + "(" + a + ")";
-  }
-
-  // Statements, `ind` levels deep. `perThread` is set inside a parallel stage's
-  // loop: a temp allocated there belongs to the thread.
-  void stmt(const StmtRef& s, int ind, std::ostringstream& o) {
-    const std::string pad(size_t(ind) * 2, ' ');
-    switch (s->kind) {
-      case StmtKind::Seq:
-        for (const StmtRef& c : s->body) stmt(c, ind, o);
-        return;
-      case StmtKind::For:
-        if (s->forKind == ForKind::Unrolled) o << pad << "#pragma unroll\n";
-        o << pad << "for (fl_i64 " << var(s->var) << " = 0; " << var(s->var) << " < " << s->extent
-          << "LL; ++" << var(s->var) << ") {\n";
-        for (const StmtRef& c : s->body) stmt(c, ind + 1, o);
-        o << pad << "}\n";
-        return;
-      case StmtKind::Store:
-        o << pad << buf(s->buffer) << "[" << expr(s->index) << "] = " << expr(s->value) << ";\n";
-        return;
-      case StmtKind::Let:
-        o << pad << cudaTypeName(f_.var(s->var).type) << " " << var(s->var) << " = "
-          << expr(s->value) << ";\n";
-        return;
-      case StmtKind::Assign:
-        o << pad << var(s->var) << " = " << expr(s->value) << ";\n";
-        return;
-      case StmtKind::Allocate: {
-        const Buffer& b = f_.buffer(s->buffer);
-        if (!inScratch_.count(b.id.index)) {
-          if (b.numel() > kMaxThreadArray) {
-            error_ = "temp buffer '" + b.name + "' (" + std::to_string(b.numel()) +
-                     " elements) is allocated inside a parallel loop: too large for one thread";
-            return;
-          }
-          o << pad << cudaTypeName(b.dtype) << " " << buf(b.id) << "[" << b.numel() << "];\n";
-        }
-        for (const StmtRef& c : s->body) stmt(c, ind, o);
-        return;
-      }
-    }
-  }
-
-  // Top-level statements, with the temps their Allocates make (global scratch).
-  void flatten(const StmtRef& s, std::vector<StmtRef>& out) {
-    if (s->kind == StmtKind::Seq) {
-      for (const StmtRef& c : s->body) flatten(c, out);
-    } else if (s->kind == StmtKind::Allocate) {
-      inScratch_.insert(s->buffer.index);
-      for (const StmtRef& c : s->body) flatten(c, out);
-    } else {
-      out.push_back(s);
-    }
-  }
-
-  std::set<int32_t> inScratch_;
-
- private:
-  const LoopFunc& f_;
-  std::string prefix_;
-  std::string error_;
-};
 
 std::string signature(const LoopFunc& f, const Emitter& em, const std::string& name) {
   std::ostringstream o;
@@ -293,6 +44,21 @@ void embedConstant(const Buffer& b, const Emitter& em, std::ostringstream& o) {
   }
   if (b.numel() == 0) o << "0";
   o << "\n};\n";
+}
+
+// The ONNX node names a kernel stands for: a group's body nodes, else the node.
+std::string originText(const Node& n) {
+  std::string names;
+  if (n.body)
+    if (auto order = n.body->topoOrder())
+      for (NodeId id : *order) {
+        const std::string& name = n.body->node(id).name;
+        if (!name.empty()) names += (names.empty() ? "" : ", ") + name;
+      }
+  if (names.empty()) names = n.name;
+  for (char& c : names)  // a line break in a name would end the comment early
+    if (c == '\n' || c == '\r') c = ' ';
+  return names;
 }
 
 }  // namespace
@@ -334,7 +100,8 @@ Schedule cudaSchedule() {
   return s;
 }
 
-Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source) {
+Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
+                                    const std::string& from) {
   CudaKernel k;
   k.name = f.name;
   if (!f.body)  // a driver or fallback kernel's placeholder: host code, no loop nest
@@ -367,6 +134,7 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source) {
     const StmtRef& s = top[si];
     CudaStage st;
     st.name = f.name + "_s" + std::to_string(si);
+    if (!from.empty()) o << "// from: " << from << "\n";
     o << signature(f, em, st.name) << " {\n";
     for (const Buffer& b : f.buffers) {
       if (b.kind == BufferKind::Local)
@@ -376,7 +144,11 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source) {
         o << "  " << cudaTypeName(b.dtype) << "* " << em.buf(b.id) << " = ("
           << cudaTypeName(b.dtype) << "*)(fl_scratch + " << offsets[b.id.index] << "LL);\n";
     }
-    if (s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared) {
+    std::ostringstream rows;
+    if (s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared &&
+        emitBlockRows(f, em, s, rows, st)) {
+      o << rows.str();
+    } else if (s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared) {
       st.extent = s->extent;
       st.block = std::min<int64_t>(kBlock, std::max<int64_t>(s->extent, 1));
       st.grid = std::min<int64_t>((s->extent + st.block - 1) / st.block, kMaxGrid);
@@ -397,25 +169,33 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source) {
     const Buffer& b = f.buffer(f.params[i]);
     k.paramTypes.push_back(b.dtype);
     k.paramElements.push_back(b.numel());
-    if (f.prepacked.count(b.id.index)) k.prepackedParams.push_back(int32_t(i));
+    if (auto it = f.prepacked.find(b.id.index); it != f.prepacked.end()) {
+      k.prepackedParams.push_back(int32_t(i));
+      k.prepackedData.push_back(it->second);
+    }
   }
   if (source) *source += o.str();
   return k;
 }
 
-Expected<CudaModuleSource> emitCudaModule(const Graph& g, const Progress& progress,
-                                          const CancelToken& cancel) {
+CompileOptions cudaCompileOptions() {
   CompileOptions opts;
   opts.schedule = cudaSchedule();
   opts.tuningLog = "";    // CPU tuning results do not apply to the GPU
   opts.fallback = false;  // a CUDA module has no host kernels: unlowered ops are errors
   opts.drivers = false;
-  auto plan = planKernels(g, opts, progress, cancel);
+  return opts;
+}
+
+Expected<CudaModuleSource> emitCudaModule(const Graph& g, const Progress& progress,
+                                          const CancelToken& cancel) {
+  auto plan = planKernels(g, cudaCompileOptions(), progress, cancel);
   if (!plan) return plan.status();
   CudaModuleSource m;
+  m.aliases = plan->aliases;
   m.source = "// CUDA C generated by FuseLens for graph @" + g.name + "\n" + cudaPrelude();
   for (size_t i = 0; i < plan->funcs.size(); ++i) {
-    auto k = emitCudaKernel(plan->funcs[i], &m.source);
+    auto k = emitCudaKernel(plan->funcs[i], &m.source, originText(g.node(plan->infos[i].node)));
     if (!k) return k.status();
     m.kernels.push_back(std::move(*k));
     m.infos.push_back(plan->infos[i]);

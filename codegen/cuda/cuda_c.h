@@ -20,7 +20,9 @@
 // compare it with the eager reference on machines without a GPU.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/compiler.h"
@@ -43,6 +45,7 @@ struct CudaKernel {
   std::vector<DType> paramTypes;  // per param, the element type
   std::vector<int64_t> paramElements;
   std::vector<int32_t> prepackedParams;  // params whose data the compiler supplies
+  std::vector<std::shared_ptr<const TensorData>> prepackedData;  // per prepackedParams entry
   int64_t scratchBytes = 0;
 };
 
@@ -50,14 +53,20 @@ struct CudaModuleSource {
   std::string source;  // the .cu text: prelude, then every kernel's stages
   std::vector<CudaKernel> kernels;
   std::vector<KernelInfo> infos;  // per kernel, what it reads and writes in the graph
+  std::vector<std::pair<ValueId, ValueId>> aliases;  // (view output, data input), in order
 };
 
 // The schedule CUDA lowering uses: outermost loops parallel whatever their
 // size, no CPU register tiling (the tile loops would run serially per thread).
 Schedule cudaSchedule();
+// The options CUDA lowering plans kernels with: cudaSchedule(), no CPU tuning
+// log, and neither reference fallback nor driver kernels (host code).
+CompileOptions cudaCompileOptions();
 
-// Emits one loop function as CUDA C stages (no prelude).
-Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source);
+// Emits one loop function as CUDA C stages (no prelude); `from`, the ONNX node
+// names the kernel stands for, opens every stage as a `// from:` comment.
+Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
+                                    const std::string& from = {});
 
 // Lowers every kernel of the optimized graph `g` with cudaSchedule() and emits
 // them as one .cu text. Ops that codegen cannot lower fail with their node named.

@@ -75,18 +75,80 @@ template <class T> __device__ __forceinline__ T fl_shr(T a, T b) {
   return (unsigned long long)b >= 8 * sizeof(T) ? (T)0 : (T)(a >> b);
 }
 
+// Block-wide reductions for one-block-per-row stages: a tree of warp shuffles
+// in each warp, then thread 0 combines the warps' results through shared
+// memory; every thread gets the result. Blocks are whole warps, and every
+// thread of the block calls them the same number of times.
+template <class T, class Op> __device__ __forceinline__ T fl_block_reduce(T v, Op op) {
+  __shared__ T fl_red[33];
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  const unsigned warps = (blockDim.x + 31u) >> 5;
+  for (unsigned o = 16; o > 0; o >>= 1) {
+    T other = __shfl_down_sync(0xffffffffu, v, o);
+    if (lane + o < 32u && threadIdx.x + o < blockDim.x) v = op(v, other);
+  }
+  if (lane == 0) fl_red[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    T r = fl_red[0];
+    for (unsigned w = 1; w < warps; ++w) r = op(r, fl_red[w]);
+    fl_red[32] = r;
+  }
+  __syncthreads();
+  v = fl_red[32];
+  __syncthreads();  // the next reduction reuses fl_red
+  return v;
+}
+struct fl_op_add { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };
+struct fl_op_max { template <class T> __device__ T operator()(T a, T b) const { return fl_max(a, b); } };
+struct fl_op_min { template <class T> __device__ T operator()(T a, T b) const { return fl_min(a, b); } };
+template <class T> __device__ __forceinline__ T fl_block_sum(T v) { return fl_block_reduce(v, fl_op_add()); }
+template <class T> __device__ __forceinline__ T fl_block_max(T v) { return fl_block_reduce(v, fl_op_max()); }
+template <class T> __device__ __forceinline__ T fl_block_min(T v) { return fl_block_reduce(v, fl_op_min()); }
+
 )";
 }
 
 std::string cudaHostEmulationPrelude() {
-  return R"(// Host emulation of the CUDA built-ins the emitted code uses: a stage is run
-// by calling it for every (block, thread) pair in turn.
+  return R"(// Host emulation of the CUDA built-ins the emitted code uses (C++20, -pthread):
+// fl_emu_launch runs a stage block by block, each block's threads as real
+// threads, so __syncthreads is a barrier, __shared__ is one static per
+// function, and a warp shuffle passes values through a slot per thread.
 #include <math.h>
+#include <barrier>
+#include <cstring>
+#include <thread>
+#include <vector>
 struct fl_dim3 { unsigned x = 0, y = 0, z = 0; };
-static fl_dim3 blockIdx, threadIdx, blockDim, gridDim;
+static fl_dim3 blockIdx, blockDim, gridDim;
+static thread_local fl_dim3 threadIdx;
+static std::barrier<>* fl_emu_barrier = nullptr;
+static unsigned char fl_emu_slots[1024][8];
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __shared__ static
+static inline void __syncthreads() { fl_emu_barrier->arrive_and_wait(); }
+template <class T> T __shfl_down_sync(unsigned, T v, unsigned delta) {
+  std::memcpy(fl_emu_slots[threadIdx.x], &v, sizeof(T));
+  __syncthreads();
+  T r = v;
+  if (threadIdx.x + delta < blockDim.x) std::memcpy(&r, fl_emu_slots[threadIdx.x + delta], sizeof(T));
+  __syncthreads();
+  return r;
+}
+template <class F> void fl_emu_launch(unsigned grid, unsigned block, F stage) {
+  gridDim.x = grid;
+  blockDim.x = block;
+  for (unsigned b = 0; b < grid; ++b) {
+    blockIdx.x = b;
+    std::barrier<> bar((std::ptrdiff_t)block);
+    fl_emu_barrier = &bar;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t) threads.emplace_back([&stage, t] { threadIdx.x = t; stage(); });
+    for (std::thread& th : threads) th.join();
+  }
+}
 )";
 }
 

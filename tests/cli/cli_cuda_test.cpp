@@ -1,6 +1,7 @@
 // The CUDA outputs from the CLI: `compile --emit cuda|ptx` and
 // `export --target cuda` (.cu, .ptx through NVRTC when installed, and the
 // launch plan .cuda.json naming every kernel's stages and params).
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -52,6 +53,40 @@ class CliCudaTest : public QObject {
       for (const auto& s : o["stages"].toArray()) QVERIFY(s.toObject()["block"].toInt() >= 1);
       QVERIFY(o["params"].toArray().size() >= 2);
     }
+  }
+
+  // Without a driver or a device the CUDA engine says so in one sentence
+  // before compiling; with one, the run and the compare pass.
+  void cudaEngineRunsOrSaysNoDevice_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("run") << QStringList{"run",          "samples/mlp.onnx",
+                                        "--engine",     "cuda",
+                                        "--output-dir", QDir::tempPath() + "/fl-cuda-run"};
+    QTest::newRow("compare") << QStringList{"compare", "samples/mlp.onnx", "--engine", "cuda"};
+  }
+  void cudaEngineRunsOrSaysNoDevice() {
+    QFETCH(QStringList, args);
+    auto r = runCli(args);
+    if (r.code == 2) {
+      const QString err = r.err.trimmed();
+      QVERIFY2(!err.contains('\n'), qPrintable(err));
+      QVERIFY2(err.contains("no CUDA driver") || err.contains("no CUDA device"), qPrintable(err));
+      QSKIP(qPrintable("no GPU here: " + err));
+    }
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    if (args[0] == "compare") QVERIFY2(r.out.contains("PASS"), qPrintable(r.out));
+  }
+
+  void cudaEngineRefusesIsolated() {
+    auto r = runCli({"compare", "samples/mlp.onnx", "--engine", "cuda", "--isolated"});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("CPU engine only"));
+  }
+
+  void stagesNameTheirOrigins() {
+    auto r = runCli({"compile", "samples/mlp.onnx", "--emit", "cuda"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(r.out.count("// from: "), 3);
   }
 
   void unknownTargetIsOneSentence() {

@@ -2,9 +2,10 @@
 // lower, each kernel of the default pipeline is emitted as CUDA C
 // (codegen/cuda/cuda_c.h) on its own, fed the eager tensors of its inputs:
 //  - all of them are compiled together as host C++ with the emulation prelude
-//    (blockIdx/threadIdx as plain variables, each stage run for every block and
-//    thread of a 2 x 3 grid, so grid-stride loops really stride) and their
-//    outputs compared with the eager reference;
+//    (each stage run on a 2 x 3 grid, a block's threads as real threads, so
+//    grid-stride loops really stride and one-block-per-row stages really
+//    meet at barriers and shuffles) and their outputs compared with the eager
+//    reference;
 //  - when NVRTC is installed, each fixture's module compiles to PTX with one
 //    .entry per stage.
 #include "codegen/cuda/cuda_c.h"
@@ -62,14 +63,12 @@ std::string harness(const std::vector<Case>& cases) {
       o << "    auto p" << p << " = load(dir + \"/" << c << "_" << p << ".bin\", "
         << (p < nIn ? bytes : 0) << "); p" << p << ".resize(" << bytes + 16 << ");\n";
     }
-    o << "    std::vector<unsigned char> scratch(" << k.scratchBytes + 64 << ");\n"
-      << "    gridDim.x = 2; blockDim.x = 3;\n";
+    o << "    std::vector<unsigned char> scratch(" << k.scratchBytes + 64 << ");\n";
     for (const CudaStage& s : k.stages) {
-      o << "    for (unsigned b = 0; b < 2; ++b) for (unsigned t = 0; t < 3; ++t) {\n"
-        << "      blockIdx.x = b; threadIdx.x = t;\n      " << s.name << "(";
+      o << "    fl_emu_launch(2, 3, [&] {\n      " << s.name << "(";
       for (size_t p = 0; p < k.paramTypes.size(); ++p)
         o << "(" << cudaTypeName(k.paramTypes[p]) << "*)p" << p << ".data(), ";
-      o << "scratch.data());\n    }\n";
+      o << "scratch.data());\n    });\n";
     }
     for (size_t p = nIn; p < k.paramTypes.size(); ++p)
       o << "    save(dir + \"/" << c << "_" << p << ".out\", p" << p << ", "
@@ -191,7 +190,8 @@ class CudaCTest : public QObject {
                            cases_[c].inputs[p]));
     QProcess cc;
     const QString exe = dir.filePath("emulated");
-    cc.start("c++", {"-O1", "-w", "-o", exe, QString::fromStdString(src), "-lm"});
+    cc.start("c++", {"-std=c++20", "-O1", "-w", "-pthread", "-o", exe, QString::fromStdString(src),
+                     "-lm"});
     QVERIFY(cc.waitForFinished(300000));
     QVERIFY2(cc.exitCode() == 0,
              qPrintable(QString::fromUtf8(cc.readAllStandardError()).left(3000)));
@@ -218,7 +218,13 @@ class CudaCTest : public QObject {
                                                          .arg(m.outOfTolerance + m.nanMismatch);
       }
     }
-    qInfo("%zu kernels from %d fixtures, %zu tensors compared", cases_.size(), fixtures_, compared);
+    // One-block-per-row stages (codegen/cuda/cuda_rows.cpp) must be among them.
+    size_t rowStages = 0;
+    for (size_t at = 0; (at = program.find("one block per row", at)) != std::string::npos; ++at)
+      ++rowStages;
+    qInfo("%zu kernels from %d fixtures, %zu tensors compared, %zu one-block-per-row stages",
+          cases_.size(), fixtures_, compared, rowStages);
+    QVERIFY2(rowStages >= 20, qPrintable(QString("only %1 block-row stages").arg(rowStages)));
     QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join("\n")));
   }
 

@@ -1,0 +1,137 @@
+// Every fixture model's CUDA kernels through the GPU toolchain, without a GPU:
+// each fixture whose kernels lower for CUDA contributes its module (kernels
+// renamed per fixture, so all of them fit one translation unit), NVRTC
+// compiles the batch to PTX for compute_80 and compute_90, and `ptxas -v`
+// assembles it for sm_80 and sm_90 (codegen/cuda/ptxas.h). Every stage must
+// come back with its registers, and the ranges of registers and spills are
+// printed. Skips with a message where NVRTC or ptxas is not installed.
+#include <QtTest>
+#include <filesystem>
+
+#include "codegen/cuda/cuda_c.h"
+#include "codegen/cuda/cuda_export.h"
+#include "codegen/cuda/nvrtc.h"
+#include "codegen/cuda/ptxas.h"
+#include "codegen/kernel_plan.h"
+#include "core/io/npy.h"
+#include "session/session.h"
+#include "tests/support/test_paths.h"
+
+using namespace fuselens;
+namespace fs = std::filesystem;
+
+class CudaPtxasTest : public QObject {
+  Q_OBJECT
+
+  std::string source_;
+  std::vector<std::string> stages_;
+  int fixtures_ = 0;
+
+ private slots:
+  void parsesPtxasOutput() {
+    const std::string log =
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'k0_s0' for 'sm_90'\n"
+        "ptxas info    : Function properties for k0_s0\n"
+        "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem\n"
+        "ptxas info    : Compiling entry function 'k1_s0' for 'sm_90'\n"
+        "ptxas info    : Function properties for k1_s0\n"
+        "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 8 registers, used 0 barriers\n";
+    auto f = parsePtxasLog(log);
+    QCOMPARE(f.size(), size_t(2));
+    QCOMPARE(f["k0_s0"].registers, 40);
+    QCOMPARE(f["k0_s0"].spillStores, int64_t(8));
+    QCOMPARE(f["k0_s0"].spillLoads, int64_t(4));
+    QCOMPARE(f["k0_s0"].stackBytes, int64_t(16));
+    QCOMPARE(f["k0_s0"].sharedBytes, int64_t(1024));
+    QCOMPARE(f["k1_s0"].registers, 8);
+    QCOMPARE(f["k1_s0"].spillStores, int64_t(0));
+  }
+
+  void rejectedPtxIsOneSentence() {
+    std::string why;
+    if (findPtxas(&why).empty()) QSKIP(why.c_str());
+    auto r = runPtxas(".version 8.0\n.target sm_90\n.address_size 64\nnot ptx at all\n", "sm_90");
+    QVERIFY(!r);
+    QVERIFY2(r.message().find("ptxas rejected the PTX for sm_90") != std::string::npos,
+             r.message().c_str());
+    QVERIFY(r.message().find('\n') == std::string::npos);
+  }
+
+  // The batch: every fixture that lowers for CUDA (driver and fallback
+  // kernels are host code, so a fixture with one does not).
+  void emitEveryFixture() {
+    const fs::path root = fs::path(fuselens::test::sourcePath()) / "tests/fixtures";
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(root))
+      if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+    source_ = cudaPrelude();
+    for (const fs::path& dir : dirs) {
+      Session s;
+      if (!s.open((dir / "model.onnx").string()) || !s.optimize(defaultPipeline())) continue;
+      std::map<std::string, TensorData> inputs;
+      for (const auto& e : fs::directory_iterator(dir)) {
+        const std::string n = e.path().filename().string();
+        if (n.rfind("input_", 0) != 0 || e.path().extension() != ".npy") continue;
+        if (auto t = readNpy(e.path().string())) inputs[n.substr(6, n.size() - 10)] = *t;
+      }
+      if (!s.fitToInputs(inputs)) continue;
+      auto plan = planKernels(s.finalGraph(), cudaCompileOptions(), {}, {});
+      if (!plan) continue;
+      std::string text;
+      std::vector<std::string> names;
+      bool ok = true;
+      for (LoopFunc f : plan->funcs) {
+        f.name = "x" + std::to_string(fixtures_) + "_" + f.name;
+        auto k = emitCudaKernel(f, &text);
+        if (!k) {
+          ok = false;
+          break;
+        }
+        for (const CudaStage& st : k->stages) names.push_back(st.name);
+      }
+      if (!ok || names.empty()) continue;
+      ++fixtures_;
+      source_ += text;
+      stages_.insert(stages_.end(), names.begin(), names.end());
+    }
+    qInfo("%d fixtures, %zu stage functions, %zu KiB of CUDA C", fixtures_, stages_.size(),
+          source_.size() / 1024);
+    QVERIFY2(fixtures_ >= 150, qPrintable(QString("only %1 fixtures lower").arg(fixtures_)));
+  }
+
+  void ptxasAcceptsEveryStageForSm80AndSm90() {
+    std::string why;
+    if (!nvrtcAvailable(&why) || findPtxas(&why).empty()) QSKIP(why.c_str());
+    QVERIFY(!stages_.empty());
+    auto figures = ptxasFigures(source_, {"sm_80", "sm_90"}, "fixtures.cu");
+    QVERIFY2(figures, figures ? "" : figures.message().c_str());
+    for (const char* sm : {"sm_80", "sm_90"}) {
+      const PtxasReport& rep = figures->at(sm);
+      int minRegs = 1 << 30, maxRegs = 0;
+      int64_t spilling = 0, maxSpill = 0;
+      QStringList missing;
+      for (const std::string& name : stages_) {
+        auto it = rep.functions.find(name);
+        if (it == rep.functions.end() || it->second.registers <= 0) {
+          missing << QString::fromStdString(name);
+          continue;
+        }
+        minRegs = std::min(minRegs, it->second.registers);
+        maxRegs = std::max(maxRegs, it->second.registers);
+        spilling += it->second.spillStores > 0;
+        maxSpill = std::max(maxSpill, it->second.spillStores);
+      }
+      QVERIFY2(missing.isEmpty(), qPrintable(missing.mid(0, 10).join(", ")));
+      qInfo("%s: %zu stages, registers %d..%d, %lld spilling (at most %lld bytes), ptxas %.1f s",
+            sm, stages_.size(), minRegs, maxRegs, (long long)spilling, (long long)maxSpill,
+            rep.seconds);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(CudaPtxasTest)
+#include "cuda_ptxas_test.moc"
