@@ -370,9 +370,12 @@ Expected<std::vector<ValueId>> canonicalizeNode(Graph& g, NodeId n, int64_t opse
                                                 std::vector<Diagnostic>& diags) {
   Rewrite r{g, n, opset, g.node(n).outputs, {}, {}, diags};
   const std::string op = g.node(n).op;
-  for (const Rule& rule : rules())
-    if ((rule.op == op || std::string(rule.op) == "*") && opset < rule.belowOpset)
-      FL_RETURN_IF_ERROR(rule.rewrite(r));
+  for (const Rule& rule : rules()) {
+    if ((rule.op != op && std::string(rule.op) != "*") || opset >= rule.belowOpset) continue;
+    // An op's rewrite renames or rewires the node's result; one without any is malformed.
+    if (rule.op == op && g.node(n).outputs.empty()) return r.error("has no outputs");
+    FL_RETURN_IF_ERROR(rule.rewrite(r));
+  }
   // Types flow producers first: what feeds the node, the node, what reads it.
   std::vector<NodeId> order = r.before;
   order.push_back(n);
