@@ -79,7 +79,9 @@ class Writer {
 
   std::string run() {
     const double top = opts_.title.empty() ? 10 : 34;
-    const double w = scene_.width + 20, h = scene_.height + top + 10;
+    // A narrow graph must not clip its title: about 8 px a character at 13 px bold.
+    const double titleWidth = 8.0 * double(opts_.title.size()) + 20;
+    const double w = std::max(scene_.width + 20, titleWidth), h = scene_.height + top + 10;
     out_ << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
          << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(w) << "\" height=\""
          << num(h) << "\" viewBox=\"0 0 " << num(w) << " " << num(h) << "\""
