@@ -9,6 +9,7 @@
 
 #include "codegen/cuda/nvrtc.h"
 #include "session/session.h"
+#include "tests/gui/main_window_util.h"
 #include "tests/support/test_paths.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
@@ -17,8 +18,8 @@ using namespace fuselens;
 using namespace fuselens::viewer;
 
 namespace {
-constexpr int kTimeoutMs = 120000;
-bool settled(const MainWindow& w) { return !w.isBusy() && !w.graphView()->isLayoutPending(); }
+constexpr int kTimeoutMs = fuselens::test::kWindowTimeoutMs;
+using fuselens::test::settled;
 }  // namespace
 
 class CodePaneTest : public QObject {

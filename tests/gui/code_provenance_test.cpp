@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/gui/main_window_util.h"
 #include "tests/support/test_paths.h"
 #include "viewer/code_pane.h"
 #include "viewer/graph_items.h"
@@ -17,8 +18,8 @@ using namespace fuselens;
 using namespace fuselens::viewer;
 
 namespace {
-constexpr int kTimeoutMs = 120000;
-bool settled(const MainWindow& w) { return !w.isBusy() && !w.graphView()->isLayoutPending(); }
+constexpr int kTimeoutMs = fuselens::test::kWindowTimeoutMs;
+using fuselens::test::settled;
 
 QStringList ringed(const GraphView* v) {
   QStringList names;

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/gui/main_window_util.h"
 #include "tests/support/test_paths.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
@@ -13,10 +14,10 @@ using namespace fuselens;
 using namespace fuselens::viewer;
 
 namespace {
-constexpr int kTimeoutMs = 120000;
+constexpr int kTimeoutMs = fuselens::test::kWindowTimeoutMs;
 const QString kModel =
     QString::fromStdString(fuselens::test::sourcePath("/tests/fixtures/dyn_batch/model.onnx"));
-bool settled(const MainWindow& w) { return !w.isBusy() && !w.graphView()->isLayoutPending(); }
+using fuselens::test::settled;
 }  // namespace
 
 class InputShapesGuiTest : public QObject {

@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/gui/main_window_util.h"
 #include "tests/support/test_paths.h"
 #include "viewer/compare_model.h"
 #include "viewer/compare_panel.h"
@@ -29,7 +30,7 @@ using namespace fuselens::viewer;
 
 namespace {
 
-constexpr int kTimeoutMs = 120000;
+constexpr int kTimeoutMs = fuselens::test::kWindowTimeoutMs;
 
 QString samplePath(const QString& name) {
   const QByteArray dir = qgetenv("FUSELENS_SAMPLES_DIR");
@@ -44,7 +45,7 @@ int fusionSnapshot(const Session& s) {
   return -1;
 }
 
-bool settled(const MainWindow& w) { return !w.isBusy() && !w.graphView()->isLayoutPending(); }
+using fuselens::test::settled;
 
 QString firstError(const QSignalSpy& spy) {
   return spy.isEmpty() ? QString() : spy.first().first().toString();
@@ -131,13 +132,9 @@ class MainWindowDocksTest : public QObject {
     QVERIFY(row >= 0);
     w.comparePanel()->table()->selectRow(row);
     const QString value = model->index(row, 0).data(CompareModel::ValueNameRole).toString();
-    int selected = 0;
-    for (NodeItem* n : w.graphView()->nodeItems())
-      if (n->isSelected()) {
-        ++selected;
-        QVERIFY(n->produces(value));
-      }
-    QCOMPARE(selected, 1);
+    const QList<NodeItem*> selected = fuselens::test::selectedNodes(*w.graphView());
+    QCOMPARE(selected.size(), 1);
+    QVERIFY(selected.front()->produces(value));
 
     QVERIFY(w.graphView()->hasHeat());
     QVERIFY(!w.graphView()->heatLegend()->isVisible());

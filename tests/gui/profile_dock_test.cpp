@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include "session/session.h"
+#include "tests/gui/main_window_util.h"
 #include "tests/support/test_paths.h"
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
@@ -19,8 +20,8 @@ using namespace fuselens;
 using namespace fuselens::viewer;
 
 namespace {
-constexpr int kTimeoutMs = 120000;
-bool settled(const MainWindow& w) { return !w.isBusy() && !w.graphView()->isLayoutPending(); }
+constexpr int kTimeoutMs = fuselens::test::kWindowTimeoutMs;
+using fuselens::test::settled;
 }  // namespace
 
 class ProfileDockTest : public QObject {
@@ -57,13 +58,9 @@ class ProfileDockTest : public QObject {
       if (panel->table()->item(r, 6)->text() == QString::fromStdString(k.name)) row = r;
     QVERIFY(row >= 0);
     panel->table()->selectRow(row);
-    int selected = 0;
-    for (NodeItem* n : w.graphView()->nodeItems())
-      if (n->isSelected()) {
-        ++selected;
-        QVERIFY(n->produces(value));
-      }
-    QCOMPARE(selected, 1);
+    const QList<NodeItem*> selected = fuselens::test::selectedNodes(*w.graphView());
+    QCOMPARE(selected.size(), 1);
+    QVERIFY(selected.front()->produces(value));
 
     w.runPipeline();  // a new compile makes the profile stale
     QTRY_VERIFY_WITH_TIMEOUT(settled(w), kTimeoutMs);
