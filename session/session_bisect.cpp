@@ -134,20 +134,26 @@ Expected<BisectReport> Session::bisect(const std::map<std::string, TensorData>& 
   rep.by = request.by;
   rep.output = request.output;
   // Compiles `g` (its own memory plan unless `plan` is given), runs it with the
-  // faults that still have a kernel, and judges the watched outputs.
+  // faults that still have a kernel, and judges the watched outputs. The final
+  // graph itself (`isFinal`) runs the module the session already compiled.
   auto trial = [&](const std::string& what, const Graph& g,
-                   const std::shared_ptr<const BufferPlan>& plan) -> Expected<BisectTrial> {
+                   const std::shared_ptr<const BufferPlan>& plan,
+                   bool isFinal) -> Expected<BisectTrial> {
     if (cancel.cancelled()) return Status::error("cancelled");
     report(progress, std::min(0.95, 0.05 + 0.05 * double(rep.trials.size())), what);
-    CompileOptions co = compileOptions_;
-    co.bufferPlan = plan;
-    auto module = compileGraph(g, co, {}, cancel);
-    if (!module) return module.status();
-    auto run = runPerturbed(**module, inputs, faultsIn(sites, **module, g), cancel);
+    std::unique_ptr<CompiledModule> own;
+    if (!isFinal) {
+      CompileOptions co = compileOptions_;
+      co.bufferPlan = plan;
+      auto module = compileGraph(g, co, {}, cancel);
+      if (!module) return module.status();
+      own = std::move(*module);
+    }
+    const CompiledModule& module = isFinal ? *compiled_ : *own;
+    auto run = runPerturbed(module, inputs, faultsIn(sites, module, g), cancel);
     if (!run) return run.status();
-    CompareReport cmp =
-        compareBoundaries(model_->graph, g, *refs, *run, (*module)->kernels(), opts);
-    BisectTrial t{what, (*module)->kernels().size(), true, "", "", 0};
+    CompareReport cmp = compareBoundaries(model_->graph, g, *refs, *run, module.kernels(), opts);
+    BisectTrial t{what, module.kernels().size(), true, "", "", 0};
     std::pair<bool, double> worst{false, -1};  // (diverges, ratio) of the worst output so far
     for (const CompareRow& r : cmp.rows) {
       if (!r.isGraphOutput || (!request.output.empty() && r.name != request.output)) continue;
@@ -162,7 +168,8 @@ Expected<BisectReport> Session::bisect(const std::map<std::string, TensorData>& 
   if (request.by == BisectBy::Passes) {
     for (size_t k = 0; k < snapshots_.size(); ++k) {
       const Snapshot& s = snapshots_[k];
-      auto t = trial(k == 0 ? "imported graph" : "after " + s.label, s.graph, s.record.bufferPlan);
+      auto t = trial(k == 0 ? "imported graph" : "after " + s.label, s.graph, s.record.bufferPlan,
+                     k + 1 == snapshots_.size());
       if (!t) return t.status();
       if (!t->within && rep.outcome == BisectReport::Outcome::Within) {
         rep.outcome = k == 0 ? BisectReport::Outcome::AtImport : BisectReport::Outcome::Found;
@@ -193,9 +200,8 @@ Expected<BisectReport> Session::bisect(const std::map<std::string, TensorData>& 
         groupNodes.push_back(n);
     for (NodeId n : groupNodes) inlineGroup(g, n);
     std::vector<int> list(split.begin(), split.end());
-    auto t =
-        trial(split.empty() ? "final graph" : "groups " + joinGroups(list) + " split", g,
-              split.empty() && !snapshots_.empty() ? snapshots_.back().record.bufferPlan : nullptr);
+    auto t = trial(split.empty() ? "final graph" : "groups " + joinGroups(list) + " split", g,
+                   nullptr, split.empty());
     if (!t) return t.status();
     return seen[split] = t->within;
   };
