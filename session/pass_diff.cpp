@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/ir/printer.h"
+#include "session/diff_align.h"
 
 namespace fuselens {
 namespace {
@@ -164,6 +165,7 @@ PassDiff diffPass(const Snapshot& from, const Snapshot& to) {
     d.removed.push_back({key, na.op, into});
   }
   d.lines = diffLines(printGraph(a), printGraph(b));
+  d.movedLines = markMoves(d.lines);
   for (const DiffLine& l : d.lines) {
     d.addedLines += l.kind == DiffLine::Kind::Added;
     d.removedLines += l.kind == DiffLine::Kind::Removed;
@@ -176,7 +178,8 @@ std::string PassDiff::summary() const {
   return from + " -> " + to + ": " + count(added.size(), "nodes added") + ", " +
          count(removed.size(), "removed") + ", " + count(changed.size(), "changed") + ", " +
          count(unchanged, "unchanged") + "; IR +" + std::to_string(addedLines) + " -" +
-         std::to_string(removedLines) + " lines";
+         std::to_string(removedLines) + " lines" +
+         (movedLines ? " (" + std::to_string(movedLines) + " moved)" : "");
 }
 
 std::string PassDiff::unifiedText(size_t context) const {
@@ -185,7 +188,9 @@ std::string PassDiff::unifiedText(size_t context) const {
   size_t i = 0;
   while (i < n) {
     if (lines[i].kind != DiffLine::Kind::Same) {
-      out += (lines[i].kind == DiffLine::Kind::Added ? "+ " : "- ") + lines[i].text + "\n";
+      const bool added = lines[i].kind == DiffLine::Kind::Added;
+      const char* mark = lines[i].moved ? (added ? "> " : "< ") : (added ? "+ " : "- ");
+      out += mark + lines[i].text + "\n";
       ++i;
       continue;
     }
@@ -241,6 +246,7 @@ std::string diffJson(const PassDiff& d) {
                       {"ir",
                        {{"added_lines", d.addedLines},
                         {"removed_lines", d.removedLines},
+                        {"moved_lines", d.movedLines},
                         {"diff", d.unifiedText()}}}};
   return j.dump(2);
 }

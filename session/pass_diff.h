@@ -17,6 +17,13 @@ struct DiffLine {
   enum class Kind { Same, Added, Removed };
   Kind kind = Kind::Same;
   std::string text;
+  // For an added or removed line, the index (in the same diff) of the line on
+  // the other side that holds the same node, found by origin (its loc("...")
+  // or the value it defines); -1 when none. `moved` when the two differ only
+  // in place and indentation: the pass moved the node (into a fused group's
+  // body, up or down the order) without changing it. Set by markMoves.
+  int partner = -1;
+  bool moved = false;
 };
 
 // A line diff of two texts (Myers' algorithm on lines). Past `maxEdits`
@@ -35,12 +42,15 @@ struct PassDiff {
   std::vector<NodeChange> added, removed, changed;
   size_t unchanged = 0;
   std::vector<DiffLine> lines;
-  size_t addedLines = 0, removedLines = 0;
+  size_t addedLines = 0, removedLines = 0;  // moved lines included
+  size_t movedLines = 0;                    // pairs: one removed and one added line each
 
-  // "fuse-ops{max-ops=8}: 3 nodes added, 8 removed, 1 changed, 4 unchanged; IR +12 -30 lines".
+  // "fuse-ops{max-ops=8}: 3 nodes added, 8 removed, 1 changed, 4 unchanged;
+  // IR +12 -30 lines (5 moved)".
   std::string summary() const;
-  // The IR diff as unified text: "+ ", "- " and "  " prefixes, unchanged runs
-  // longer than 2 * context lines folded to "@@ N unchanged lines @@".
+  // The IR diff as unified text: "+ ", "- " and "  " prefixes; a moved line is
+  // "< " where it was and "> " where it went. Unchanged runs longer than
+  // 2 * context lines fold to "@@ N unchanged lines @@".
   std::string unifiedText(size_t context = 3) const;
 };
 
@@ -52,7 +62,8 @@ PassDiff diffPass(const Snapshot& from, const Snapshot& to);
 Expected<size_t> findSnapshot(const std::vector<Snapshot>& snapshots, const std::string& which);
 
 // {"from", "to", "added": [{node, op}], "removed": [{node, op, into}],
-//  "changed": [...], "unchanged", "ir": {"added_lines", "removed_lines", "diff"}}.
+//  "changed": [...], "unchanged", "ir": {"added_lines", "removed_lines",
+//  "moved_lines", "diff"}}.
 std::string diffJson(const PassDiff& d);
 
 }  // namespace fuselens

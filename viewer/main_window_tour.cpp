@@ -14,6 +14,7 @@
 #include "viewer/code_pane.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
+#include "viewer/pass_diff_pane.h"
 #include "viewer/pass_list.h"
 #include "viewer/tour.h"
 
@@ -66,7 +67,9 @@ void MainWindow::showTourPass() {
   auto row = c.pass == "-1" ? Expected<size_t>(snaps.size() - 1)
                             : findSnapshot(snaps, c.pass.toStdString());
   selectSnapshot(row ? int(*row) : -1);
-  irTabs_->setCurrentIndex(c.view == "diff" ? 1 : 0);
+  const bool diff = c.view == "diff" || c.view == "side";
+  irTabs_->setCurrentIndex(diff ? 1 : 0);
+  if (diff) diffPane_->setSideBySide(c.view == "side");
   if (c.view == "code") {
     codeDock_->show();
     codePane_->setCurrentTab(CodePane::LoopIr);

@@ -3,10 +3,13 @@
 // "(unchanged)"); with --pass NAME, that pass's nodes added, removed (and the
 // node that now holds their ops) and changed, then the IR diff; --from A --to B
 // compares any two snapshots. Snapshots are named by position or pass name.
+// Moved lines (a node the pass moved, e.g. into a fused group) print as "< "
+// where they were and "> " where they went; --side-by-side prints two columns.
 #include <iostream>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "session/diff_align.h"
 #include "session/pass_diff.h"
 
 namespace fuselens::cli {
@@ -17,8 +20,8 @@ struct DiffArgs {
   std::string passes = defaultPipelineText();
   std::string pass, from, to;
   std::vector<std::string> dims, shapes;
-  bool all = false, json = false;
-  size_t context = 3;
+  bool all = false, json = false, sideBySide = false;
+  size_t context = 3, width = 80;
 };
 
 void printNodes(const char* title, const std::vector<NodeChange>& v) {
@@ -38,7 +41,10 @@ int printOne(const PassDiff& d, const DiffArgs& a) {
   printNodes("added", d.added);
   printNodes("removed", d.removed);
   printNodes("changed", d.changed);
-  std::cout << "IR diff:\n" << d.unifiedText(a.context);
+  if (a.sideBySide)
+    std::cout << "IR diff (A | B):\n" << sideBySideText(sideBySide(d.lines, a.context), a.width);
+  else
+    std::cout << "IR diff:\n" << d.unifiedText(a.context);
   return kExitOk;
 }
 
@@ -89,6 +95,11 @@ void addDiffCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--to", args->to, "Compare to this snapshot (default: the last)");
   cmd->add_option("--context", args->context, "Unchanged IR lines around each change")
       ->capture_default_str();
+  cmd->add_flag("--side-by-side", args->sideBySide,
+                "Show the IR diff as two columns, a node's old and new line on one row");
+  cmd->add_option("--width", args->width, "Characters per column with --side-by-side")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t(20), size_t(1000)));
   cmd->add_flag("--all", args->all, "Also list the passes that changed nothing");
   cmd->add_flag("--json", args->json, "Print JSON");
   addShapeOptions(cmd, args->dims, args->shapes);

@@ -62,6 +62,9 @@ class PassDiffPaneTest : public QObject {
     QTest::newRow("mlp: fuse-patterns") << "mlp.onnx"
                                         << "fuse-patterns"
                                         << "";
+    QTest::newRow("bert: fuse-ops moves nodes into groups") << "bert_layer.onnx"
+                                                            << "fuse-ops"
+                                                            << "";
   }
 
   void countsMatchThePass() {
@@ -87,8 +90,11 @@ class PassDiffPaneTest : public QObject {
     QCOMPARE(pane.addedLines(), int(d.addedLines));
     QCOMPARE(pane.removedLines(), int(d.removedLines));
     // What is drawn is what is counted.
-    QCOMPARE(blocksStartingWith(pane.textView(), "+ "), int(d.addedLines));
-    QCOMPARE(blocksStartingWith(pane.textView(), "- "), int(d.removedLines));
+    QCOMPARE(blocksStartingWith(pane.textView(), "+ ") + blocksStartingWith(pane.textView(), "> "),
+             int(d.addedLines));
+    QCOMPARE(blocksStartingWith(pane.textView(), "- ") + blocksStartingWith(pane.textView(), "< "),
+             int(d.removedLines));
+    QCOMPARE(blocksStartingWith(pane.textView(), "> "), int(d.movedLines));
     QCOMPARE(pane.textView()->extraSelections().size(),
              qsizetype(std::count_if(pane.lineKinds().begin(), pane.lineKinds().end(),
                                      [](auto k) { return k != PassDiffPane::LineKind::Same; })));
@@ -96,6 +102,15 @@ class PassDiffPaneTest : public QObject {
     QCOMPARE(int64_t(after.record.nodesAfter) - int64_t(after.record.nodesBefore),
              int64_t(d.added.size()) - int64_t(d.removed.size()));
     QVERIFY(pane.summary().contains(QString("%1 removed").arg(d.removed.size())));
+    // Side by side: the same lines, one row per line pair, columns of equal length.
+    pane.setSideBySide(true);
+    QVERIFY(pane.rightView()->isVisible() && !pane.textView()->isVisible());
+    QCOMPARE(pane.addedLines(), int(d.addedLines));
+    QCOMPARE(pane.removedLines(), int(d.removedLines));
+    QCOMPARE(pane.leftView()->document()->blockCount(), int(pane.rows().size()));
+    QCOMPARE(pane.rightView()->document()->blockCount(), int(pane.rows().size()));
+    pane.setSideBySide(false);
+    QCOMPARE(pane.addedLines(), int(d.addedLines));
     if (!stat.isEmpty())
       QCOMPARE(after.record.stats.at(stat.toStdString()), int64_t(d.removed.size()));
   }

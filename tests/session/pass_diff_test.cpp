@@ -8,6 +8,7 @@
 #include <QtTest>
 #include <random>
 
+#include "session/diff_align.h"
 #include "session/pipeline_choice.h"
 #include "session/session.h"
 #include "tests/support/test_paths.h"
@@ -85,6 +86,92 @@ class PassDiffTest : public QObject {
     QCOMPARE(d.changed.size(), size_t(3));  // each Conv takes the folded weights
     QVERIFY(d.added.empty());
     QCOMPARE(d.summary().substr(0, 16), std::string("cse -> simplify:"));
+  }
+
+  void originsNameTheLine() {
+    QCOMPARE(lineOrigin(R"(  %"/a/Relu_output_0" = Relu(%x) : f32[2] loc("/a/Relu"))"),
+             std::string("/a/Relu"));
+    QCOMPARE(lineOrigin("    %w = Constant : f32[2] dense<...>"), std::string("%w"));
+    QCOMPARE(lineOrigin("  return %y"), std::string());
+    QCOMPARE(lineOrigin("}"), std::string());
+  }
+
+  // A node moved into a group's body (more indentation) pairs as moved; one
+  // rewritten in place pairs by origin as changed; lines no node owns stay
+  // unpaired.
+  void movesPairByTextThenOrigin() {
+    auto d = diffLines("%a = A() loc(\"a\")\n%b = B() loc(\"b\")\n%c = C(%b) loc(\"c\")\n",
+                       "%b = B2() loc(\"b\")\n%g = G() {\n  %a = A() loc(\"a\")\n}\n"
+                       "%c = C(%b) loc(\"c\")\n");
+    QCOMPARE(markMoves(d), size_t(1));
+    size_t moved = 0, changed = 0, lone = 0;
+    for (size_t i = 0; i < d.size(); ++i) {
+      if (d[i].kind == DiffLine::Kind::Same) continue;
+      if (d[i].partner < 0) {
+        ++lone;
+        continue;
+      }
+      QCOMPARE(size_t(d[size_t(d[i].partner)].partner), i);  // pairs are mutual
+      (d[i].moved ? moved : changed) += 1;
+    }
+    QCOMPARE(moved, size_t(2));    // %a, both sides
+    QCOMPARE(changed, size_t(2));  // %b, both sides
+    QCOMPARE(lone, size_t(2));     // %g's header and closing brace
+  }
+
+  // Side-by-side rows hold every line of A on the left and of B on the
+  // right, in order, whatever pairs they make.
+  void sideBySideRebuildsBothTexts() {
+    std::mt19937 rng(11);
+    for (int round = 0; round < 200; ++round) {
+      auto text = [&] {
+        std::string t;
+        for (int i = int(rng() % 25); i > 0; --i) {
+          const char v = char('a' + rng() % 5);
+          t += rng() % 3 ? "%" + std::string(1, v) + " = Op" + std::to_string(rng() % 2) + "()"
+                         : std::string(rng() % 3, ' ') + "%" + std::string(1, v) + " = Op0()";
+          t += "\n";
+        }
+        return t;
+      };
+      std::string a = text(), b = text();
+      auto lines = diffLines(a, b);
+      markMoves(lines);
+      std::string left, right;
+      for (const DiffRow& r : sideBySide(lines, 1000)) {
+        QVERIFY(r.kind != DiffRow::Kind::Folded);
+        if (r.kind != DiffRow::Kind::Added && r.kind != DiffRow::Kind::MovedIn)
+          left += r.left + "\n";
+        if (r.kind != DiffRow::Kind::Removed && r.kind != DiffRow::Kind::MovedOut)
+          right += r.right + "\n";
+      }
+      QCOMPARE(left, a);
+      QCOMPARE(right, b);
+    }
+  }
+
+  // fuse-ops takes nodes into fused groups' bodies: the diff says moved, and
+  // every moved pair is the same line indented anew.
+  void fuseOpsMovesNodesIntoGroups() {
+    Session s;
+    QVERIFY(s.open(test::sourcePath("/samples/bert_layer.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipelineText()).isOk());
+    auto i = findSnapshot(s.snapshots(), "fuse-ops");
+    QVERIFY(i.isOk());
+    PassDiff d = diffPass(s.snapshots()[*i - 1], s.snapshots()[*i]);
+    QVERIFY(d.movedLines >= d.removed.size() - 2);  // Fused lines re-nest, the rest move
+    size_t pairs = 0;
+    for (const DiffLine& l : d.lines)
+      if (l.moved && l.kind == DiffLine::Kind::Added) {
+        const std::string& from = d.lines[size_t(l.partner)].text;
+        QCOMPARE(from.substr(from.find_first_not_of(' ')),
+                 l.text.substr(l.text.find_first_not_of(' ')));
+        ++pairs;
+      }
+    QCOMPARE(pairs, d.movedLines);
+    QVERIFY(d.summary().find("(" + std::to_string(d.movedLines) + " moved)") != std::string::npos);
+    const std::string text = sideBySideText(sideBySide(d.lines), 60);
+    QVERIFY(text.find("m> ") != std::string::npos);
   }
 
   void snapshotsByNameOrNumber() {
