@@ -101,6 +101,10 @@ class Session {
                                   const CancelToken& cancel = {});
   // The last profile of the compiled module; dropped with it.
   const std::optional<ProfileReport>& lastProfile() const { return profile_; }
+  // The last profile's kernel times (median seconds) by the name of the value
+  // each kernel writes first, so views can place them on the ops that make
+  // those values (collapsed scopes sum them). Empty without a profile.
+  std::map<std::string, double> kernelSecondsByValue() const;
 
   // Seeded random tensors for every graph input (static shapes only).
   // Inputs named in `skip` (given by the user) are left out, dynamic or not.

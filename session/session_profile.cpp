@@ -128,4 +128,16 @@ Expected<ProfileReport> Session::profile(const std::map<std::string, TensorData>
   return r;
 }
 
+std::map<std::string, double> Session::kernelSecondsByValue() const {
+  std::map<std::string, double> out;
+  if (!profile_ || !compiled_) return out;
+  const auto& kernels = compiled_->kernels();
+  const Graph& g = finalGraph();
+  for (size_t i = 0; i < kernels.size() && i < profile_->kernels.size(); ++i) {
+    if (kernels[i].outputs.empty() || !g.hasValue(kernels[i].outputs[0])) continue;
+    out[g.value(kernels[i].outputs[0]).name] += profile_->kernels[i].seconds;
+  }
+  return out;
+}
+
 }  // namespace fuselens

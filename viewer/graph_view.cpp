@@ -151,6 +151,7 @@ void GraphView::requestLayout(bool newGraph) {
   job->focus = focus_;
   job->decisions = decisions_;
   job->heat = heatFractions();
+  job->seconds = seconds_;
   job->text = optionsFor(font_, labelFont_, decisions_);
   job->cache = cache_;
   pending_ = std::move(job);

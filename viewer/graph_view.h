@@ -119,6 +119,12 @@ class GraphView : public QGraphicsView {
   void setHeat(std::map<std::string, ValueHeat> heat);
   void setHeatVisible(bool visible);
   bool isHeatVisible() const { return heatVisible_; }
+  // A profile's kernel times by the value each kernel writes first
+  // (Session::kernelSecondsByValue): each collapsed scope shows the sum of
+  // the kernels made inside it (the profile dock lists them one by one).
+  // Empty clears them.
+  void setKernelTimes(std::map<std::string, double> seconds);
+  bool hasKernelTimes() const { return !seconds_.empty(); }
   bool hasHeat() const { return !heat_.empty(); }
   HeatLegend* heatLegend() const { return legend_; }
   Minimap* minimap() const { return minimap_; }
@@ -159,9 +165,10 @@ class GraphView : public QGraphicsView {
  private:
   // What to keep under the viewport across a new layout.
   struct Anchor {
-    std::string node;   // an op name, or
-    std::string scope;  // a scope path
-    QPointF viewPos;    // where it was in the viewport
+    std::string node;              // an op name, or
+    std::string scope;             // a scope path
+    std::vector<int32_t> origins;  // the op's origins: found by them when a pass renamed it
+    QPointF viewPos;               // where it was in the viewport
     bool valid = false;
   };
   void requestLayout(bool newGraph);
@@ -177,6 +184,7 @@ class GraphView : public QGraphicsView {
   void updateCrumbs();
   Anchor anchorAtCenter() const;
   Anchor anchorOn(const std::string& scope) const;
+  std::string opWithOrigin(const std::vector<int32_t>& origins) const;
   bool restoreAnchor(const Anchor& a);
   QGraphicsItem* itemShowing(const std::string& opName) const;
   std::map<std::string, double> heatFractions() const;
@@ -196,6 +204,7 @@ class GraphView : public QGraphicsView {
   std::string focus_;
   Decisions decisions_;
   std::map<std::string, ValueHeat> heat_;
+  std::map<std::string, double> seconds_;
   bool heatVisible_ = false;
   HeatLegend* legend_;
   Minimap* minimap_;

@@ -38,7 +38,7 @@ ViewResult runViewJob(const ViewJob& job) {
   }
   static const std::vector<FusionDecision> kNone;
   std::vector<graphview::ScopeStats> stats =
-      graphview::scopeStats(tree, job.decisions ? *job.decisions : kNone, job.heat);
+      graphview::scopeStats(tree, job.decisions ? *job.decisions : kNone, job.heat, job.seconds);
   graphview::SnapshotDiff diff;
   if (job.before) {
     diff = graphview::diffSnapshots(graphview::flattenGraph(*job.before), tree);

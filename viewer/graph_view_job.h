@@ -21,7 +21,8 @@ struct ViewJob {
   bool initialCollapse = false;  // replace `expansion` by the initial collapse
   std::string focus;
   std::shared_ptr<const std::vector<FusionDecision>> decisions;
-  std::map<std::string, double> heat;  // heat fraction by value name
+  std::map<std::string, double> heat;     // heat fraction by value name
+  std::map<std::string, double> seconds;  // kernel time by the value it writes first
   graphview::LayoutOptions text;
   std::shared_ptr<graphview::LayoutCache> cache;
   CancelToken cancel;

@@ -63,6 +63,12 @@ void GraphView::setHeat(std::map<std::string, ValueHeat> heat) {
   if (drawnCollapsed_ > 0 && heatVisible_) requestLayout(false);
 }
 
+void GraphView::setKernelTimes(std::map<std::string, double> seconds) {
+  if (seconds == seconds_) return;
+  seconds_ = std::move(seconds);
+  if (drawnCollapsed_ > 0) requestLayout(false);
+}
+
 void GraphView::setHeatVisible(bool visible) {
   heatVisible_ = visible;
   applyHeat();

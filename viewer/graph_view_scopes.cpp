@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <algorithm>
+#include <set>
 
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
@@ -146,7 +147,7 @@ GraphView::Anchor GraphView::anchorAtCenter() const {
     bestDist = d;
     best = {};
     best.valid = true;
-    if (n) best.node = n->name().toStdString();
+    if (n) best.node = n->name().toStdString(), best.origins = n->layout().origins;
     if (s) best.scope = s->path().toStdString();
     best.viewPos = mapFromScene(c);
   }
@@ -175,10 +176,22 @@ QGraphicsItem* GraphView::itemShowing(const std::string& opName) const {
   return nullptr;
 }
 
+// The op of the shown tree that carries one of `origins`: the anchor's op
+// under the name a pass gave it. Empty when none.
+std::string GraphView::opWithOrigin(const std::vector<int32_t>& origins) const {
+  if (!tree_ || origins.empty()) return {};
+  const std::set<int32_t> wanted(origins.begin(), origins.end());
+  for (const graphview::LayoutNode& n : tree_->flat().nodes)
+    for (int32_t o : n.origins)
+      if (wanted.count(o)) return n.name;
+  return {};
+}
+
 bool GraphView::restoreAnchor(const Anchor& a) {
   QPointF target;
   if (!a.node.empty()) {
     QGraphicsItem* item = itemShowing(a.node);
+    if (!item) item = itemShowing(opWithOrigin(a.origins));
     if (!item) return false;
     target = item->sceneBoundingRect().center();
   } else {

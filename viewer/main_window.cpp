@@ -284,6 +284,7 @@ void MainWindow::detachViews() {
   profilePanel_->setStatusText(
       tr("No profile yet: Profile times every kernel of the compiled model."));
   graphView_->setHeat({});
+  graphView_->setKernelTimes({});
   shown_ = nullptr;
 }
 

@@ -314,6 +314,7 @@ void MainWindow::onJobDone() {
     case Job::Profile:
       if (session_ && session_->lastProfile()) {
         profilePanel_->setReport(&*session_->lastProfile());
+        graphView_->setKernelTimes(session_->kernelSecondsByValue());
       } else {
         profilePanel_->setStatusText(cancel_.cancelled()
                                          ? tr("profile: cancelled")

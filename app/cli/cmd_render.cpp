@@ -14,18 +14,27 @@ struct RenderArgs {
   std::string passes = defaultPipelineText();
   graphview::RenderRequest request;
   InputArgs inputs;
+  int runs = 5;
 };
 
 int runRender(RenderArgs& a) {
   Session session;
   if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs); !s) return fail(s);
-  if (a.request.heat) {
+  if (a.request.heat || a.request.time) {
     auto inputs = loadInputs(session, a.inputs);
     if (!inputs) return fail(inputs.status());
     if (Status s = fitToInputs(session, *inputs); !s) return fail(s);
-    auto rep =
-        session.compare(*inputs, session.compareOptions, terminalProgress(), interruptToken());
-    if (!rep) return fail(rep.status());
+    if (a.request.heat) {
+      auto rep =
+          session.compare(*inputs, session.compareOptions, terminalProgress(), interruptToken());
+      if (!rep) return fail(rep.status());
+    }
+    if (a.request.time) {
+      ProfileRequest request;
+      request.runs = a.runs;
+      auto prof = session.profile(*inputs, request, terminalProgress(), interruptToken());
+      if (!prof) return fail(prof.status());
+    }
   }
   auto r = graphview::renderGraph(session, a.request, interruptToken());
   if (!r) return fail(r.status());
@@ -43,7 +52,7 @@ void addRenderCommand(CLI::App& app, int& exitCode) {
   CLI::App* cmd = app.add_subcommand(
       "render",
       "Draw the graph view to an SVG or PNG: name scopes collapsed, fused groups, "
-      "rejected fusions, optionally the divergence heat");
+      "rejected fusions, optionally the divergence heat and kernel times");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--passes", args->passes, "Pipeline string")->capture_default_str();
   cmd->add_option("--after", args->request.after,
@@ -56,6 +65,14 @@ void addRenderCommand(CLI::App& app, int& exitCode) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--heat", args->request.heat,
                 "Compile, compare with eager on random inputs, and fill by divergence");
+  cmd->add_flag("--diff", args->request.diff,
+                "Mark what the snapshot's pass changed: added ops green, changed violet, "
+                "untouched scopes dimmed");
+  cmd->add_flag("--time", args->request.time,
+                "Compile, profile, and badge each collapsed scope with its kernels' time");
+  cmd->add_option("--runs", args->runs, "Timed runs for --time (medians)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   addInputOptions(cmd, args->inputs);
   cmd->add_option("-o,--output", args->request.out, "graph.svg or graph.png")->required();
   cmd->callback([args, &exitCode] { exitCode = runRender(*args); });

@@ -124,6 +124,7 @@ class Flattener {
     n.op = node.op;
     n.name = node.name;
     n.attrs = attrEntries(node.attrs);
+    for (NodeId o : node.origins) n.origins.push_back(o.index);
     for (ValueId v : node.outputs)
       if (v.valid()) n.outputs.push_back(g.value(v).name);
     if (!node.outputs.empty()) {

@@ -65,6 +65,10 @@ struct LayoutNode {
   // The op's plain attributes as "key=value" entries ("axis=-1", "perm=0,2,1,3"),
   // for search; set by flattenGraph.
   std::vector<std::string> attrs;
+  // The imported graph's nodes this op stands for (Node::origins, as
+  // indices): how an op renamed or merged by a pass is found again in
+  // another snapshot. Set by flattenGraph.
+  std::vector<int32_t> origins;
 };
 
 struct LayoutEdge {

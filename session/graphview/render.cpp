@@ -12,6 +12,7 @@
 #include "core/support/atomic_file.h"
 #include "session/graphview/divergence_heat.h"
 #include "session/graphview/scoped_layout.h"
+#include "session/graphview/snapshot_diff.h"
 #include "session/graphview/svg_writer.h"
 #include "session/session.h"
 
@@ -82,13 +83,27 @@ Expected<RenderResult> renderGraph(const Session& s, const RenderRequest& r,
     if (!s.lastReport()) return Result::error("--heat needs a compare report, and none was made");
     for (const auto& [name, h] : heatByValue(*s.lastReport())) heat[name] = heatFraction(h);
   }
+  std::map<std::string, double> seconds;
+  if (r.time) {
+    if (!s.lastProfile()) return Result::error("--time needs a profile, and none was made");
+    seconds = s.kernelSecondsByValue();
+  }
   Expansion e =
       r.expandDepth >= 0 ? expandToDepth(tree, r.expandDepth) : initialExpansion(tree, r.budget);
   if (opts.focus.valid()) reveal(tree, opts.focus, e, true);
+  std::vector<ScopeStats> stats = scopeStats(tree, decisions, heat, seconds);
+  SnapshotDiff diff;
+  const bool diffed = r.diff && *snap > 0;
+  if (diffed) {
+    diff = diffSnapshots(flattenGraph(s.snapshots()[*snap - 1].graph), tree);
+    applyDiff(stats, diff);
+  }
   LayoutCache cache;
-  Expected<SceneLayout> scene =
-      layoutScoped(tree, e, scopeStats(tree, decisions, heat), opts, cache);
+  Expected<SceneLayout> scene = layoutScoped(tree, e, stats, opts, cache);
   if (!scene.isOk()) return scene.status();
+  if (diffed)
+    for (size_t i = 0; i < scene->nodes.size(); ++i)
+      scene->nodes[i].diff = int(diff.nodes[size_t(scene->flatIndex[i])]);
 
   RenderResult out;
   out.snapshot = shot.label;
@@ -102,7 +117,8 @@ Expected<RenderResult> renderGraph(const Session& s, const RenderRequest& r,
   svgOpts.decisions = decisions;
   svgOpts.heat = heat;
   svgOpts.title = s.modelPath() + " after " + std::to_string(*snap) + " " + shot.label +
-                  (r.scope.empty() ? "" : ", scope " + r.scope);
+                  (r.scope.empty() ? "" : ", scope " + r.scope) +
+                  (diffed ? ", changes against " + s.snapshots()[*snap - 1].label : "");
   const std::string text = sceneToSvg(*scene, svgOpts);
   if (svg) {
     if (Status st = writeFileAtomically(r.out, text); !st.isOk()) return st;

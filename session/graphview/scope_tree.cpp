@@ -253,7 +253,8 @@ std::vector<ScopeId> ScopeTree::chain(ScopeId s) const {
 
 std::vector<ScopeStats> scopeStats(const ScopeTree& tree,
                                    const std::vector<FusionDecision>& decisions,
-                                   const std::map<std::string, double>& heat) {
+                                   const std::map<std::string, double>& heat,
+                                   const std::map<std::string, double>& seconds) {
   std::vector<ScopeStats> stats(tree.scopes().size());
   for (const ScopeUnit& u : tree.units()) {
     ScopeStats& s = stats[size_t(u.scope.index)];
@@ -265,6 +266,8 @@ std::vector<ScopeStats> scopeStats(const ScopeTree& tree,
       for (const std::string& v : node.outputs) {
         auto it = heat.find(v);
         if (it != heat.end()) s.worstHeat = std::max(s.worstHeat, it->second);
+        if (auto t = seconds.find(v); t != seconds.end())
+          s.seconds = std::max(s.seconds, 0.0) + t->second;
       }
     }
   }
@@ -279,6 +282,7 @@ std::vector<ScopeStats> scopeStats(const ScopeTree& tree,
     p.groups += stats[i].groups;
     p.rejected += stats[i].rejected;
     p.worstHeat = std::max(p.worstHeat, stats[i].worstHeat);
+    if (stats[i].seconds >= 0) p.seconds = std::max(p.seconds, 0.0) + stats[i].seconds;
   }
   return stats;
 }

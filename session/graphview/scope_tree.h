@@ -54,6 +54,7 @@ struct ScopeStats {
   size_t groups = 0;      // fused groups
   size_t rejected = 0;    // rejected fusion decisions whose consumer is inside
   double worstHeat = -1;  // the highest heat fraction of a value made inside; -1 none
+  double seconds = -1;  // profiled kernel time of the kernels whose output is made inside; -1 none
   // Diff mode (snapshot_diff.h): ops added, changed and removed inside by the pass.
   bool diffed = false;
   size_t added = 0, changed = 0, removed = 0;
@@ -105,9 +106,12 @@ std::vector<std::string> scopeOfName(const std::string& opName);
 
 // Per scope (indexed like ScopeTree::scopes), summed over its subtree.
 // `heat`: heat fraction (0..1) by value name, as the overlay colors nodes.
+// `seconds`: a profile's kernel times by the value each kernel writes first
+// (Session::kernelSecondsByValue), summed where those values are made.
 std::vector<ScopeStats> scopeStats(const ScopeTree& tree,
                                    const std::vector<FusionDecision>& decisions,
-                                   const std::map<std::string, double>& heat);
+                                   const std::map<std::string, double>& heat,
+                                   const std::map<std::string, double>& seconds = {});
 
 // Which scopes are open, by path; the root always is.
 struct Expansion {

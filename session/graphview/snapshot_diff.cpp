@@ -1,5 +1,6 @@
-// diffSnapshots: op names of the earlier snapshot in a hash map, one pass over
-// the later one, removed ops placed by their name's scope path.
+// diffSnapshots: op names and origins of the earlier snapshot in hash maps,
+// one pass over the later one; removed ops placed where their origin went, or
+// by their name's scope path.
 #include "session/graphview/snapshot_diff.h"
 
 #include <unordered_map>
@@ -28,9 +29,18 @@ ScopeId deepestScopeOf(const ScopeTree& tree, const std::string& name) {
 
 SnapshotDiff diffSnapshots(const FlatGraph& before, const ScopeTree& after) {
   std::unordered_map<std::string, const LayoutNode*> old;
-  for (const LayoutNode& n : before.nodes)
-    if (n.kind == LayoutNodeKind::Op && !n.name.empty()) old.emplace(n.name, &n);
+  std::unordered_map<int32_t, const LayoutNode*> oldByOrigin;
+  for (const LayoutNode& n : before.nodes) {
+    if (n.kind != LayoutNodeKind::Op) continue;
+    if (!n.name.empty()) old.emplace(n.name, &n);
+    for (int32_t o : n.origins) oldByOrigin.emplace(o, &n);
+  }
   const FlatGraph& flat = after.flat();
+  // Which later op holds each original node: where an op the pass removed went.
+  std::unordered_map<int32_t, int> holder;
+  for (size_t i = 0; i < flat.nodes.size(); ++i)
+    if (flat.nodes[i].kind == LayoutNodeKind::Op)
+      for (int32_t o : flat.nodes[i].origins) holder.emplace(o, int(i));
   const size_t scopes = after.scopes().size();
   SnapshotDiff d;
   d.nodes.assign(flat.nodes.size(), DiffMark::Same);
@@ -44,6 +54,19 @@ SnapshotDiff diffSnapshots(const FlatGraph& before, const ScopeTree& after) {
     const size_t s = size_t(after.scopeOfNode(int(i)).index);
     auto it = old.find(n.name);
     if (it == old.end()) {
+      // A new name for an op that was there (same origin, its old name gone):
+      // changed, not added.
+      const LayoutNode* was = nullptr;
+      for (int32_t o : n.origins)
+        if (auto w = oldByOrigin.find(o);
+            w != oldByOrigin.end() && after.nodeNamed(w->second->name) < 0)
+          was = w->second;
+      if (was && !seen.count(was->name)) {
+        seen[was->name] = true;
+        d.nodes[i] = DiffMark::Changed;
+        ++d.changed[s];
+        continue;
+      }
       d.nodes[i] = DiffMark::Added;
       ++d.added[s];
       continue;
@@ -54,8 +77,19 @@ SnapshotDiff diffSnapshots(const FlatGraph& before, const ScopeTree& after) {
       ++d.changed[s];
     }
   }
-  for (const auto& [name, node] : old)
-    if (!seen.count(name)) ++d.removed[size_t(deepestScopeOf(after, name).index)];
+  // A removed op counts in the scope of the op that now holds its origin (a
+  // BatchNorm folded into its Conv, ops merged by a pattern), else in the
+  // deepest scope its name still reaches.
+  for (const auto& [name, node] : old) {
+    if (seen.count(name)) continue;
+    ScopeId where = deepestScopeOf(after, name);
+    for (int32_t o : node->origins)
+      if (auto h = holder.find(o); h != holder.end()) {
+        where = after.scopeOfNode(h->second);
+        break;
+      }
+    ++d.removed[size_t(where.index)];
+  }
   for (size_t i = scopes; i-- > 1;) {
     const size_t p = size_t(after.scopes()[i].parent.index);
     d.added[p] += d.added[i];

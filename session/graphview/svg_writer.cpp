@@ -125,6 +125,8 @@ class Writer {
     std::string fill = s.chunk ? "#eef2ff" : "#e2e8f0";
     if (!opts_.heat.empty() && s.stats.worstHeat >= 0) fill = hex(heatRgb(s.stats.worstHeat));
     const std::string stroke = s.stats.rejected > 0 ? "#d64541" : "#64748b";
+    // Diff mode: a scope the pass left alone is dimmed, as in the window.
+    if (s.stats.unchanged()) out_ << "<g opacity=\"0.4\">\n";
     rect(s.box, 6, fill, stroke, 1.6);
     const std::vector<std::string> lines = collapsedLines(s);
     const double lineH = (s.box.height - 10) / double(lines.size());
@@ -135,6 +137,7 @@ class Writer {
                   : (i == 2 ? "text-anchor=\"middle\" fill=\"#b91c1c\""
                             : "text-anchor=\"middle\" fill=\"#475569\""));
     }
+    if (s.stats.unchanged()) out_ << "</g>\n";
   }
 
   void cluster(const LayoutCluster& c) {
@@ -158,11 +161,12 @@ class Writer {
     if (n.kind == LayoutNodeKind::Input) fill = "#dbeafe";
     if (n.kind == LayoutNodeKind::Output) fill = "#dcfce7";
     if (const double h = heatOf(n); h >= 0) fill = hex(heatRgb(h));
-    const std::string border =
-        n.group >= 0 ? hex(blend(groupRgb(n.group), {0, 0, 0}, 0.3)) : "#606060";
+    std::string border = n.group >= 0 ? hex(blend(groupRgb(n.group), {0, 0, 0}, 0.3)) : "#606060";
+    if (n.diff != 0)
+      border = n.diff == 1 ? "#16a34a" : "#9333ea";  // diff: added green, changed violet
     const LayoutBox& b = n.box;
     if (n.kind == LayoutNodeKind::Op) {
-      rect(b, 4, fill, border, 1.2);
+      rect(b, 4, fill, border, n.diff != 0 ? 3 : 1.2);
     } else {
       out_ << "<ellipse cx=\"" << num(b.x + b.width / 2) << "\" cy=\"" << num(b.y + b.height / 2)
            << "\" rx=\"" << num(b.width / 2) << "\" ry=\"" << num(b.height / 2) << "\" fill=\""

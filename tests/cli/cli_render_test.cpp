@@ -2,6 +2,7 @@
 // as PNG (checked by its signature), a scope drawn alone, and one sentence
 // with exit status 2 for a scope, snapshot or file type that does not exist.
 #include <QFile>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
@@ -58,6 +59,39 @@ class CliRenderTest : public QObject {
     QVERIFY(text.contains("/encoder/layer.1/attention"));
     QVERIFY(text.contains("<title>/encoder/layer.1/"));
     QVERIFY(!text.contains("<title>/encoder/layer.0/"));  // ops of other scopes are not drawn
+  }
+
+  // --time profiles the compiled model and badges collapsed scopes with their
+  // kernels' time (" ms" or " us" on a box's badge line).
+  void kernelTimesOnCollapsedScopes() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("time.svg");
+    Result r = cli({"render", kModel, "--expand-depth", "1", "--time", "--runs", "2", "-o", out});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY(countElements(out, "svg") == 1);
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    QVERIFY2(text.contains(QRegularExpression(">[^<]*\\d+(\\.\\d+)? (ms|us)<")),
+             qPrintable(text.left(2000)));
+  }
+
+  // --diff marks the ops the snapshot's pass added (green) or changed
+  // (violet) with a thick border, as the window's diff mode does.
+  void diffMarksThePass() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("diff.svg");
+    Result r =
+        cli({"render", "samples/resnet_bottleneck.onnx", "--after", "layout", "--diff", "-o", out});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY(countElements(out, "svg") == 1);
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    QVERIFY(text.contains("changes against dce"));
+    QCOMPARE(int(text.count("stroke=\"#16a34a\" stroke-width=\"3.0\"")), 2);  // ToNCHWc, FromNCHWc
+    QVERIFY(text.count("stroke=\"#9333ea\" stroke-width=\"3.0\"") >=
+            3);  // the Convs became ConvNCHWc
   }
 
   void pngHasTheSignature() {

@@ -7,6 +7,7 @@
 
 #include "passes/fusion_decision.h"
 #include "scoped_models.h"
+#include "session/graphview/scoped_layout.h"
 
 using namespace fuselens;
 using namespace fuselens::graphview;
@@ -161,6 +162,31 @@ class ScopeTreeTest : public QObject {
     QCOMPARE(l0.rejected, size_t(0));
     QCOMPARE(l0.worstHeat, -1.0);
     QCOMPARE(stats[size_t(tree.find("/encoder/layer.1")->index)].rejected, size_t(1));
+    QCOMPARE(root.seconds, -1.0);  // no profile: no time badge
+  }
+
+  // A profile's kernel times land on the scope where each kernel's first
+  // output is made and sum up the tree; the collapsed box says them.
+  void kernelTimesSumUp() {
+    ScopeTree tree(flattenGraph(test::encoderStack(2)));
+    std::map<std::string, double> seconds;
+    double layer0 = 0;
+    for (const LayoutNode& n : tree.flat().nodes)
+      if (n.kind == LayoutNodeKind::Op && !n.outputs.empty() &&
+          n.name.rfind("/encoder/layer.0/", 0) == 0)
+        seconds[n.outputs[0]] = 1e-3, layer0 += 1e-3;
+    QVERIFY(layer0 > 0);
+    seconds["t28"] = 0.25;
+    const std::vector<ScopeStats> stats = scopeStats(tree, {}, {}, seconds);
+    QVERIFY(qFuzzyCompare(stats[size_t(tree.find("/encoder/layer.0")->index)].seconds, layer0));
+    QVERIFY(qFuzzyCompare(stats[0].seconds, layer0 + 0.25));
+    SceneScope box;
+    box.name = "layer.0";
+    box.stats.ops = 13;
+    box.stats.seconds = 0.00307;
+    QVERIFY(collapsedLines(box).back().find("3.07 ms") != std::string::npos);
+    box.stats.seconds = 0.000412;
+    QVERIFY(collapsedLines(box).back().find("412 us") != std::string::npos);
   }
 };
 

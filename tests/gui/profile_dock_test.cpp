@@ -1,7 +1,8 @@
 // The profile dock on samples/mlp.onnx: Profile runs Session::profile on the
 // worker, the table holds one row per kernel sorted slowest first, its header
 // is the CLI's (ProfileReport::header), picking a row selects the node the
-// kernel runs, and a new pipeline clears the stale profile.
+// kernel runs, the graph view takes the kernel times (collapsed scopes badge
+// their sum), and a new pipeline clears the stale profile.
 #include <QDockWidget>
 #include <QPushButton>
 #include <QStandardPaths>
@@ -61,11 +62,15 @@ class ProfileDockTest : public QObject {
     const QList<NodeItem*> selected = fuselens::test::selectedNodes(*w.graphView());
     QCOMPARE(selected.size(), 1);
     QVERIFY(selected.front()->produces(value));
+    // The graph knows each kernel's time by the value it writes first.
+    QVERIFY(w.graphView()->hasKernelTimes());
+    QCOMPARE(w.session()->kernelSecondsByValue().count(g.value(k.outputs[0]).name), size_t(1));
 
     w.runPipeline();  // a new compile makes the profile stale
     QTRY_VERIFY_WITH_TIMEOUT(settled(w), kTimeoutMs);
     QVERIFY(!w.session()->lastProfile().has_value());
     QCOMPARE(panel->table()->rowCount(), 0);
+    QVERIFY(!w.graphView()->hasKernelTimes());
   }
 };
 
