@@ -202,6 +202,8 @@ std::optional<std::vector<StmtRef>> lowerConvTransposeByTaps(KernelBuilder& kb, 
   // A single output channel has no rows to share a vector of xe: a wider tile.
   int64_t nr = kb.schedule().matmul.nr * (cout < kb.schedule().matmul.mr ? 2 : 1);
   int64_t tile = std::max<int64_t>(period, nr / period * period);
+  // Many input channels: a narrower tile keeps the expanded row on the stack.
+  while (tile > period && x[1] * tile > kMaxExpanded) tile -= period;
   tile = std::min(tile, x[3] * s);
   if (x[1] * tile > kMaxExpanded) return std::nullopt;
   StrideTaps t(kb, n, sink, x, cout, s, period, tile);

@@ -89,7 +89,7 @@ class CodegenConvTransposeTapsTest : public QObject {
  private slots:
   void kernelEqualsStrideIsTiled_data() {
     QTest::addColumn<int>("index");
-    for (int i = 0; i < 5; ++i) QTest::newRow(cases()[i].name) << i;
+    for (int i = 0; i < int(cases().size()); ++i) QTest::newRow(cases()[i].name) << i;
   }
   void kernelEqualsStrideIsTiled() {
     QFETCH(int, index);
@@ -126,6 +126,7 @@ class CodegenConvTransposeTapsTest : public QObject {
         {"stride 2, 1 channel", {1, 6, 4, 40}, 1, 2, 2, false, false},
         {"stride 4, 20 channels, bias, batch 2", {2, 3, 2, 5}, 20, 4, 4, true, false},
         {"stride 4, 7 channels, BN + Relu", {1, 6, 3, 9}, 7, 4, 4, true, true},
+        {"stride 2, 1024 input channels (a narrower tile)", {1, 1024, 1, 20}, 3, 2, 2, true, false},
     };
     return c;
   }
