@@ -1,5 +1,5 @@
 // ConvTranspose whose kernel equals its stride (no overlap, no padding, group
-// 1, 2 spatial dims, a constant f32 weight), lowered as register-tiled
+// 1, 2 spatial dims with one stride, a constant f32 weight), lowered as register-tiled
 // products instead of the scalar output-centric nest of
 // compute_conv_transpose.cpp. With k == s every output position has exactly
 // one tap, so output row oh = h*s + i and column q = w*s + j read
@@ -199,7 +199,7 @@ std::optional<std::vector<StmtRef>> lowerConvTransposeByTaps(KernelBuilder& kb, 
   int64_t hw = std::max<int64_t>(4, codegenTarget().vectorLanes());
   int64_t period = std::lcm(s, hw);
   if (period > 64) return std::nullopt;  // a vector the emitter would not take whole
-  // A single output channel has no rows to share a vector of xe: a wider tile.
+  // Fewer output channels than a block of rows reuse each xe vector less: a wider tile.
   int64_t nr = kb.schedule().matmul.nr * (cout < kb.schedule().matmul.mr ? 2 : 1);
   int64_t tile = std::max<int64_t>(period, nr / period * period);
   // Many input channels: a narrower tile keeps the expanded row on the stack.
