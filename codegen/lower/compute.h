@@ -131,6 +131,14 @@ class KernelBuilder {
   Status error_;
 };
 
+// A loop whose kind the template chose: the default schedule steps leave it as it is.
+inline StmtRef pinnedLoop(const Var& v, int64_t extent, ForKind kind, std::vector<StmtRef> body) {
+  StmtRef s = forLoop(v, extent, std::move(body));
+  s->forKind = kind;
+  s->pinned = true;
+  return s;
+}
+
 // ---- elementwise family (compute_elementwise.cpp) ----
 // The index into an operand of `inShape` that broadcasts to `out` (ONNX multidirectional).
 Index broadcastIndex(const Index& out, const std::vector<int64_t>& inShape);

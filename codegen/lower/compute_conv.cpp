@@ -29,13 +29,6 @@
 namespace fuselens {
 namespace {
 
-StmtRef pinnedFor(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> body) {
-  StmtRef s = forLoop(v, extent, std::move(body));
-  s->forKind = k;
-  s->pinned = true;
-  return s;
-}
-
 struct Axis {
   int64_t in = 1, out = 1, k = 1, s = 1, d = 1, pb = 0, pe = 0;
   // The lowest and highest input positions any window reads.
@@ -197,7 +190,7 @@ class WindowNest {
     Var j0 = kb_.newLoopVar();
     std::vector<StmtRef> init = {store(acc, varRef(j0), floatConst(fill))};
     if (cntId) init.push_back(store(fn.buffer(*cntId), varRef(j0), floatConst(0)));
-    out.push_back(pinnedFor(j0, width, ForKind::Vectorized, init));
+    out.push_back(pinnedLoop(j0, width, ForKind::Vectorized, init));
 
     // Reduction loops: the input channel (Conv), then one per kernel axis.
     std::vector<std::pair<Var, int64_t>> loops;
@@ -263,9 +256,9 @@ class WindowNest {
       const Buffer& cnt = fn.buffer(*cntId);
       step.push_back(store(cnt, jr, add(load(cnt, jr), one)));
     }
-    std::vector<StmtRef> red = {pinnedFor(j, width, ForKind::Vectorized, step)};
+    std::vector<StmtRef> red = {pinnedLoop(j, width, ForKind::Vectorized, step)};
     for (size_t i = loops.size(); i-- > 0;)
-      red = {pinnedFor(loops[i].first, loops[i].second, ForKind::Serial, red)};
+      red = {pinnedLoop(loops[i].first, loops[i].second, ForKind::Serial, red)};
     for (StmtRef& s : red) out.push_back(std::move(s));
 
     // The results, through the sink (a fused epilogue applies there).
@@ -285,7 +278,7 @@ class WindowNest {
     }
     std::vector<ExprRef> yi(od.begin(), od.end());
     yi.push_back(add(ow0, jf));
-    out.push_back(pinnedFor(j2, width, ForKind::Vectorized, (*sink_)(Index::ofDims(y_, yi), v)));
+    out.push_back(pinnedLoop(j2, width, ForKind::Vectorized, (*sink_)(Index::ofDims(y_, yi), v)));
     StmtRef all = seq(std::move(out));
     if (cntId) all = allocate(fn.buffer(*cntId), {all});
     return {allocate(fn.buffer(accId), {all})};
@@ -345,7 +338,7 @@ std::vector<StmtRef> maxPoolWithIndices(KernelBuilder& kb, const Node& n,
                                   assign(at0, select(take, flat, varRef(at0))),
                                   assign(best, select(take, varRef(v), varRef(best)))};
     for (size_t i = loops.size(); i-- > 0;)
-      inner = {pinnedFor(loops[i].first, loops[i].second, ForKind::Serial, inner)};
+      inner = {pinnedLoop(loops[i].first, loops[i].second, ForKind::Serial, inner)};
     std::vector<StmtRef> body = {let(best, floatConst(-INFINITY)), let(at0, intConst(0))};
     body.insert(body.end(), inner.begin(), inner.end());
     for (StmtRef& s : sink(at, varRef(best))) body.push_back(std::move(s));

@@ -82,6 +82,13 @@ std::vector<StmtRef> lowerConvTranspose(KernelBuilder& kb, const Node& n,
     return {};
   }
   bool hasBias = n.inputs.size() > 2 && n.inputs[2].valid();
+  StrideTapsShape taps{x, {}, out[1], group, true};
+  for (const Axis& a : *axes) {
+    taps.strides.push_back(a.s);
+    taps.nonOverlapping =
+        taps.nonOverlapping && a.k == a.s && a.d == 1 && a.pb == 0 && a.out == a.in * a.s;
+  }
+  if (auto tiled = lowerConvTransposeByTaps(kb, n, taps, sink)) return std::move(*tiled);
   return kb.loopNest(out, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> od = at.dimExprs();
     Var acc = kb.newLocal("acc");

@@ -30,13 +30,6 @@
 namespace fuselens {
 namespace {
 
-StmtRef pinned(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> body) {
-  StmtRef s = forLoop(v, extent, std::move(body));
-  s->forKind = k;
-  s->pinned = true;
-  return s;
-}
-
 ExprRef andCond(ExprRef a, ExprRef b) {
   if (!a) return b;
   if (!b) return a;
@@ -124,13 +117,13 @@ class BlockedWindow {
       } else if (hi - lo > 1) {
         Var t = kb_.newLoopVar();
         ExprRef ow0 = add(mul(varRef(t), intConst(tile)), intConst(lo * tile));
-        body.push_back(pinned(t, hi - lo, ForKind::Serial, {tileNest(ow0, tile, false)}));
+        body.push_back(pinnedLoop(t, hi - lo, ForKind::Serial, {tileNest(ow0, tile, false)}));
       }
       for (int64_t j = hi; j < full; ++j) body.push_back(tileNest(intConst(j * tile), tile, true));
       if (tail > 0)
         body.push_back(tileNest(intConst(full * tile), tail, needsW(full * tile, tail)));
       bool parallel = s.parallelOuter && work >= s.parallelMinWork && N * OBl * rows > 1;
-      return pinned(rv, N * OBl * rows, parallel ? ForKind::Parallel : ForKind::Serial, body);
+      return pinnedLoop(rv, N * OBl * rows, parallel ? ForKind::Parallel : ForKind::Serial, body);
     };
     std::vector<StmtRef> out;
     const int64_t inner = hHi - hLo, border = OH - inner;
@@ -241,9 +234,10 @@ class BlockedWindow {
     auto lanes = [&](const std::function<std::vector<StmtRef>(ExprRef, ExprRef)>& body) {
       Var o = kb_.newLoopVar(), t = kb_.newLoopVar(), l = kb_.newLoopVar();
       o_ = obPer_ > 1 ? varRef(o) : intConst(0);
-      StmtRef nest = pinned(t, width, ForKind::Unrolled,
-                            {pinned(l, b_, ForKind::Vectorized, body(varRef(t), varRef(l)))});
-      return obPer_ > 1 ? pinned(o, obPer_, ForKind::Unrolled, {nest}) : nest;
+      StmtRef nest =
+          pinnedLoop(t, width, ForKind::Unrolled,
+                     {pinnedLoop(l, b_, ForKind::Vectorized, body(varRef(t), varRef(l)))});
+      return obPer_ > 1 ? pinnedLoop(o, obPer_, ForKind::Unrolled, {nest}) : nest;
     };
     std::vector<StmtRef> out;
     out.push_back(lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
@@ -251,8 +245,8 @@ class BlockedWindow {
     }));
     if (cntId) {
       Var t = kb_.newLoopVar();
-      out.push_back(pinned(t, width, ForKind::Unrolled,
-                           {store(fn.buffer(*cntId), varRef(t), floatConst(0))}));
+      out.push_back(pinnedLoop(t, width, ForKind::Unrolled,
+                               {store(fn.buffer(*cntId), varRef(t), floatConst(0))}));
     }
     // The reduction loops: input channel (conv), then the window.
     std::vector<std::pair<Var, int64_t>> loops;
@@ -301,11 +295,11 @@ class BlockedWindow {
       windowAt(varRef(t), inside);
       const Buffer& cnt = fn.buffer(*cntId);
       ExprRef one = inside ? select(inside, floatConst(1), floatConst(0)) : floatConst(1);
-      step.push_back(pinned(t, width, ForKind::Unrolled,
-                            {store(cnt, varRef(t), add(load(cnt, varRef(t)), one))}));
+      step.push_back(pinnedLoop(t, width, ForKind::Unrolled,
+                                {store(cnt, varRef(t), add(load(cnt, varRef(t)), one))}));
     }
     for (size_t i = loops.size(); i-- > 0;)
-      step = {pinned(loops[i].first, loops[i].second, ForKind::Serial, step)};
+      step = {pinnedLoop(loops[i].first, loops[i].second, ForKind::Serial, step)};
     for (StmtRef& s : step) out.push_back(std::move(s));
     // The results, through the sink (a fused epilogue applies there).
     out.push_back(lanes([&](ExprRef t, ExprRef l) {

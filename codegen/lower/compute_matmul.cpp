@@ -72,13 +72,6 @@ int64_t product(const std::vector<int64_t>& s) {
   return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<>());
 }
 
-StmtRef pinnedLoop(const Var& v, int64_t extent, ForKind kind, std::vector<StmtRef> body) {
-  StmtRef s = forLoop(v, extent, std::move(body));
-  s->forKind = kind;
-  s->pinned = true;
-  return s;
-}
-
 class TiledMatMul {
  public:
   TiledMatMul(KernelBuilder& kb, const MatMulProblem& p, const KernelBuilder::Sink& sink)

@@ -22,13 +22,6 @@
 namespace fuselens {
 namespace {
 
-StmtRef kindLoop(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> body) {
-  StmtRef s = forLoop(v, extent, std::move(body));
-  s->forKind = k;
-  s->pinned = true;
-  return s;
-}
-
 struct Combine {
   double init;
   std::function<ExprRef(ExprRef, ExprRef)> op;
@@ -78,7 +71,7 @@ std::vector<StmtRef> laneReduce(
   if (lanes < 2 || len < lanes) {
     Var r = kb.newLoopVar();
     for (StmtRef& s : around(
-             {kindLoop(r, len, ForKind::Serial, {assign(acc, c.op(varRef(acc), f(varRef(r))))})}))
+             {pinnedLoop(r, len, ForKind::Serial, {assign(acc, c.op(varRef(acc), f(varRef(r))))})}))
       out.push_back(std::move(s));
     return out;
   }
@@ -88,24 +81,25 @@ std::vector<StmtRef> laneReduce(
   int64_t chunks = len / lanes, tail = len - chunks * lanes;
   std::vector<StmtRef> body;
   Var l0 = kb.newLoopVar();
-  body.push_back(kindLoop(l0, lanes, ForKind::Vectorized, {store(part, varRef(l0), c.initExpr())}));
+  body.push_back(
+      pinnedLoop(l0, lanes, ForKind::Vectorized, {store(part, varRef(l0), c.initExpr())}));
   Var ch = kb.newLoopVar(), l = kb.newLoopVar();
   std::vector<StmtRef> inner = {
-      kindLoop(ch, chunks, ForKind::Serial,
-               {kindLoop(l, lanes, ForKind::Vectorized,
-                         {store(part, varRef(l),
-                                c.op(load(part, varRef(l)),
-                                     f(add(mul(varRef(ch), intConst(lanes)), varRef(l)))))})})};
+      pinnedLoop(ch, chunks, ForKind::Serial,
+                 {pinnedLoop(l, lanes, ForKind::Vectorized,
+                             {store(part, varRef(l),
+                                    c.op(load(part, varRef(l)),
+                                         f(add(mul(varRef(ch), intConst(lanes)), varRef(l)))))})})};
   if (tail > 0) {
     Var t = kb.newLoopVar();
     inner.push_back(
-        kindLoop(t, tail, ForKind::Serial,
-                 {assign(acc, c.op(varRef(acc), f(add(intConst(chunks * lanes), varRef(t)))))}));
+        pinnedLoop(t, tail, ForKind::Serial,
+                   {assign(acc, c.op(varRef(acc), f(add(intConst(chunks * lanes), varRef(t)))))}));
   }
   for (StmtRef& s : around(inner)) body.push_back(std::move(s));
   Var l2 = kb.newLoopVar();
-  body.push_back(kindLoop(l2, lanes, ForKind::Unrolled,
-                          {assign(acc, c.op(varRef(acc), load(part, varRef(l2))))}));
+  body.push_back(pinnedLoop(l2, lanes, ForKind::Unrolled,
+                            {assign(acc, c.op(varRef(acc), load(part, varRef(l2))))}));
   out.push_back(allocate(part, body));
   return out;
 }
@@ -198,7 +192,7 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
     };
     auto around = [&](std::vector<StmtRef> body) {
       for (size_t i = outerLoops.size(); i-- > 0;)
-        body = {kindLoop(outerLoops[i].first, outerLoops[i].second, ForKind::Serial, body)};
+        body = {pinnedLoop(outerLoops[i].first, outerLoops[i].second, ForKind::Serial, body)};
       return body;
     };
     Var acc = kb.newLocal("acc", c.accType());
@@ -287,7 +281,7 @@ std::vector<StmtRef> lowerLayerNorm(KernelBuilder& kb, const Node& n,
     ExprRef y =
         mul(mul(sub(x(varRef(j)), varRef(mean)), varRef(inv)), param(n.inputs[1], varRef(j)));
     if (hasBias) y = add(y, param(n.inputs[2], varRef(j)));
-    body.push_back(kindLoop(j, cols, ForKind::Vectorized, sink(elem(varRef(j)), y)));
+    body.push_back(pinnedLoop(j, cols, ForKind::Vectorized, sink(elem(varRef(j)), y)));
     return body;
   });
 }

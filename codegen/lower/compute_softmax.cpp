@@ -20,13 +20,6 @@
 namespace fuselens {
 namespace {
 
-StmtRef kindLoop(const Var& v, int64_t extent, ForKind k, std::vector<StmtRef> body) {
-  StmtRef s = forLoop(v, extent, std::move(body));
-  s->forKind = k;
-  s->pinned = true;
-  return s;
-}
-
 // Longest row whose exp values are kept on the stack (16K floats = 64 KiB).
 constexpr int64_t kKeepRowMax = 16384;
 
@@ -45,14 +38,14 @@ std::vector<StmtRef> foldLanes(KernelBuilder& kb, BufferId pid, int64_t lanes, d
     Var h = kb.newLoopVar();
     const Buffer& p = fn.buffer(pid);
     out.push_back(
-        kindLoop(h, live, ForKind::Vectorized,
-                 {store(p, varRef(h),
-                        combine(load(p, varRef(h)), load(p, add(varRef(h), intConst(live)))))}));
+        pinnedLoop(h, live, ForKind::Vectorized,
+                   {store(p, varRef(h),
+                          combine(load(p, varRef(h)), load(p, add(varRef(h), intConst(live)))))}));
   }
   out.push_back(declare ? let(acc, floatConst(init)) : assign(acc, floatConst(init)));
   Var l = kb.newLoopVar();
-  out.push_back(kindLoop(l, live, ForKind::Unrolled,
-                         {assign(acc, combine(varRef(acc), load(fn.buffer(pid), varRef(l))))}));
+  out.push_back(pinnedLoop(l, live, ForKind::Unrolled,
+                           {assign(acc, combine(varRef(acc), load(fn.buffer(pid), varRef(l))))}));
   return out;
 }
 
@@ -91,22 +84,22 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
     std::vector<StmtRef> out;
     Var l0 = kb.newLoopVar();
     out.push_back(
-        kindLoop(l0, lanes, ForKind::Vectorized, {store(p(), varRef(l0), floatConst(init))}));
+        pinnedLoop(l0, lanes, ForKind::Vectorized, {store(p(), varRef(l0), floatConst(init))}));
     Var c = kb.newLoopVar(), l = kb.newLoopVar();
     ExprRef pos = add(mul(varRef(c), intConst(lanes)), varRef(l));
-    out.push_back(kindLoop(c, chunks, ForKind::Serial,
-                           {kindLoop(l, lanes, ForKind::Vectorized, step(pos, [&](ExprRef v) {
-                                       return store(p(), varRef(l),
-                                                    combine(load(p(), varRef(l)), v));
-                                     }))}));
+    out.push_back(pinnedLoop(c, chunks, ForKind::Serial,
+                             {pinnedLoop(l, lanes, ForKind::Vectorized, step(pos, [&](ExprRef v) {
+                                           return store(p(), varRef(l),
+                                                        combine(load(p(), varRef(l)), v));
+                                         }))}));
     for (StmtRef& st : foldLanes(kb, pid, lanes, init, acc, true, combine))
       out.push_back(std::move(st));
     if (tail > 0) {
       Var t = kb.newLoopVar();
-      out.push_back(kindLoop(t, tail, ForKind::Serial,
-                             step(add(intConst(chunks * lanes), varRef(t)), [&](ExprRef v) {
-                               return assign(acc, combine(varRef(acc), v));
-                             })));
+      out.push_back(pinnedLoop(t, tail, ForKind::Serial,
+                               step(add(intConst(chunks * lanes), varRef(t)), [&](ExprRef v) {
+                                 return assign(acc, combine(varRef(acc), v));
+                               })));
     }
     return out;
   };
@@ -138,7 +131,7 @@ std::vector<StmtRef> vectorRows(KernelBuilder& kb, const Node& n, const std::vec
     ExprRef shifted = sub(kb.valueAt(n.inputs[0], i3), varRef(mx));
     y = logOut ? sub(shifted, varRef(inv)) : mul(unary(UnOp::Exp, shifted), varRef(inv));
   }
-  body.push_back(kindLoop(r, len, ForKind::Vectorized, sink(i3, y)));
+  body.push_back(pinnedLoop(r, len, ForKind::Vectorized, sink(i3, y)));
   std::vector<StmtRef> wrapped = {allocate(fn.buffer(psum), {allocate(fn.buffer(pmax), body)})};
   if (keep) wrapped = {allocate(fn.buffer(*keep), wrapped)};
   return wrapped;
@@ -188,14 +181,14 @@ std::vector<StmtRef> pipelinedRows(KernelBuilder& kb, const Node& n,
     ExprRef first = mul(at.dimExprs()[0], intConst(block));
     auto fill = [&](BufferId b, double v) {
       Var l = kb.newLoopVar();
-      return kindLoop(l, lanes, ForKind::Vectorized,
-                      {store(fn.buffer(b), varRef(l), floatConst(v))});
+      return pinnedLoop(l, lanes, ForKind::Vectorized,
+                        {store(fn.buffer(b), varRef(l), floatConst(v))});
     };
     // mx = max over row `row`'s tail, after the lanes were folded into mx.
     auto maxTail = [&](ExprRef row) -> std::vector<StmtRef> {
       if (tail == 0) return {};
       Var t = kb.newLoopVar();
-      return {kindLoop(
+      return {pinnedLoop(
           t, tail, ForKind::Serial,
           {assign(mx, maxOf(varRef(mx), x(row, add(intConst(chunks * lanes), varRef(t)))))})};
     };
@@ -204,10 +197,10 @@ std::vector<StmtRef> pipelinedRows(KernelBuilder& kb, const Node& n,
       Var c = kb.newLoopVar(), l = kb.newLoopVar();
       ExprRef pos = add(mul(varRef(c), intConst(lanes)), varRef(l));
       const Buffer& p = fn.buffer(pmax);
-      body.push_back(
-          kindLoop(c, chunks, ForKind::Serial,
-                   {kindLoop(l, lanes, ForKind::Vectorized,
-                             {store(p, varRef(l), maxOf(load(p, varRef(l)), x(first, pos)))})}));
+      body.push_back(pinnedLoop(
+          c, chunks, ForKind::Serial,
+          {pinnedLoop(l, lanes, ForKind::Vectorized,
+                      {store(p, varRef(l), maxOf(load(p, varRef(l)), x(first, pos)))})}));
     }
     for (StmtRef& st : foldLanes(kb, pmax, lanes, -INFINITY, mx, true, maxOf)) body.push_back(st);
     for (StmtRef& st : maxTail(first)) body.push_back(st);
@@ -231,8 +224,8 @@ std::vector<StmtRef> pipelinedRows(KernelBuilder& kb, const Node& n,
       ExprRef ev = expAt(pos, lane);
       lane.push_back(store(ps, varRef(l), add(load(ps, varRef(l)), ev)));
       lane.push_back(store(pm, varRef(l), maxOf(load(pm, varRef(l)), x(next, pos))));
-      step.push_back(
-          kindLoop(c, chunks, ForKind::Serial, {kindLoop(l, lanes, ForKind::Vectorized, lane)}));
+      step.push_back(pinnedLoop(c, chunks, ForKind::Serial,
+                                {pinnedLoop(l, lanes, ForKind::Vectorized, lane)}));
     }
     for (StmtRef& st : foldLanes(kb, psum, lanes, 0.0, sum, true, sumOf)) step.push_back(st);
     if (tail > 0) {
@@ -240,18 +233,18 @@ std::vector<StmtRef> pipelinedRows(KernelBuilder& kb, const Node& n,
       std::vector<StmtRef> one;
       ExprRef ev = expAt(add(intConst(chunks * lanes), varRef(t)), one);
       one.push_back(assign(sum, add(varRef(sum), ev)));
-      step.push_back(kindLoop(t, tail, ForKind::Serial, one));
+      step.push_back(pinnedLoop(t, tail, ForKind::Serial, one));
     }
     // One division per row; the normalize pass multiplies (within an ulp of dividing).
     step.push_back(let(inv, div(floatConst(1), varRef(sum))));
     Var q = kb.newLoopVar();
     Index out = Index::ofDims(shape, rowDims(row, varRef(q)));
     step.push_back(
-        kindLoop(q, len, ForKind::Vectorized, sink(out, mul(load(e, varRef(q)), varRef(inv)))));
+        pinnedLoop(q, len, ForKind::Vectorized, sink(out, mul(load(e, varRef(q)), varRef(inv)))));
     // The next row's max, its lanes gathered above.
     for (StmtRef& st : foldLanes(kb, pmax, lanes, -INFINITY, mx, false, maxOf)) step.push_back(st);
     for (StmtRef& st : maxTail(next)) step.push_back(st);
-    body.push_back(kindLoop(r, block, ForKind::Serial, step));
+    body.push_back(pinnedLoop(r, block, ForKind::Serial, step));
     return {
         allocate(fn.buffer(erow), {allocate(fn.buffer(psum), {allocate(fn.buffer(pmax), body)})})};
   });

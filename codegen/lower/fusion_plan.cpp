@@ -9,7 +9,8 @@
 // buffer) and read back by loads. The walk follows inlinable producers from
 // each root (a reduction's operands, or a kernel output) down to reduction
 // results; the "identity" flag stays true only through same-shape elementwise
-// operands, Identity and Reshape (which keeps the flat index).
+// operands, inference BatchNormalization's x, Identity and Reshape (which
+// keeps the flat index).
 #include <set>
 #include <tuple>
 
@@ -44,7 +45,13 @@ class ReadWalk {
       for (ValueId in : n.inputs)
         if (in.valid()) walk(root, in, identity && g_.value(in).type.staticShape() == shape);
     } else if (computeClassOf(n) == ComputeClass::Injective) {
-      for (ValueId in : n.inputs) walk(root, in, false);  // read at shifted positions
+      // Inference BatchNormalization reads x where it writes (a per-channel
+      // affine map), so a Conv/ConvTranspose + BN + Relu group keeps the
+      // product's accumulator instead of a temp; other injective ops shift.
+      bool affine = n.op == "BatchNormalization";
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        walk(root, n.inputs[k],
+             affine && k == 0 && identity && g_.value(n.inputs[k]).type.staticShape() == shape);
     } else {
       walk(root, n.inputs[0], identity && n.op != "Transpose" && n.op != "Slice");
     }
