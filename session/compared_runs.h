@@ -17,6 +17,11 @@ struct Session::ComparedRuns {
   std::vector<std::optional<TensorData>> compiled;  // by value index of the final graph
 };
 
+// Fills row's metrics, rounding check and verdict: `got` (stored in `layout`)
+// against the reference runs' tensors of `origin`, a value of `original`.
+void judgeRow(CompareRow& row, const Graph& original, const ReferenceRuns& refs, ValueId origin,
+              const TensorData& got, const Layout& layout, const CompareOptions& opts);
+
 // Every kernel-boundary tensor of `g` (compiled into `compiled`, by value
 // index) against its origin in `original`'s reference runs.
 CompareReport compareBoundaries(const Graph& original, const Graph& g, const ReferenceRuns& refs,

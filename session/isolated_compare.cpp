@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "codegen/lower/lower.h"
 #include "core/ir/layout_store.h"
 
 namespace fuselens {
@@ -44,7 +45,7 @@ IsolatedVerdict IsolatedReport::kernelVerdict(const IsolatedKernel& k) const {
   return IsolatedVerdict::Skipped;
 }
 
-KernelGraph extractKernelGraph(const Graph& g, const Node& n) {
+KernelGraph extractKernelGraph(const Graph& g, const Node& n, const std::vector<ValueId>& taps) {
   KernelGraph k;
   std::map<int32_t, ValueId> mapped;
   std::vector<ValueId> ins;
@@ -70,10 +71,23 @@ KernelGraph extractKernelGraph(const Graph& g, const Node& n) {
   }
   std::vector<OutputSpec> outs;
   for (ValueId v : n.outputs) outs.push_back({g.value(v).name, g.value(v).type});
-  NodeId copy = k.graph.addNode(n.op, ins, outs, n.attrs, n.name);
+  Attributes attrs = n.attrs;
+  std::shared_ptr<const Graph> body = n.body;
+  if (!taps.empty() && n.body) {
+    auto tapped = std::make_shared<Graph>(*n.body);
+    std::vector<ValueId> bodyOuts = tapped->outputs();
+    for (ValueId t : taps) {
+      bodyOuts.push_back(t);
+      outs.push_back({tapped->value(t).name, tapped->value(t).type});
+    }
+    tapped->setOutputs(bodyOuts);
+    attrs.set(kTapOutputsAttr, int64_t(taps.size()));
+    body = std::move(tapped);
+  }
+  NodeId copy = k.graph.addNode(n.op, ins, outs, attrs, n.name);
   Node& c = k.graph.mutableNode(copy);
   c.domain = n.domain;
-  c.body = n.body;
+  c.body = body;
   std::vector<ValueId> results = k.graph.node(copy).outputs;
   k.graph.setOutputs(results);
   k.graph.markAsOriginal();

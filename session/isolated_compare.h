@@ -68,12 +68,15 @@ struct IsolatedReport {
 // One kernel as a graph of its own: its node, with the kernel's constant
 // inputs kept as constants (so codegen prepacks them exactly as in the full
 // compile) and every other input a graph input named in0, in1, ...
+// With `taps` (values of n's body), the node is the group's tapped variant:
+// those values become further outputs, after n's own (kTapOutputsAttr).
 struct KernelGraph {
   Graph graph;
   std::map<std::string, ValueId> feeds;  // graph-input name -> value of the source graph
   std::vector<ValueId> outputs;          // the source graph's values, in output order
 };
-KernelGraph extractKernelGraph(const Graph& g, const Node& n);
+KernelGraph extractKernelGraph(const Graph& g, const Node& n,
+                               const std::vector<ValueId>& taps = {});
 
 // The f64 and f32-summing runs rounding mode needs (session/reference_runs.h),
 // of `original`, the graph `g`'s origins name.

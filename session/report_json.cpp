@@ -46,38 +46,41 @@ nlohmann::json orNull(const std::string& s) {
   return s.empty() ? nlohmann::json() : nlohmann::json(s);
 }
 
+nlohmann::json rowJson(const CompareRow& r) {
+  const TensorMetrics& m = r.metrics;
+  nlohmann::json row = {{"value", r.name},
+                        {"producer", r.producer},
+                        {"graph_output", r.isGraphOutput},
+                        {"shape_match", m.shapeMatch},
+                        {"count", m.count},
+                        {"max_abs", m.maxAbs},
+                        {"max_rel", m.maxRel},
+                        {"max_ulp", m.maxUlp},
+                        {"mean_abs", m.meanAbs},
+                        {"rmse", m.rmse},
+                        {"cosine", m.cosine},
+                        {"nan_mismatch", m.nanMismatch},
+                        {"out_of_tolerance", m.outOfTolerance},
+                        {"worst_index", m.worstIndex},
+                        {"within_tolerance", m.withinTolerance()},
+                        {"fallback", r.fallback},
+                        {"status", r.fallback     ? kFallbackLabel
+                                   : r.judgedOk() ? "ok"
+                                                  : "out"},
+                        {"verdict", r.fallback ? kFallbackLabel : verdictWord(r.verdict)},
+                        {"verdict_text", rowStatus(r)}};
+  if (r.rounding) {
+    row["expected_error"] = r.rounding->expected;
+    row["rounding"] = roundingJson(*r.rounding);
+  }
+  return row;
+}
+
 }  // namespace
 
-std::string compareJson(const CompareReport& rep, const Session& s) {
+std::string compareJson(const CompareReport& rep, const Session& s, const TapReport* taps) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const CompareRow& r : rep.rows) {
-    const TensorMetrics& m = r.metrics;
-    rows.push_back({{"value", r.name},
-                    {"producer", r.producer},
-                    {"graph_output", r.isGraphOutput},
-                    {"shape_match", m.shapeMatch},
-                    {"count", m.count},
-                    {"max_abs", m.maxAbs},
-                    {"max_rel", m.maxRel},
-                    {"max_ulp", m.maxUlp},
-                    {"mean_abs", m.meanAbs},
-                    {"rmse", m.rmse},
-                    {"cosine", m.cosine},
-                    {"nan_mismatch", m.nanMismatch},
-                    {"out_of_tolerance", m.outOfTolerance},
-                    {"worst_index", m.worstIndex},
-                    {"within_tolerance", m.withinTolerance()},
-                    {"fallback", r.fallback},
-                    {"status", r.fallback     ? kFallbackLabel
-                               : r.judgedOk() ? "ok"
-                                              : "out"},
-                    {"verdict", r.fallback ? kFallbackLabel : verdictWord(r.verdict)},
-                    {"verdict_text", rowStatus(r)}});
-    if (r.rounding) {
-      rows.back()["expected_error"] = r.rounding->expected;
-      rows.back()["rounding"] = roundingJson(*r.rounding);
-    }
-  }
+  for (const CompareRow& r : rep.rows) rows.push_back(rowJson(r));
   GraphStats st = graphStats(s.finalGraph());
   const CompareRow* first = rep.firstDivergent();
   nlohmann::json out = {{"model", s.modelPath()},
@@ -94,6 +97,23 @@ std::string compareJson(const CompareReport& rep, const Session& s) {
                         {"first_divergent", first ? nlohmann::json(first->name) : nlohmann::json()},
                         {"verdict", rep.verdict()},
                         {"tensors", rows}};
+  if (taps) {
+    nlohmann::json tapRows = nlohmann::json::array();
+    for (const TapRow& t : taps->rows) {
+      nlohmann::json row = rowJson(t.row);
+      row["name"] = t.row.name;
+      row["kernel"] = t.kernel;
+      row["group"] = t.group;
+      row["node"] = t.node;
+      row["outputs_identical"] = t.outputsIdentical;
+      if (!t.outputsIdentical) row["outputs_note"] = t.outputsNote;
+      if (!t.ok()) row["status"] = "out";
+      tapRows.push_back(std::move(row));
+    }
+    out["taps"] = tapRows;
+    out["taps_verdict"] = taps->verdict();
+    out["passed"] = rep.allWithin() && taps->allWithin();
+  }
   return out.dump(2);
 }
 

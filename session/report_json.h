@@ -12,9 +12,13 @@ struct CompareReport;
 struct ExplainReport;
 struct IsolatedReport;
 struct SweepReport;
+struct TapReport;
 
 // Each returns the JSON text (indented by 2) of a report `session` made.
-std::string compareJson(const CompareReport& report, const Session& session);
+// With `taps` (compare --tap), a "taps" array of rows like "tensors" plus each
+// tap's kernel, group and whether tapping left the group's outputs unchanged.
+std::string compareJson(const CompareReport& report, const Session& session,
+                        const TapReport* taps = nullptr);
 std::string isolatedJson(const IsolatedReport& report, const Session& session);
 std::string explainJson(const ExplainReport& report, const Session& session);
 std::string bisectJson(const BisectReport& report);

@@ -126,6 +126,7 @@ void Session::dropResults() {
   compiled_.reset();
   report_.reset();
   isolated_.reset();
+  taps_.reset();
   profile_.reset();
 }
 
@@ -146,6 +147,7 @@ Status Session::optimize(const std::string& pipeline, const Progress& progress,
   compiled_.reset();
   report_.reset();
   isolated_.reset();
+  taps_.reset();
   profile_.reset();
   return Status::ok();
 }
@@ -161,6 +163,7 @@ Status Session::compile(const CompileOptions& opts, const Progress& progress,
   compiled_ = std::move(*module);
   compileOptions_ = opts;
   profile_.reset();
+  taps_.reset();  // they were computed from the module just replaced
   return Status::ok();
 }
 

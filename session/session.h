@@ -23,6 +23,7 @@
 #include "session/profile_report.h"
 #include "session/provenance.h"
 #include "session/requests.h"
+#include "session/tap_compare.h"
 
 namespace fuselens {
 
@@ -138,6 +139,17 @@ class Session {
                                   const CancelToken& cancel = {});
   const std::optional<CompareReport>& lastReport() const { return report_; }
 
+  // Compiles if needed and compares values that fused groups compute inside
+  // themselves (by original tensor name) with eager, each through its group's
+  // tapped variant (session/tap_compare.h). A name that is no such value fails
+  // the whole call with one sentence, before anything runs. The rows join
+  // lastTaps() (a tap asked for again replaces its row) until the next compile.
+  Expected<TapReport> compareTaps(const std::vector<std::string>& names,
+                                  const std::map<std::string, TensorData>& inputs,
+                                  const CompareOptions& opts, const Progress& progress = {},
+                                  const CancelToken& cancel = {});
+  const std::optional<TapReport>& lastTaps() const { return taps_; }
+
   // Compiles if needed and checks every kernel alone, fed the eager tensors of
   // its inputs, beside the end-to-end run (session/isolated_compare.h).
   Expected<IsolatedReport> compareIsolated(const std::map<std::string, TensorData>& inputs,
@@ -224,6 +236,7 @@ class Session {
   CompileOptions compileOptions_;  // of the last compile, reused by compareIsolated
   std::optional<CompareReport> report_;
   std::optional<IsolatedReport> isolated_;
+  std::optional<TapReport> taps_;
   std::optional<ProfileReport> profile_;
 };
 

@@ -1,6 +1,7 @@
 // Session::compare and the compare report's sentences: every kernel-boundary
 // tensor of the compiled run against its origin in the eager run.
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -148,6 +149,21 @@ Expected<Session::ComparedRuns> Session::compareRuns(
   return ComparedRuns{std::move(*refs), std::move(*compiled)};
 }
 
+void judgeRow(CompareRow& row, const Graph& original, const ReferenceRuns& refs, ValueId origin,
+              const TensorData& got, const Layout& layout, const CompareOptions& opts) {
+  const TensorData* ref = refs.eager.find(origin);
+  assert(ref && "callers judge only values the eager run has");
+  // A value the layout pass blocked is compared with its plain origin unblocked.
+  const Layout& refLayout = original.value(origin).layout;
+  row.metrics = compareTensors(*ref, refLayout, got, layout, opts.tolerance, opts.stat);
+  row.verdict = verdictOf(row.metrics);
+  const TensorData *exact = refs.exactOf(origin), *sample = refs.sampleOf(origin);
+  if (opts.rounding() && exact && sample) {
+    row.rounding = checkRounding(*exact, *sample, refLayout, got, layout, opts, ref);
+    row.verdict = row.rounding->verdict;
+  }
+}
+
 CompareReport compareBoundaries(const Graph& original, const Graph& g, const ReferenceRuns& refs,
                                 const std::vector<std::optional<TensorData>>& compiled,
                                 const std::vector<KernelInfo>& kernels,
@@ -167,16 +183,7 @@ CompareReport compareBoundaries(const Graph& original, const Graph& g, const Ref
     row.producer = val.producer.valid() ? g.node(val.producer).name : "graph input";
     row.isGraphOutput = g.isGraphOutput(v);
     row.fallback = fallback.count(v.index) != 0;
-    // A value the layout pass blocked is compared with its plain origin unblocked.
-    const Layout& refLayout = original.value(val.origin).layout;
-    const TensorData& got = *compiled[v.index];
-    row.metrics = compareTensors(*ref, refLayout, got, val.layout, opts.tolerance, opts.stat);
-    row.verdict = verdictOf(row.metrics);
-    const TensorData *exact = refs.exactOf(val.origin), *sample = refs.sampleOf(val.origin);
-    if (opts.rounding() && exact && sample) {
-      row.rounding = checkRounding(*exact, *sample, refLayout, got, val.layout, opts, ref);
-      row.verdict = row.rounding->verdict;
-    }
+    judgeRow(row, original, refs, val.origin, *compiled[v.index], val.layout, opts);
     rep.rows.push_back(std::move(row));
   }
   rep.fallbackKernels = fallbackKernelList(kernels);

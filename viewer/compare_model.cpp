@@ -11,6 +11,7 @@ namespace fuselens::viewer {
 namespace {
 
 QString number(double v) { return QString::number(v, 'g', 3); }
+QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // The isolated row for the same tensor, when the isolated check ran.
 const IsolatedRow* isolatedRow(const Session& s, const CompareRow& row) {
@@ -30,11 +31,22 @@ void CompareModel::setSession(const Session* session) {
   endResetModel();
 }
 
+int CompareModel::reportRows() const {
+  return session_ && session_->lastReport() ? int(session_->lastReport()->rows.size()) : 0;
+}
+
+const TapRow* CompareModel::tapAt(int row) const {
+  const int t = row - reportRows();
+  if (t < 0 || !session_ || !session_->lastTaps()) return nullptr;
+  const auto& taps = session_->lastTaps()->rows;
+  return t < int(taps.size()) ? &taps[size_t(t)] : nullptr;
+}
+
 const CompareRow* CompareModel::rowAt(int row) const {
-  if (!session_ || !session_->lastReport()) return nullptr;
-  const auto& rows = session_->lastReport()->rows;
-  if (row < 0 || row >= static_cast<int>(rows.size())) return nullptr;
-  return &rows[static_cast<size_t>(row)];
+  if (row < 0) return nullptr;
+  if (row < reportRows()) return &session_->lastReport()->rows[static_cast<size_t>(row)];
+  const TapRow* tap = tapAt(row);
+  return tap ? &tap->row : nullptr;
 }
 
 int CompareModel::firstDivergentRow() const {
@@ -45,8 +57,9 @@ int CompareModel::firstDivergentRow() const {
 }
 
 int CompareModel::rowCount(const QModelIndex& parent) const {
-  if (parent.isValid() || !session_ || !session_->lastReport()) return 0;
-  return static_cast<int>(session_->lastReport()->rows.size());
+  if (parent.isValid() || !session_) return 0;
+  const int taps = session_->lastTaps() ? int(session_->lastTaps()->rows.size()) : 0;
+  return reportRows() + taps;
 }
 
 int CompareModel::columnCount(const QModelIndex& parent) const {
@@ -57,12 +70,13 @@ QString CompareModel::statusText(const CompareRow& row) {
   return QString::fromStdString(rowStatus(row));  // the CLI table's words
 }
 
-QVariant CompareModel::display(const CompareRow& row, int column) const {
+QVariant CompareModel::display(const CompareRow& row, int column, const TapRow* tap) const {
   const TensorMetrics& m = row.metrics;
   switch (column) {
     case TensorColumn:
       return QString::fromStdString(row.name);
     case KernelColumn:
+      if (tap) return tr("tap inside group %1 (%2)").arg(tap->group).arg(qs(tap->kernel));
       return QString::fromStdString(producerLabel(row, session_->finalGraph()));
     case MaxAbsColumn:
       return number(m.maxAbs);
@@ -81,6 +95,7 @@ QVariant CompareModel::display(const CompareRow& row, int column) const {
       return number(iso->isolated.maxAbs);
     }
     case StatusColumn: {
+      if (tap && !tap->outputsIdentical) return statusText(row) + " — " + qs(tap->outputsNote);
       const IsolatedRow* iso = isolatedRow(*session_, row);
       if (iso && iso->verdict != IsolatedVerdict::Ok && iso->verdict != IsolatedVerdict::Skipped)
         return statusText(row) + " — " + QString::fromUtf8(verdictName(iso->verdict));
@@ -99,7 +114,7 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
   const bool first = index.row() == firstDivergentRow();
   switch (role) {
     case Qt::DisplayRole:
-      return display(*row, index.column());
+      return display(*row, index.column(), tapAt(index.row()));
     case Qt::TextAlignmentRole:
       if (index.column() >= MaxAbsColumn && index.column() <= AloneColumn)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);

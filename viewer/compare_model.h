@@ -1,6 +1,7 @@
 // The compare dock's model: one row per tensor of the session's last compare
 // report (tensor, producing kernel, max abs, max rel, RMSE, cosine, status), in
-// topological order, the first divergent row marked. It reads the Session it
+// topological order, the first divergent row marked; then one row per tap
+// (Session::lastTaps), its kernel column naming the group it looked inside. It reads the Session it
 // is given and keeps no copy.
 #pragma once
 
@@ -9,6 +10,7 @@
 namespace fuselens {
 class Session;
 struct CompareRow;
+struct TapRow;
 }  // namespace fuselens
 
 namespace fuselens::viewer {
@@ -46,8 +48,10 @@ class CompareModel : public QAbstractTableModel {
   static QString statusText(const CompareRow& row);
 
  private:
+  int reportRows() const;
+  const TapRow* tapAt(int row) const;  // nullptr for a compare report's row
   const CompareRow* rowAt(int row) const;
-  QVariant display(const CompareRow& row, int column) const;
+  QVariant display(const CompareRow& row, int column, const TapRow* tap) const;
 
   const Session* session_ = nullptr;
 };

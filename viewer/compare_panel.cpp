@@ -64,12 +64,16 @@ ComparePanel::ComparePanel(QWidget* parent)
 void ComparePanel::setSession(const Session* session) {
   model_->setSession(session);
   isolatedButton_->setEnabled(session && session->lastReport());
-  if (!session || !session->lastReport()) return;
-  std::string text = session->lastReport()->verdict();
-  if (std::string note = session->lastReport()->fallbackNote(); !note.empty()) text += "\n" + note;
-  if (const std::string& note = session->lastReport()->referenceNote; !note.empty())
-    text += "\nNOTE: " + note;  // the CLI prints the same line
+  if (!session || (!session->lastReport() && !session->lastTaps())) return;
+  std::string text;
+  if (const auto& rep = session->lastReport()) {
+    text = rep->verdict();
+    if (std::string note = rep->fallbackNote(); !note.empty()) text += "\n" + note;
+    if (!rep->referenceNote.empty())
+      text += "\nNOTE: " + rep->referenceNote;  // the CLI prints the same line
+  }
   if (session->lastIsolated()) text += "\n" + isolatedVerdict(*session->lastIsolated());
+  if (session->lastTaps()) text += (text.empty() ? "" : "\n") + session->lastTaps()->verdict();
   summary_->setText(QString::fromStdString(text));
   const int first = model_->firstDivergentRow();
   if (first >= 0) table_->scrollTo(model_->index(first, 0), QAbstractItemView::PositionAtCenter);

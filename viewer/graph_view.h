@@ -36,6 +36,7 @@
 template <typename T>
 class QFutureWatcher;
 class QLabel;
+class QMenu;
 
 Q_DECLARE_METATYPE(fuselens::NodeId)
 
@@ -144,6 +145,9 @@ class GraphView : public QGraphicsView {
   // (then after the layout that needs); false when the graph has no such op.
   bool revealNode(const QString& name);
   void selectAndCenter(NodeItem* node);
+  // The context menu of an op inside a fused cluster ("Tap <tensor>" per
+  // output, each emitting tapRequested); nullptr for any other item.
+  QMenu* contextMenuFor(const NodeItem* node, QWidget* parent);
 
  signals:
   void nodeSelected(fuselens::NodeId node);
@@ -151,6 +155,9 @@ class GraphView : public QGraphicsView {
   void opSelected(const QString& name);
   void layoutFinished();
   void layoutFailed(const QString& message);
+  // "Tap <tensor>" in an op's context menu: compare that tensor, computed
+  // inside its fused group, with eager (Session::compareTaps).
+  void tapRequested(const QString& tensor);
 
  protected:
   void wheelEvent(QWheelEvent* event) override;
@@ -158,6 +165,7 @@ class GraphView : public QGraphicsView {
   void showEvent(QShowEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
   void paintEvent(QPaintEvent* event) override;
   void scrollContentsBy(int dx, int dy) override;

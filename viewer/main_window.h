@@ -143,7 +143,7 @@ class MainWindow : public QMainWindow {
 
  private:
   static constexpr int kMessageMs = 8000;  // how long a status-bar message stays
-  enum class Job { None, Open, Optimize, Compare, Isolated, Code, Save, Profile };
+  enum class Job { None, Open, Optimize, Compare, Isolated, Code, Save, Profile, Tap };
 
   // main_window.cpp: widgets and views
   void buildActions();
@@ -183,6 +183,10 @@ class MainWindow : public QMainWindow {
   void applyPerturbation(const QString& spec);
   void startCode(int tab);
   void startProfile();
+  // main_window_docks.cpp: the graph's "Tap <tensor>": Session::compareTaps on
+  // the worker, its rows added to the compare dock.
+  void startTap(const QString& tensor);
+  void finishTap(const JobResult& r);
   // A row of the profile dock: selects the node that kernel runs.
   void onKernelPicked(const QString& kernelName);
   void setIdle();

@@ -45,6 +45,7 @@ void MainWindow::buildDocks() {
   connect(comparePanel_, &ComparePanel::tensorPicked, this, &MainWindow::onTensorPicked);
   connect(comparePanel_, &ComparePanel::isolatedRequested, this, &MainWindow::startIsolatedCompare);
   connect(comparePanel_, &ComparePanel::perturbRequested, this, &MainWindow::applyPerturbation);
+  connect(graphView_, &GraphView::tapRequested, this, &MainWindow::startTap);
 
   // Hidden until asked for (View > Code): generating CUDA C and PTX costs a
   // compile, which only a user looking at the code should pay.
@@ -59,6 +60,43 @@ void MainWindow::buildDocks() {
   connect(codeDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
     if (visible && session_ && session_->lastReport()) codePane_->ensureCurrent();
   });
+}
+
+void MainWindow::startTap(const QString& tensor) {
+  if (!session_) return;
+  if (isBusy()) {
+    showError(
+        tr("Wait for the current run to finish, or cancel it, before tapping %1.").arg(tensor));
+    return;
+  }
+  std::shared_ptr<Session> s = session_;
+  Progress progress = progressSink();
+  CancelToken cancel = cancel_;
+  comparePanel_->setSession(nullptr);  // the worker adds to the session's taps
+  comparePanel_->setStatusText(tr("tap %1: compiling its group's tapped variant...").arg(tensor));
+  compareDock_->show();
+  compareDock_->raise();
+  start(Job::Tap, [s, name = tensor.toStdString(), progress, cancel] {
+    JobResult r;
+    auto inputs = s->randomInputs(s->seed);
+    if (!inputs) {
+      r.status = inputs.status();
+      return r;
+    }
+    auto taps = s->compareTaps({name}, *inputs, s->compareOptions, progress, cancel);
+    r.status = taps.status();
+    if (taps) r.summary = taps->verdict();
+    return r;
+  });
+}
+
+void MainWindow::finishTap(const JobResult& r) {
+  comparePanel_->setSession(session_.get());
+  if (!r.status) {
+    if (!cancel_.cancelled()) showError(QString::fromStdString(r.status.message()));
+    return;
+  }
+  statusBar()->showMessage(QString::fromStdString(r.summary), kMessageMs);
 }
 
 void MainWindow::onDecisionPicked(const QString& producer, const QString& consumer) {

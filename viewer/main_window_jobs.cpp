@@ -311,6 +311,9 @@ void MainWindow::onJobDone() {
     case Job::Save:
       finishSave(r);
       break;
+    case Job::Tap:
+      finishTap(r);
+      break;
     case Job::Profile:
       if (session_ && session_->lastProfile()) {
         profilePanel_->setReport(&*session_->lastProfile());

@@ -2,9 +2,12 @@
 // and compare every kernel-boundary tensor. By default each tensor is judged
 // against the error f32 rounding alone explains (core/compare/rounding.h);
 // --atol/--rtol ask for fixed tolerances instead. Exit 1 only for a tensor
-// beyond rounding (out of tolerance) or wrong.
+// beyond rounding (out of tolerance) or wrong. --tap NAME adds a row for a
+// value computed inside a fused group (session/tap_compare.h); tap rows count
+// toward the exit code like the others.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "app/cli/check_options.h"
 #include "app/cli/cli_common.h"
@@ -23,29 +26,53 @@ struct CompareArgs {
   bool isolated = false;
   bool noFallback = false;
   std::string engine = "cpu";
+  std::vector<std::string> taps;
 };
+
+// One table line: the same columns for compare rows and tap rows.
+void printHeader(const char* first, const char* second) {
+  std::printf("%-32s %-20s %10s %10s %10s %9s %10s  %s\n", first, second, "max abs", "max rel",
+              "rmse", "cosine", "expected", "status");
+}
+
+void printRow(const CompareRow& r, const std::string& producer, const std::string& suffix) {
+  const TensorMetrics& m = r.metrics;
+  const std::string expected = r.rounding ? formatDouble(r.rounding->expected) : "-";
+  std::printf("%-32.32s %-20.20s %10s %10s %10s %9.6f %10s  %s%s\n", r.name.c_str(),
+              producer.c_str(), formatDouble(m.maxAbs).c_str(), formatDouble(m.maxRel).c_str(),
+              formatDouble(m.rmse).c_str(), m.cosine, expected.c_str(), rowStatus(r).c_str(),
+              suffix.c_str());
+}
 
 void printTable(const CompareReport& rep, const Session& s) {
   GraphStats st = graphStats(s.finalGraph());
   std::printf("pipeline %s: %zu fused group%s, %zu kernels\n", s.pipeline().c_str(), st.fusedGroups,
               st.fusedGroups == 1 ? "" : "s",
               s.compiled() ? s.compiled()->kernels().size() : st.kernels);
-  std::printf("%-32s %-20s %10s %10s %10s %9s %10s  %s\n", "tensor", "producer", "max abs",
-              "max rel", "rmse", "cosine", "expected", "status");
-  for (const CompareRow& r : rep.rows) {
-    const TensorMetrics& m = r.metrics;
-    const std::string expected = r.rounding ? formatDouble(r.rounding->expected) : "-";
-    std::printf("%-32.32s %-20.20s %10s %10s %10s %9.6f %10s  %s%s\n", r.name.c_str(),
-                r.producer.c_str(), formatDouble(m.maxAbs).c_str(), formatDouble(m.maxRel).c_str(),
-                formatDouble(m.rmse).c_str(), m.cosine, expected.c_str(), rowStatus(r).c_str(),
-                r.isGraphOutput ? " (output)" : "");
-  }
+  printHeader("tensor", "producer");
+  for (const CompareRow& r : rep.rows) printRow(r, r.producer, r.isGraphOutput ? " (output)" : "");
   std::printf("%s\n", rep.verdict().c_str());
   if (!rep.referenceNote.empty()) std::printf("NOTE: %s\n", rep.referenceNote.c_str());
   if (std::string note = rep.fallbackNote(); !note.empty()) std::printf("%s\n", note.c_str());
 }
 
+void printTaps(const TapReport& taps) {
+  printHeader("tap (inside a group)", "kernel");
+  for (const TapRow& t : taps.rows) {
+    // The kernel's id ("k3"): its full name would not fit beside the group.
+    const std::string kernel =
+        "group " + std::to_string(t.group) + " (" + t.kernel.substr(0, t.kernel.find('_')) + ")";
+    printRow(t.row, kernel, t.outputsIdentical ? "" : " (" + t.outputsNote + ")");
+  }
+  std::printf("%s\n", taps.verdict().c_str());
+}
+
 int runCompare(const CompareArgs& a) {
+  if (!a.taps.empty() && (a.isolated || a.engine == "cuda"))
+    return fail(Status::error(
+        "--tap compares inside fused groups of the CPU end-to-end run; drop --isolated and "
+        "--engine cuda",
+        "compare"));
   if (a.engine == "cuda" && (a.isolated || !a.check->perturb.empty()))
     return fail(
         Status::error("--isolated and --perturb run on the CPU engine only; drop them "
@@ -63,15 +90,25 @@ int runCompare(const CompareArgs& a) {
   auto opts = applyCheckArgs(*a.check, session);
   if (!opts) return fail(opts.status());
   if (a.isolated) return runIsolatedCompare(session, *inputs, *opts, a.json);
+  // Taps first: a bad name is one sentence before the long runs.
+  std::optional<TapReport> taps;
+  if (!a.taps.empty()) {
+    auto t = session.compareTaps(a.taps, *inputs, *opts, terminalProgress(), interruptToken());
+    if (!t) return fail(t.status());
+    taps = std::move(*t);
+  }
   auto rep = a.engine == "cuda"
                  ? session.compareCuda(*inputs, *opts, terminalProgress(), interruptToken())
                  : session.compare(*inputs, *opts, terminalProgress(), interruptToken());
   if (!rep) return fail(rep.status());
-  if (a.json)
-    std::cout << compareJson(*rep, session) << "\n";
-  else
+  if (a.json) {
+    std::cout << compareJson(*rep, session, taps ? &*taps : nullptr) << "\n";
+  } else {
     printTable(*rep, session);
-  return rep->allWithin() ? kExitOk : kExitCheckFailed;
+    if (taps) printTaps(*taps);
+  }
+  const bool passed = rep->allWithin() && (!taps || taps->allWithin());
+  return passed ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace
@@ -92,6 +129,9 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--isolated", args->isolated,
                 "Also compile every kernel alone and feed it eager inputs: tells a wrong kernel "
                 "from error accumulated upstream");
+  cmd->add_option("--tap", args->taps,
+                  "Also compare NAME, a tensor of the model that a fused group computes inside "
+                  "itself, through a tapped variant of that group (repeatable)");
   cmd->add_option("--engine", args->engine,
                   "cpu (compiled with LLVM, every kernel boundary) or cuda (GPU 0 through the "
                   "driver API, graph outputs)")

@@ -67,7 +67,8 @@ class ReadWalk {
 
 }  // namespace
 
-FusionPlan planFusion(const Graph& body, const std::vector<NodeId>& order) {
+FusionPlan planFusion(const Graph& body, const std::vector<NodeId>& order,
+                      const std::vector<ValueId>& groupOutputs) {
   ReadWalk w(body);
   std::map<int32_t, size_t> position;  // node -> topological position
   for (size_t i = 0; i < order.size(); ++i) position[order[i].index] = i;
@@ -78,7 +79,7 @@ FusionPlan planFusion(const Graph& body, const std::vector<NodeId>& order) {
     for (ValueId in : n.inputs) w.walk(2 * int64_t(id.index), in, false);
   }
   std::set<int32_t> outputs;
-  for (ValueId o : body.outputs()) outputs.insert(o.index);
+  for (ValueId o : groupOutputs) outputs.insert(o.index);
   for (int32_t o : outputs)
     if (!w.isReduction(ValueId(o))) w.walk(2 * int64_t(o) + 1, ValueId(o), true);
 
@@ -112,6 +113,27 @@ FusionPlan planFusion(const Graph& body, const std::vector<NodeId>& order) {
     if (used && !fused.count(v.index)) plan.materialized.push_back(v);
   }
   return plan;
+}
+
+namespace {
+
+std::optional<ValueId> accumulatorRead(const Graph& body, const std::set<int32_t>& fused, ValueId v,
+                                       std::set<int32_t>& seen) {
+  if (!v.valid() || !seen.insert(v.index).second) return std::nullopt;
+  if (fused.count(v.index)) return v;
+  NodeId p = body.value(v).producer;
+  if (!p.valid() || computeClassOf(body.node(p)) == ComputeClass::Reduction) return std::nullopt;
+  for (ValueId in : body.node(p).inputs)
+    if (auto acc = accumulatorRead(body, fused, in, seen)) return acc;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ValueId> fusedAccumulatorOf(const Graph& body, const FusionPlan& plan, ValueId v) {
+  std::set<int32_t> fused, seen;
+  for (const auto& [o, acc] : plan.epilogueOf) fused.insert(acc.index);
+  return accumulatorRead(body, fused, v, seen);
 }
 
 }  // namespace fuselens

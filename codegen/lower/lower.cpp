@@ -8,6 +8,8 @@
 //      the plan fused one in). Same-shape elementwise outputs share one nest;
 //      subexpressions read twice become locals (hoist_shared.cpp).
 // A single compute op is lowered as a one-node body, so both paths are one.
+// A tapped group (kTapOutputsAttr) is planned from its own outputs alone; each
+// tap is then stored where its value exists (placeTaps).
 #include "codegen/lower/lower.h"
 
 #include <algorithm>
@@ -56,8 +58,13 @@ class BufferNames {
 
 class BodyLowering {
  public:
-  BodyLowering(const Graph& body, LoopFunc& fn, const Schedule& sched)
-      : body_(body), fn_(fn), kb_(body, fn, sched) {}
+  BodyLowering(const Graph& body, LoopFunc& fn, const Schedule& sched, size_t taps = 0)
+      : body_(body), fn_(fn), kb_(body, fn, sched) {
+    const std::vector<ValueId>& outs = body.outputs();
+    const size_t own = outs.size() - std::min(taps, outs.size());
+    outputs_.assign(outs.begin(), outs.begin() + std::ptrdiff_t(own));
+    taps_.assign(outs.begin() + std::ptrdiff_t(own), outs.end());
+  }
 
   // Kernel inputs whose values are constants of the outer graph, by input position.
   void setOuterConstants(const Graph& g, const Node& n) {
@@ -75,10 +82,12 @@ class BodyLowering {
     FL_RETURN_IF_ERROR(checkKernelBody(body_, *order));
     order_ = *order;
     for (size_t i = 0; i < order_.size(); ++i) position_[order_[i].index] = int(i);
-    plan_ = planFusion(body_, order_);
+    plan_ = planFusion(body_, order_, outputs_);
     makeParams();
     std::vector<BufferId> temps = makeInternalBuffers();
+    FL_RETURN_IF_ERROR(placeTaps());
     std::vector<StmtRef> stmts = emitRoots();
+    for (StmtRef& s : tapNests()) stmts.push_back(std::move(s));
     FL_RETURN_IF_ERROR(kb_.error());
     StmtRef root = seq(std::move(stmts));
     for (size_t k = temps.size(); k-- > 0;) root = allocate(fn_.buffer(temps[k]), {root});
@@ -99,12 +108,16 @@ class BodyLowering {
       kb_.bindBuffer(v, b);
     }
     fn_.numInputs = fn_.params.size();
-    for (ValueId v : body_.outputs()) {
+    for (size_t i = 0; i < body_.outputs().size(); ++i) {
+      ValueId v = body_.outputs()[i];
       const Value& val = body_.value(v);
       BufferId b = fn_.addBuffer(names_.make(val.name, "out"), BufferKind::Output, val.type.dtype,
                                  *val.type.staticShape());
       fn_.params.push_back(b);
-      outBufs_[v.index].push_back(b);
+      if (i < outputs_.size())
+        outBufs_[v.index].push_back(b);
+      else
+        tapBufs_[v.index] = b;  // placed by placeTaps, once the plan is known
     }
   }
 
@@ -185,8 +198,10 @@ class BodyLowering {
       std::vector<int64_t> oShape = shapeOf(o);
       Index oAt = oShape == at.shape ? at : Index::ofFlat(oShape, at.flatExpr());
       ExprRef e = kb_.valueAt(o, oAt);
+      std::vector<StmtRef> taps = epilogueTapStores(o, v, at, oAt);
       kb_.clearSubstitution();
       for (StmtRef& s : stores(o, oAt, e)) out.push_back(std::move(s));
+      for (StmtRef& s : taps) out.push_back(std::move(s));
       return out;
     };
   }
@@ -202,7 +217,7 @@ class BodyLowering {
     for (ValueId v : plan_.materialized)
       rs.push_back({position_.at(body_.value(v).producer.index), v, true});
     std::set<int32_t> seen;
-    for (ValueId o : body_.outputs()) {
+    for (ValueId o : outputs_) {
       if (!seen.insert(o.index).second) continue;
       NodeId p = body_.value(o).producer;
       if (p.valid() && computeClassOf(body_.node(p)) == ComputeClass::Reduction) continue;
@@ -253,9 +268,92 @@ class BodyLowering {
     });
   }
 
+  // ---- taps ----
+  // Where each tap is stored, so that no loop of the group's own outputs changes:
+  //   a materialized reduction result  -> one more target of its existing store;
+  //   a fused accumulator, or a value computed inline from one -> a store beside
+  //     the epilogue's (the accumulator exists nowhere else);
+  //   any other inlined value -> a nest of its own after the outputs' nests,
+  //     computing the same expression (inlining builds it the same way).
+  Status placeTaps() {
+    for (ValueId t : taps_) {
+      const Value& val = body_.value(t);
+      auto cannot = [&](const std::string& why) {
+        return Status::error("'" + val.name + "' cannot be tapped: " + why);
+      };
+      if (!val.producer.valid()) return cannot("it is not computed inside the group");
+      const Node& p = body_.node(val.producer);
+      std::optional<ValueId> acc = fusedAccumulatorOf(body_, plan_, t);
+      if (acc) {
+        ValueId owner;
+        for (const auto& [o, a] : plan_.epilogueOf)
+          if (a == *acc) owner = ValueId(o);
+        if (numel(shapeOf(t)) != numel(shapeOf(owner)))
+          return cannot("it is computed inside the epilogue of '" + body_.value(owner).name +
+                        "' at positions that output does not cover");
+        epilogueTaps_[owner.index].push_back(t);
+        continue;
+      }
+      switch (computeClassOf(p)) {
+        case ComputeClass::Reduction:
+          // Its nest stores it (a temp, or through the builder's output sink).
+          if (p.outputs[0] == t && !outBufs_.count(t.index))
+            return cannot("its " + p.op + " result is never stored by the group");
+          outBufs_[t.index].push_back(tapBufs_.at(t.index));
+          break;
+        case ComputeClass::Elementwise:
+        case ComputeClass::IndexMap:
+        case ComputeClass::Injective:
+          nestTaps_.push_back(t);
+          break;
+        default:
+          return cannot(p.op + " has no lowering that can store it");
+      }
+    }
+    return Status::ok();
+  }
+
+  // Inside the epilogue of output o, while `acc` stands for the accumulator.
+  std::vector<StmtRef> epilogueTapStores(ValueId o, ValueId acc, const Index& accAt,
+                                         const Index& oAt) {
+    std::vector<StmtRef> out;
+    auto it = epilogueTaps_.find(o.index);
+    if (it == epilogueTaps_.end()) return out;
+    for (ValueId t : it->second) {
+      std::vector<int64_t> shape = shapeOf(t);
+      const Index& from = t == acc ? accAt : oAt;
+      Index at = shape == from.shape ? from : Index::ofFlat(shape, from.flatExpr());
+      out.push_back(store(fn_.buffer(tapBufs_.at(t.index)), at.flatExpr(), kb_.valueAt(t, at)));
+    }
+    return out;
+  }
+
+  std::vector<StmtRef> tapNests() {
+    std::vector<StmtRef> out;
+    for (ValueId t : nestTaps_) {
+      BufferId b = tapBufs_.at(t.index);
+      for (StmtRef& s : kb_.loopNest(shapeOf(t), [&](const Index& at) {
+             return std::vector<StmtRef>{store(fn_.buffer(b), at.flatExpr(), kb_.valueAt(t, at))};
+           }))
+        out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  static int64_t numel(const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+
   const Graph& body_;
   LoopFunc& fn_;
   KernelBuilder kb_;
+  std::vector<ValueId> outputs_;  // the group's own outputs
+  std::vector<ValueId> taps_;     // further body outputs that are taps
+  std::map<int32_t, BufferId> tapBufs_;
+  std::map<int32_t, std::vector<ValueId>> epilogueTaps_;  // kernel output -> taps in its nest
+  std::vector<ValueId> nestTaps_;                         // taps with a nest of their own
   BufferNames names_;
   std::vector<NodeId> order_;
   std::map<int32_t, int> position_;
@@ -281,7 +379,7 @@ Expected<LoopFunc> lowerKernel(const Graph& g, const Node& n, const std::string&
                            nodePlace(n));
     for (ValueId v : n.inputs)
       if (!v.valid()) return Status::error("a fused group cannot omit an input", nodePlace(n));
-    BodyLowering bl(body, fn, sched);
+    BodyLowering bl(body, fn, sched, tapOutputCount(n));
     bl.setOuterConstants(g, n);
     FL_RETURN_IF_ERROR(bl.run());
     return fn;

@@ -13,6 +13,17 @@
 
 namespace fuselens {
 
+// A tapped variant of a fused group (session/tap_compare.h) carries this
+// attribute: its last `tap_outputs` outputs (node and body alike) are taps,
+// values computed inside the group that lowering also stores to those extra
+// buffers, where they are computed, without changing the group's own loops.
+inline constexpr const char* kTapOutputsAttr = "tap_outputs";
+// How many of n's outputs are taps: 0 for every node that is not a tapped variant.
+inline size_t tapOutputCount(const Node& n) {
+  int64_t k = n.attrs.getInt(kTapOutputsAttr, 0);
+  return k > 0 && size_t(k) <= n.outputs.size() ? size_t(k) : 0;
+}
+
 // Lowers node `n` of `g`. The LoopFunc's params skip omitted (invalid) inputs.
 // The schedule's templates (MatMul tiling) shape the nests lowering builds;
 // applySchedule is still the caller's step for the other loops.

@@ -19,6 +19,12 @@ struct FusionPlan {
   // Reduction values that need a buffer (a temp, or their output buffer).
   std::vector<ValueId> materialized;
 };
-FusionPlan planFusion(const Graph& body, const std::vector<NodeId>& order);
+// `outputs`: the kernel's own outputs (the body's, less any taps).
+FusionPlan planFusion(const Graph& body, const std::vector<NodeId>& order,
+                      const std::vector<ValueId>& outputs);
+// The fused accumulator (a value of plan.epilogueOf) that computing v inline
+// reads, if any: a tap of v can only be stored in that accumulator's epilogue,
+// since the accumulator exists nowhere else.
+std::optional<ValueId> fusedAccumulatorOf(const Graph& body, const FusionPlan& plan, ValueId v);
 
 }  // namespace fuselens

@@ -141,7 +141,8 @@ std::string kernelSignature(const Graph& g, const Node& n) {
     s += v.type.str() + (v.constant ? "c" : "");
   }
   s += ")->(";
-  for (size_t i = 0; i < n.outputs.size(); ++i)
+  // A tapped variant keeps its group's signature, so it gets the group's tuned schedule.
+  for (size_t i = 0; i < n.outputs.size() - tapOutputCount(n); ++i)
     s += (i ? "," : "") + g.value(n.outputs[i]).type.str();
   return s + ")";
 }
