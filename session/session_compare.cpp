@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "core/compare/storage_floor.h"
 #include "session/compared_runs.h"
 #include "session/reference_runs.h"
 #include "session/session.h"
@@ -156,6 +157,8 @@ CompareReport compareBoundaries(const Graph& original, const Graph& g, const Ref
   rep.options = opts;
   rep.referenceNote = refs.note;
   const std::set<int32_t> fallback = fallbackValues(g, kernels);
+  // A reduced-precision run (--precision) is judged against one ulp of its storage.
+  const DType storage = storagePrecision(original, g);
   for (ValueId v : boundaryOrder(g)) {
     if (size_t(v.index) >= compiled.size() || !compiled[v.index]) continue;
     const Value& val = g.value(v);
@@ -174,7 +177,8 @@ CompareReport compareBoundaries(const Graph& original, const Graph& g, const Ref
     row.verdict = verdictOf(row.metrics);
     const TensorData *exact = refs.exactOf(val.origin), *sample = refs.sampleOf(val.origin);
     if (opts.rounding() && exact && sample) {
-      row.rounding = checkRounding(*exact, *sample, refLayout, got, val.layout, opts, ref);
+      row.rounding =
+          checkRoundingStored(storage, *exact, *sample, refLayout, got, val.layout, opts, ref);
       row.verdict = row.rounding->verdict;
     }
     rep.rows.push_back(std::move(row));
