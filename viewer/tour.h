@@ -25,7 +25,8 @@ struct TourChapter {
   QString pass;    // a snapshot as fuselens-cli diff names it ("layout", "import", "-1": the last)
   QString select;  // an op name
   QString view;    // graph | diff | code | inspector | compare
-  QString text;    // markdown for the panel
+  QString precision;  // Pipeline > Precision for the chapter ("f16"), or empty: f32
+  QString text;       // markdown for the panel
 };
 
 // Chapters of a tour document; a chapter heading without its tour line is skipped.
