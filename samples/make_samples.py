@@ -345,8 +345,8 @@ def precision_layernorm():
     h = b.op("Relu", [b.op("Add", [h, b.w("fc1/bias", [64], 1.0)], "fc1")], "fc1")
     h = b.op("Add", [h, b.const("offset", 1000.0)], "offset")
     n = layer_norm(b, h, "ln", np.float32)
-    y = b.op("MatMul", [n, b.w("fc2/weight", [64, 32], 0.2)], "fc2")
-    y = b.op("Relu", [b.op("Add", [y, b.w("fc2/bias", [32], 0.1)], "fc2")], "fc2")
+    y = b.op("MatMul", [n, b.w("fc2/weight", [64, 32], 0.02)], "fc2")
+    y = b.op("Relu", [b.op("Add", [y, b.w("fc2/bias", [32], 0.01)], "fc2")], "fc2")
     g = b.graph("precision_layernorm",
                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
                 [out(b, y, "y", TensorProto.FLOAT, [8, 32])])
