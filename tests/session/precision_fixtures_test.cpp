@@ -106,9 +106,9 @@ class PrecisionFixturesTest : public QObject {
   void cleanupTestCase() {
     for (const auto& [p, t] : tally_)
       qInfo(
-          "%s: %d models (%d store tensors between kernels in %s); tensors within rounding %d, "
-          "beyond %d, wrong %d",
-          p.c_str(), t.models, t.reduced, p.c_str(), t.within, t.beyond, t.wrong);
+          "%s: %d models, %d with f32 tensors between kernels, %d storing some in %s; "
+          "tensors within rounding %d, beyond %d, wrong %d",
+          p.c_str(), t.models, t.between, t.reduced, p.c_str(), t.within, t.beyond, t.wrong);
   }
 };
 
