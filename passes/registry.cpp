@@ -11,6 +11,7 @@
 #include "passes/layout.h"
 #include "passes/memory_plan.h"
 #include "passes/pad_mask.h"
+#include "passes/reduce_precision.h"
 #include "passes/simplify.h"
 
 namespace fuselens {
@@ -84,6 +85,18 @@ std::vector<PassInfo> buildRegistry() {
          auto multi = intOption("fuse-patterns", o, "multi-anchor", 1, 0, 1);
          if (!multi) return multi.status();
          return make(new FusePatternsPass(FusePatternsOptions{*multi != 0}));
+       }},
+      {"reduce-precision",
+       "store every tensor between kernels and every initializer in f16 or bf16; arithmetic "
+       "stays f32",
+       {"dtype"},
+       [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
+         auto it = o.find("dtype");
+         std::string d = it == o.end() ? "f16" : it->second;
+         if (d != "f16" && d != "bf16")
+           return Expected<std::unique_ptr<Pass>>::error(
+               "option dtype=" + d + " must be f16 or bf16", "pass reduce-precision");
+         return make(new ReducePrecisionPass(d == "f16" ? DType::F16 : DType::BF16));
        }},
       {"memory-plan",
        "liveness, buffer reuse and in-place updates; reports peak bytes before and after",

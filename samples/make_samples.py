@@ -332,6 +332,27 @@ def f16_layernorm():
     save(g, "f16_layernorm.onnx")
 
 
+def precision_layernorm():
+    """An f32 model for `--precision f16`: a MatMul + bias + ReLU that adds 1000
+    (activations around 1000 to 1040), a LayerNorm, and a second MatMul + bias +
+    ReLU. Stored in f16 between kernels, the activations keep a step of 0.5 or
+    1: fine for the first kernel, whose result is that large, but the LayerNorm
+    subtracts the mean of ~1000 and divides by a deviation of ~10, so the step
+    its input lost becomes 25x to 50x its own output's f16 step. Compare
+    --isolated --precision f16 names the LayerNorm kernel and no other."""
+    b = Builder(18)
+    h = b.op("MatMul", ["x", b.w("fc1/weight", [64, 64], 1.5)], "fc1")
+    h = b.op("Relu", [b.op("Add", [h, b.w("fc1/bias", [64], 1.0)], "fc1")], "fc1")
+    h = b.op("Add", [h, b.const("offset", 1000.0)], "offset")
+    n = layer_norm(b, h, "ln", np.float32)
+    y = b.op("MatMul", [n, b.w("fc2/weight", [64, 32], 0.02)], "fc2")
+    y = b.op("Relu", [b.op("Add", [y, b.w("fc2/bias", [32], 0.01)], "fc2")], "fc2")
+    g = b.graph("precision_layernorm",
+                [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
+                [out(b, y, "y", TensorProto.FLOAT, [8, 32])])
+    save(g, "precision_layernorm.onnx")
+
+
 # name -> (generator, {input: shape}); the fixture script stores ORT references
 # for each at these shapes (symbolic dims bound: llama_block at seq=8).
 TEACHING = {
@@ -342,6 +363,7 @@ TEACHING = {
     "fusion_limits": (fusion_limits, {"x": (16, 64)}),
     "mobilenet_se": (mobilenet_se, {"x": (1, 16, 28, 28)}),
     "f16_layernorm": (f16_layernorm, {"x": (8, 64)}),
+    "precision_layernorm": (precision_layernorm, {"x": (8, 64)}),
 }
 
 # The outputs whose ONNX Runtime reference is stored, where not every output's:

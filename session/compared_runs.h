@@ -19,8 +19,11 @@ struct Session::ComparedRuns {
 
 // Fills row's metrics, rounding check and verdict: `got` (stored in `layout`)
 // against the reference runs' tensors of `origin`, a value of `original`.
+// `storage`: the precision the compiled run stores tensors in (--precision);
+// below f32, one ulp of it is the expected error's floor (storage_floor.h).
 void judgeRow(CompareRow& row, const Graph& original, const ReferenceRuns& refs, ValueId origin,
-              const TensorData& got, const Layout& layout, const CompareOptions& opts);
+              const TensorData& got, const Layout& layout, const CompareOptions& opts,
+              DType storage = DType::F32);
 
 // Every kernel-boundary tensor of `g` (compiled into `compiled`, by value
 // index) against its origin in `original`'s reference runs.

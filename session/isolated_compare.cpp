@@ -4,7 +4,9 @@
 #include <map>
 
 #include "codegen/lower/lower.h"
+#include "core/compare/storage_floor.h"
 #include "core/ir/layout_store.h"
+#include "core/ops/op_util.h"
 
 namespace fuselens {
 
@@ -139,6 +141,9 @@ Expected<std::map<std::string, TensorData>> kernelFeeds(const Graph& g, const Ke
     if (!stored)
       return Status::error("its input '" + val.name +
                            "' cannot be stored as the kernel reads it: " + stored.message());
+    // A reduced-precision kernel reads f16 or bf16: it is fed the eager tensor
+    // rounded as the compiled run would have stored it.
+    if (stored->dtype != val.type.dtype) *stored = ops::castTensor(*stored, val.type.dtype);
     feeds[name] = std::move(*stored);
   }
   return feeds;
@@ -166,6 +171,8 @@ Expected<IsolatedReport> compareIsolated(
     return Status::error("rounding verdicts need the f64 and f32-summing reference runs");
   IsolatedReport rep;
   rep.options = opts;
+  // A reduced-precision run (--precision) is judged against one ulp of its storage.
+  const DType storage = refs ? storagePrecision(refs->original, g) : DType::F32;
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (cancel.cancelled()) return Status::error("cancelled");
     const KernelInfo& ki = kernels[i];
@@ -236,12 +243,13 @@ Expected<IsolatedReport> compareIsolated(
                          *sample = refs->runs.sampleOf(val.origin);
         // Without a local reference (its nodes would not run alone), the whole
         // model's f64 run stands in: the expected error then includes upstream noise.
-        r.own = local
-                    ? checkRounding(local->exact[o], local->sample[o], {}, alone, val.layout, opts)
-                    : checkRounding(exact ? *exact : *ref, sample ? *sample : *ref, {}, alone,
-                                    val.layout, opts);
+        r.own = local ? checkRoundingStored(storage, local->exact[o], local->sample[o], {}, alone,
+                                            val.layout, opts)
+                      : checkRoundingStored(storage, exact ? *exact : *ref, sample ? *sample : *ref,
+                                            {}, alone, val.layout, opts);
         if (e2e && exact && sample)
-          r.carried = checkRounding(*exact, *sample, {}, *e2e, val.layout, opts, ref);
+          r.carried =
+              checkRoundingStored(storage, *exact, *sample, {}, *e2e, val.layout, opts, ref);
       }
       r.verdict = judge(r);
       add(std::move(r));

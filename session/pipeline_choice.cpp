@@ -14,11 +14,13 @@ Expected<std::string> resolvePipeline(const PipelineChoice& choice, const std::s
                                       std::vector<std::string>* warnings) {
   if (!choice.passes.empty() && choice.level >= 0)
     return Status::error("give --passes or -O, not both", "-O");
-  std::string text = choice.level >= 0       ? pipelineForLevel(choice.level)
-                     : choice.passes.empty() ? fallback
-                                             : choice.passes;
-  if (choice.disabled.empty()) return text;
-  auto specs = parsePipeline(text);
+  std::string chosen = choice.level >= 0       ? pipelineForLevel(choice.level)
+                       : choice.passes.empty() ? fallback
+                                               : choice.passes;
+  auto text = withPrecision(chosen, choice.precision);
+  if (!text) return text.status();
+  if (choice.disabled.empty()) return *text;
+  auto specs = parsePipeline(*text);
   if (!specs) return specs.status();
   for (const std::string& name : choice.disabled) {
     if (!findPass(name))
@@ -30,6 +32,52 @@ Expected<std::string> resolvePipeline(const PipelineChoice& choice, const std::s
     specs->erase(gone, specs->end());
   }
   return pipelineString(*specs);
+}
+
+Expected<std::string> withPrecision(const std::string& pipeline, const std::string& precision) {
+  if (precision != "f32" && precision != "f16" && precision != "bf16")
+    return Status::error("'" + precision + "' is not a precision; use f32, f16 or bf16",
+                         "--precision");
+  if (precision == "f32") return pipeline;
+  auto specs = parsePipeline(pipeline);
+  if (!specs) return specs.status();
+  auto same = [](const PassSpec& s) { return s.name == "reduce-precision"; };
+  if (auto it = std::find_if(specs->begin(), specs->end(), same); it != specs->end()) {
+    it->options["dtype"] = precision;
+    return pipelineString(*specs);
+  }
+  // Memory planning sizes buffers by dtype, so it runs on the reduced graph.
+  auto plan = std::find_if(specs->begin(), specs->end(),
+                           [](const PassSpec& s) { return s.name == "memory-plan"; });
+  specs->insert(plan, PassSpec{"reduce-precision", {{"dtype", precision}}});
+  return pipelineString(*specs);
+}
+
+Expected<std::string> replacePrecision(const std::string& pipeline, const std::string& precision) {
+  auto specs = parsePipeline(pipeline);
+  if (!specs) return specs.status();
+  specs->erase(std::remove_if(specs->begin(), specs->end(),
+                              [](const PassSpec& s) { return s.name == "reduce-precision"; }),
+               specs->end());
+  return withPrecision(pipelineString(*specs), precision);
+}
+
+std::string precisionOf(const std::string& pipeline) {
+  auto specs = parsePipeline(pipeline);
+  if (!specs) return "f32";
+  for (const PassSpec& s : *specs)
+    if (s.name == "reduce-precision") {
+      auto it = s.options.find("dtype");
+      return it == s.options.end() ? "f16" : it->second;
+    }
+  return "f32";
+}
+
+std::string precisionLine(const std::string& pipeline) {
+  const std::string p = precisionOf(pipeline);
+  if (p == "f32") return {};
+  return "precision " + p + ": tensors between kernels stored in " + p +
+         ", arithmetic in f32, graph inputs and outputs in f32";
 }
 
 Expected<Replay> replayReproducer(const std::string& path, const PipelineChoice& choice,

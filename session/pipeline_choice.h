@@ -17,6 +17,7 @@ struct PipelineChoice {
   std::string passes;                 // explicit pipeline string; empty: none given
   int level = -1;                     // -O level; -1: none given
   std::vector<std::string> disabled;  // pass names to drop
+  std::string precision = "f32";      // --precision: f32, f16 or bf16 (withPrecision)
 };
 
 // The pipeline string of `choice`; `fallback` when neither passes nor a level
@@ -24,6 +25,22 @@ struct PipelineChoice {
 // disabling one the pipeline does not run adds a warning.
 Expected<std::string> resolvePipeline(const PipelineChoice& choice, const std::string& fallback,
                                       std::vector<std::string>* warnings = nullptr);
+
+// `pipeline` storing tensors between kernels in `precision`: "f32" leaves it
+// as it is; "f16" or "bf16" adds reduce-precision{dtype=...} after the fusion
+// passes, before memory-plan (or replaces the dtype of one already there).
+// Any other value is an error naming it and the allowed ones.
+Expected<std::string> withPrecision(const std::string& pipeline, const std::string& precision);
+// `pipeline` with its precision set to `precision`: any reduce-precision is
+// dropped first, so "f32" is the pipeline without it (the GUI's Precision menu).
+Expected<std::string> replacePrecision(const std::string& pipeline, const std::string& precision);
+// The storage precision a pipeline asks for: "f32" unless it runs reduce-precision.
+std::string precisionOf(const std::string& pipeline);
+
+// "precision f16: tensors between kernels stored in f16, arithmetic in f32, graph
+// inputs and outputs in f32" for a pipeline that reduces precision; empty at f32.
+// Reports print it above their tables, in both faces.
+std::string precisionLine(const std::string& pipeline);
 
 // The pipeline used when none is given (-O2), and each level's.
 std::string defaultPipelineText();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "session/pipeline_choice.h"
 #include "session/session.h"
 #include "session/shape_sweep.h"
 
@@ -85,6 +86,7 @@ std::string compareJson(const CompareReport& rep, const Session& s, const TapRep
   const CompareRow* first = rep.firstDivergent();
   nlohmann::json out = {{"model", s.modelPath()},
                         {"pipeline", s.pipeline()},
+                        {"precision", precisionOf(s.pipeline())},
                         {"atol", rep.options.tolerance.atol},
                         {"rtol", rep.options.tolerance.rtol},
                         {"options", optionsJson(rep.options)},
@@ -155,6 +157,7 @@ std::string isolatedJson(const IsolatedReport& rep, const Session& s) {
   nlohmann::json out = {
       {"model", s.modelPath()},
       {"pipeline", s.pipeline()},
+      {"precision", precisionOf(s.pipeline())},
       {"mode", "isolated"},
       {"atol", rep.options.tolerance.atol},
       {"rtol", rep.options.tolerance.rtol},

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 
+#include "core/compare/storage_floor.h"
 #include "session/compared_runs.h"
 #include "session/reference_runs.h"
 #include "session/session.h"
@@ -150,7 +151,8 @@ Expected<Session::ComparedRuns> Session::compareRuns(
 }
 
 void judgeRow(CompareRow& row, const Graph& original, const ReferenceRuns& refs, ValueId origin,
-              const TensorData& got, const Layout& layout, const CompareOptions& opts) {
+              const TensorData& got, const Layout& layout, const CompareOptions& opts,
+              DType storage) {
   const TensorData* ref = refs.eager.find(origin);
   assert(ref && "callers judge only values the eager run has");
   // A value the layout pass blocked is compared with its plain origin unblocked.
@@ -159,7 +161,7 @@ void judgeRow(CompareRow& row, const Graph& original, const ReferenceRuns& refs,
   row.verdict = verdictOf(row.metrics);
   const TensorData *exact = refs.exactOf(origin), *sample = refs.sampleOf(origin);
   if (opts.rounding() && exact && sample) {
-    row.rounding = checkRounding(*exact, *sample, refLayout, got, layout, opts, ref);
+    row.rounding = checkRoundingStored(storage, *exact, *sample, refLayout, got, layout, opts, ref);
     row.verdict = row.rounding->verdict;
   }
 }
@@ -172,6 +174,8 @@ CompareReport compareBoundaries(const Graph& original, const Graph& g, const Ref
   rep.options = opts;
   rep.referenceNote = refs.note;
   const std::set<int32_t> fallback = fallbackValues(g, kernels);
+  // A reduced-precision run (--precision) is judged against one ulp of its storage.
+  const DType storage = storagePrecision(original, g);
   for (ValueId v : boundaryOrder(g)) {
     if (size_t(v.index) >= compiled.size() || !compiled[v.index]) continue;
     const Value& val = g.value(v);
@@ -183,7 +187,7 @@ CompareReport compareBoundaries(const Graph& original, const Graph& g, const Ref
     row.producer = val.producer.valid() ? g.node(val.producer).name : "graph input";
     row.isGraphOutput = g.isGraphOutput(v);
     row.fallback = fallback.count(v.index) != 0;
-    judgeRow(row, original, refs, val.origin, *compiled[v.index], val.layout, opts);
+    judgeRow(row, original, refs, val.origin, *compiled[v.index], val.layout, opts, storage);
     rep.rows.push_back(std::move(row));
   }
   rep.fallbackKernels = fallbackKernelList(kernels);

@@ -5,6 +5,7 @@
 #include "codegen/cuda/cuda_launch_plan.h"
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda_runtime/cuda_executor.h"
+#include "core/compare/storage_floor.h"
 #include "session/reference_runs.h"
 #include "session/session.h"
 
@@ -62,8 +63,9 @@ Expected<CompareReport> Session::compareCuda(const std::map<std::string, TensorD
     row.isGraphOutput = true;
     row.metrics = compareTensors(*eager, (*actual)[i], opts.tolerance, opts.stat);
     if (opts.rounding()) {
-      row.rounding = checkRounding(*refs->exactOf(v.origin), *refs->sampleOf(v.origin), Layout{},
-                                   (*actual)[i], Layout{}, opts, eager);
+      row.rounding = checkRoundingStored(storagePrecision(original(), g), *refs->exactOf(v.origin),
+                                         *refs->sampleOf(v.origin), Layout{}, (*actual)[i],
+                                         Layout{}, opts, eager);
       row.verdict = row.rounding->verdict;
     } else {
       row.verdict = verdictOf(row.metrics);

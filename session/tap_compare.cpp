@@ -1,6 +1,8 @@
 // Finding a tap and running a group's tapped variant (session/tap_compare.h).
 #include "session/tap_compare.h"
 
+#include "core/compare/storage_floor.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -137,7 +139,10 @@ Expected<TapRow> runTap(const Graph& original, const Graph& g,
     return Status::error("'" + tap.name + "' has no eager tensor to compare with");
   r.row.name = original.value(tap.origin).name;
   r.row.producer = ki.name;
-  judgeRow(r.row, original, refs, tap.origin, *value, tap.layout, opts);
+  // Under --precision the group's inputs were stored reduced: the same floor
+  // as its boundary tensors.
+  judgeRow(r.row, original, refs, tap.origin, *value, tap.layout, opts,
+           storagePrecision(original, g));
   return r;
 }
 

@@ -35,6 +35,7 @@
 #include "viewer/graphview_names.h"
 #include "viewer/pass_diff_pane.h"
 #include "viewer/pass_list.h"
+#include "viewer/precision_menu.h"
 #include "viewer/profile_panel.h"
 
 namespace fuselens::viewer {
@@ -128,6 +129,7 @@ void MainWindow::buildActions() {
   pipe->addAction(passList_->stepBackAction());
   pipe->addAction(passList_->stepForwardAction());
   pipe->addAction(passList_->hideUnchangedAction());
+  QMenu* precisionParent = pipe;  // filled once the pipeline box exists, below
 
   auto* fitAct = new QAction(tr("&Fit graph"), this);
   fitAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -179,6 +181,13 @@ void MainWindow::buildActions() {
   pipelineEdit_->setMinimumWidth(360);
   pipelineEdit_->setToolTip(tr("Pipeline: comma-separated passes, options in braces"));
   connect(pipelineEdit_, &QLineEdit::returnPressed, this, &MainWindow::runPipeline);
+  precisionParent->addSeparator();
+  addPrecisionMenu(
+      precisionParent, pipelineEdit_,
+      [this] {
+        if (session_) runPipeline();
+      },
+      [this](const QString& why) { showError(why); });
   shapesEdit_ = new QLineEdit(this);
   shapesEdit_->setObjectName("inputShapes");
   shapesEdit_->setPlaceholderText(tr("input shapes, e.g. x=1x3x224x224"));

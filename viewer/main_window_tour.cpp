@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "session/pass_diff.h"
+#include "session/pipeline_choice.h"
 #include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/graph_view.h"
@@ -50,7 +51,10 @@ void MainWindow::openTourChapter(int index) {
     return;
   }
   const TourChapter& c = (*chapters_)[index];
-  setPipeline(QString::fromStdString(defaultPipeline()));
+  // The chapter's precision goes into the box (the menu follows it); the open below runs it.
+  auto pipeline = replacePrecision(defaultPipeline(),
+                                   c.precision.isEmpty() ? "f32" : c.precision.toStdString());
+  setPipeline(QString::fromStdString(pipeline ? *pipeline : defaultPipeline()));
   setInputShapes(c.shape);
   tourPanel_->showChapter(index, c, tourChapterCount());
   tourDock_->show();

@@ -22,6 +22,7 @@ void readTourLine(const QString& line, TourChapter& c) {
     if (key == "pass") c.pass = value;
     if (key == "select") c.select = value;
     if (key == "view") c.view = value;
+    if (key == "precision") c.precision = value;
   }
 }
 

@@ -124,4 +124,16 @@ Expected<std::map<std::string, TensorData>> loadInputs(const Session& session,
 
 std::string formatDouble(double v) { return formatNumber(v); }
 
+void addPrecisionOption(CLI::App* cmd, std::string& precision) {
+  cmd->add_option("--precision", precision,
+                  "Storage between kernels: f32, f16 or bf16 (arithmetic stays f32; graph inputs "
+                  "and outputs stay f32)")
+      ->capture_default_str();
+}
+
+Expected<std::string> pipelineWithPrecision(const std::string& passes,
+                                            const std::string& precision) {
+  return withPrecision(passes, precision);
+}
+
 }  // namespace fuselens::cli

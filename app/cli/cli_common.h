@@ -64,6 +64,14 @@ std::string formatDouble(double v);  // "2.4e-07", compact for tables
 
 // --input, --random-inputs, --seed, --dim and --shape on a subcommand.
 void addInputOptions(CLI::App* cmd, InputArgs& in);
+// --precision f32|f16|bf16 on a subcommand that compiles a pipeline. The
+// value is checked where it is applied (withPrecision, session/pipeline_choice.h),
+// so a bad one reads the same in both faces.
+void addPrecisionOption(CLI::App* cmd, std::string& precision);
+// --passes with --precision applied.
+Expected<std::string> pipelineWithPrecision(const std::string& passes,
+                                            const std::string& precision);
+
 // --dim and --shape alone, for subcommands that take no input tensors.
 void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims,
                      std::vector<std::string>& shapes);

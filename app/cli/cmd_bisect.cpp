@@ -21,6 +21,7 @@ struct BisectArgs {
   std::string by = "groups";
   std::string output;
   bool json = false;
+  std::string precision = "f32";
 };
 
 void printTrials(const BisectReport& rep) {
@@ -34,8 +35,10 @@ void printTrials(const BisectReport& rep) {
 }
 
 int runBisect(const BisectArgs& a) {
+  auto passes = pipelineWithPrecision(a.passes, a.precision);
+  if (!passes) return fail(passes.status());
   Session session;
-  auto inputs = openForInputs(session, a.model, a.passes, a.inputs);
+  auto inputs = openForInputs(session, a.model, *passes, a.inputs);
   if (!inputs) return fail(inputs.status());
   auto opts = applyCheckArgs(*a.check, session);
   if (!opts) return fail(opts.status());
@@ -60,6 +63,7 @@ void addBisectCommand(CLI::App& app, int& exitCode) {
                                      "beyond rounding (exit 1 when it is)");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--passes", args->passes, "Pipeline string")->capture_default_str();
+  addPrecisionOption(cmd, args->precision);
   addInputOptions(cmd, args->inputs);
   addCheckOptions(cmd, args->check);
   cmd->add_option("--by", args->by,

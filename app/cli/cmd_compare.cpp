@@ -27,6 +27,7 @@ struct CompareArgs {
   bool noFallback = false;
   std::string engine = "cpu";
   std::vector<std::string> taps;
+  std::string precision = "f32";
 };
 
 // One table line: the same columns for compare rows and tap rows.
@@ -49,6 +50,8 @@ void printTable(const CompareReport& rep, const Session& s) {
   std::printf("pipeline %s: %zu fused group%s, %zu kernels\n", s.pipeline().c_str(), st.fusedGroups,
               st.fusedGroups == 1 ? "" : "s",
               s.compiled() ? s.compiled()->kernels().size() : st.kernels);
+  if (std::string line = precisionLine(s.pipeline()); !line.empty())
+    std::printf("%s\n", line.c_str());
   printHeader("tensor", "producer");
   for (const CompareRow& r : rep.rows) printRow(r, r.producer, r.isGraphOutput ? " (output)" : "");
   std::printf("%s\n", rep.verdict().c_str());
@@ -78,8 +81,10 @@ int runCompare(const CompareArgs& a) {
         Status::error("--isolated and --perturb run on the CPU engine only; drop them "
                       "or --engine cuda",
                       "compare"));
+  auto passes = pipelineWithPrecision(a.passes, a.precision);
+  if (!passes) return fail(passes.status());
   Session session;
-  auto inputs = openForInputs(session, a.model, a.passes, a.inputs);
+  auto inputs = openForInputs(session, a.model, *passes, a.inputs);
   if (!inputs) return fail(inputs.status());
   if (a.noFallback) {
     CompileOptions opts;
@@ -120,6 +125,7 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
                                      "tensor (exit 1 when beyond rounding or wrong)");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--passes", args->passes, "Pipeline string")->capture_default_str();
+  addPrecisionOption(cmd, args->precision);
   addInputOptions(cmd, args->inputs);
   addCheckOptions(cmd, args->check);
   cmd->add_flag("--json", args->json, "Print a JSON report");

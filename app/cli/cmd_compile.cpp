@@ -32,10 +32,11 @@ struct CompileArgs {
   std::string emit;
   std::string output;
   bool noFallback = false;
+  std::string precision = "f32";
 };
 
 PipelineChoice choiceOf(const CompileArgs& a) {
-  return PipelineChoice{a.passes, a.level, a.disabled};
+  return PipelineChoice{a.passes, a.level, a.disabled, a.precision};
 }
 
 void printWarnings(const std::vector<std::string>& warnings) {
@@ -229,6 +230,7 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
                   "Pipeline string, e.g. 'const-fold,cse,simplify,dce,fuse-ops{max-ops=8}' "
                   "(default: -O2, which "
                   "also runs layout{block=8} and fuse-patterns)");
+  addPrecisionOption(cmd, args->precision);
   cmd->add_option("-O", args->level,
                   "Default pipeline of an optimization level: -O0, -O1, -O2 (default), -O3")
       ->check(CLI::Range(0, 3));

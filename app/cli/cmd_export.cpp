@@ -24,6 +24,7 @@ struct ExportArgs {
   std::string arch = "compute_90";
   std::vector<std::string> ptxas = {"sm_80", "sm_90"};
   std::string cpu = "native";
+  std::string precision = "f32";
 };
 
 // "none" asks for no ptxas run (a large model's kernels take ptxas minutes).
@@ -35,8 +36,10 @@ std::vector<std::string> ptxasArchs(const std::vector<std::string>& given) {
 int runExport(const ExportArgs& a) {
   // A bad --cpu fails before the model is read.
   if (Status st = Session::checkCpuName(a.cpu); !st) return fail(st);
+  auto passes = pipelineWithPrecision(a.passes, a.precision);
+  if (!passes) return fail(passes.status());
   Session s;
-  if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
+  if (Status st = openAndOptimize(s, a.model, *passes, a.dims, a.shapes); !st) return fail(st);
   auto r = a.target == "cuda"
                ? s.exportCuda(CudaExportRequest{a.out, a.name, a.arch, ptxasArchs(a.ptxas)},
                               terminalProgress(), interruptToken())
@@ -58,6 +61,7 @@ void addExportCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--out", args->out, "output folder (created when missing)")->required();
   cmd->add_option("--name", args->name, "file base name and C prefix (default: model)");
   cmd->add_option("--passes", args->passes, "pass pipeline (default: the -O2 pipeline)");
+  addPrecisionOption(cmd, args->precision);
   cmd->add_option("--tuning-log", args->tuningLog, "use schedules tuned by `fuselens-cli tune`");
   cmd->add_option("--opt", args->opt, "LLVM optimization level 0..3 (default 3)");
   cmd->add_flag("--no-link", args->noLink, "skip the .so (no C compiler needed)");

@@ -18,11 +18,14 @@ struct ProfileArgs {
   int threads = 0;
   bool json = false;
   std::string trace;
+  std::string precision = "f32";
 };
 
 int runProfile(const ProfileArgs& a) {
+  auto passes = pipelineWithPrecision(a.passes, a.precision);
+  if (!passes) return fail(passes.status());
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.passes, a.inputs); !s) return fail(s);
+  if (Status s = openAndOptimize(session, a.model, *passes, a.inputs); !s) return fail(s);
   auto inputs = loadInputs(session, a.inputs);
   if (!inputs) return fail(inputs.status());
   ProfileRequest request;
@@ -45,6 +48,7 @@ void addProfileCommand(CLI::App& app, int& exitCode) {
       "profile", "Time every compiled kernel against this machine's FMA peak and copy bandwidth");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("--passes", args->passes, "Pipeline")->capture_default_str();
+  addPrecisionOption(cmd, args->precision);
   addInputOptions(cmd, args->inputs);
   cmd->add_option("--runs", args->runs, "Timed runs after one warm-up (medians)")
       ->check(CLI::PositiveNumber)

@@ -20,6 +20,7 @@ struct RunArgs {
   std::string outputDir = ".";
   bool json = false;
   SweepArgs sweep;  // run --sweep (app/cli/run_sweep.h)
+  std::string precision = "f32";
 };
 
 // Output names may hold '/' or ':' (exporters write "/fc1/Gemm_output_0"):
@@ -33,12 +34,14 @@ std::string fileNameFor(const std::string& name) {
 }
 
 int runRun(const RunArgs& a) {
+  auto passes = pipelineWithPrecision(a.passes, a.precision);
+  if (!passes) return fail(passes.status());
   if (!a.sweep.sweep.empty())
-    return runSweepCommand(a.sweep, a.model, a.engine, a.passes, a.inputs, a.json);
+    return runSweepCommand(a.sweep, a.model, a.engine, *passes, a.inputs, a.json);
   if (!a.sweep.buckets.empty() || a.sweep.checkEager || a.sweep.padCheck)
     return fail(Status::error("--buckets, --check-eager and --pad-check go with --sweep", "run"));
   Session session;
-  if (Status s = openAndOptimize(session, a.model, a.engine != "eager" ? a.passes : "", a.inputs);
+  if (Status s = openAndOptimize(session, a.model, a.engine != "eager" ? *passes : "", a.inputs);
       !s)
     return fail(s);
   auto inputs = loadInputs(session, a.inputs);
@@ -83,6 +86,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--passes", args->passes, "Pipeline for --engine cpu|cuda")
       ->capture_default_str();
+  addPrecisionOption(cmd, args->precision);
   addInputOptions(cmd, args->inputs);
   cmd->add_option("--output-dir", args->outputDir, "Where <output name>.npy files go")
       ->capture_default_str();

@@ -8,7 +8,9 @@
 namespace fuselens::cli {
 namespace {
 
-void printTable(const IsolatedReport& rep) {
+void printTable(const IsolatedReport& rep, const Session& s) {
+  if (std::string line = precisionLine(s.pipeline()); !line.empty())
+    std::printf("%s\n", line.c_str());
   const bool rounding = rep.options.rounding();
   // Rounding mode shows each error over its expected error; fixed mode the max abs error.
   std::printf("%-28s %-28s %12s %12s  %s\n", "kernel", "tensor",
@@ -40,7 +42,7 @@ int runIsolatedCompare(Session& session, const std::map<std::string, TensorData>
   if (json)
     std::cout << isolatedJson(*rep, session) << "\n";
   else
-    printTable(*rep);
+    printTable(*rep, session);
   return rep->allWithin() ? kExitOk : kExitCheckFailed;
 }
 

@@ -118,6 +118,9 @@ class KernelBuilder {
   LoopFunc& fn_;
   const Schedule& sched_;
   std::map<int32_t, std::shared_ptr<const TensorData>> outerConstants_;
+  // Constants widened from f16/bf16 at a kernel's entry (constantOf), kept so
+  // that pointers into them stay valid while the kernel is lowered.
+  mutable std::map<int32_t, std::shared_ptr<const TensorData>> widened_;
   std::map<int32_t, BufferId> bound_;
   std::optional<std::pair<ValueId, ExprRef>> subst_;
   // valueAt results by (value, index expressions), so a value used twice at one

@@ -2,6 +2,8 @@
 // that says how each op is lowered, and KernelBuilder::valueAt, which is where
 // producers get inlined into their consumers.
 #include <cassert>
+#include <cmath>
+#include <cstring>
 #include <string_view>
 
 #include "codegen/lower/compute.h"
@@ -77,11 +79,50 @@ std::vector<int64_t> KernelBuilder::shapeOf(ValueId v) const {
   return *s;
 }
 
+namespace {
+
+// f16 or bf16 bits -> f32, exactly (a plain conversion of codegen's own; the
+// eager reference has its own).
+float widenHalf(uint16_t h, DType t) {
+  uint32_t bits = 0;
+  if (t == DType::BF16) {
+    bits = uint32_t(h) << 16;
+  } else {
+    const uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1f) {
+      bits = sign | 0x7f800000u | (man << 13);  // inf, NaN
+    } else if (exp != 0) {
+      bits = sign | ((exp + 112) << 23) | (man << 13);
+    } else {
+      float f = std::ldexp(float(man), -24);  // zero or subnormal: exact in f32
+      return sign ? -f : f;
+    }
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
 std::shared_ptr<const TensorData> KernelBuilder::constantOf(ValueId v) const {
   const Value& val = body_.value(v);
   if (val.constant) return val.constant;
-  auto it = outerConstants_.find(v.index);
-  return it == outerConstants_.end() ? nullptr : it->second;
+  if (auto it = outerConstants_.find(v.index); it != outerConstants_.end()) return it->second;
+  // reduce-precision stores weights in f16/bf16 and widens them with a Cast at
+  // the kernel's entry: widened, they are a constant still (exactly), so MatMul
+  // packs them and Resize reads them at compile time as before.
+  if (!val.producer.valid() || val.type.dtype != DType::F32) return nullptr;
+  const Node& p = body_.node(val.producer);
+  if (p.op != "Cast" || !p.domain.empty() || p.inputs.size() != 1) return nullptr;
+  if (auto it = widened_.find(v.index); it != widened_.end()) return it->second;
+  auto src = constantOf(p.inputs[0]);
+  if (!src || (src->dtype != DType::F16 && src->dtype != DType::BF16)) return nullptr;
+  auto wide = std::make_shared<TensorData>(DType::F32, src->shape);
+  for (int64_t i = 0; i < src->numel(); ++i)
+    wide->data<float>()[i] = widenHalf(src->data<uint16_t>()[i], src->dtype);
+  widened_[v.index] = wide;
+  return wide;
 }
 
 BufferId KernelBuilder::addPrepacked(const std::string& name,

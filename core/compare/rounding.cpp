@@ -3,10 +3,13 @@
 // verdict. Everything is accumulated in double.
 #include "core/compare/rounding.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
+
+#include "core/compare/storage_floor.h"
 
 namespace fuselens {
 namespace {
@@ -89,10 +92,18 @@ double ulpOf(double v, DType t) {
   return std::ldexp(1.0, std::max(e - 1 - mantissa, minExp));
 }
 
-RoundingCheck checkRounding(const TensorData& exactIn, const TensorData& sampleIn,
-                            const Layout& referenceLayout, const TensorData& actualIn,
+RoundingCheck checkRounding(const TensorData& exact, const TensorData& sample,
+                            const Layout& referenceLayout, const TensorData& actual,
                             const Layout& actualLayout, const CompareOptions& opts,
-                            const TensorData* otherIn) {
+                            const TensorData* other) {
+  return checkRoundingStored(DType::F32, exact, sample, referenceLayout, actual, actualLayout, opts,
+                             other);
+}
+
+RoundingCheck checkRoundingStored(DType storage, const TensorData& exactIn,
+                                  const TensorData& sampleIn, const Layout& referenceLayout,
+                                  const TensorData& actualIn, const Layout& actualLayout,
+                                  const CompareOptions& opts, const TensorData* otherIn) {
   auto exact = toLogical(exactIn, referenceLayout);
   auto sample = toLogical(sampleIn, referenceLayout);
   auto actual = toLogical(actualIn, actualLayout);
@@ -119,7 +130,7 @@ RoundingCheck checkRounding(const TensorData& exactIn, const TensorData& sampleI
       if (!sameNonFinite(a, x) && !sameNonFinite(a, s)) ++c.nonFiniteMismatch;
       continue;
     }
-    double e = std::max(std::fabs(s - x), ulpOf(x, actual->dtype));
+    double e = std::max({std::fabs(s - x), ulpOf(x, actual->dtype), ulpOf(x, storage)});
     if (other && std::isfinite(other->at(i))) e = std::max(e, std::fabs(other->at(i) - x));
     expected.push_back(e);
     err.push_back(std::fabs(a - x));
@@ -191,6 +202,23 @@ std::string CompareOptions::describe() const {
     std::snprintf(buf, sizeof buf, "(atol %g, rtol %g, %s)", tolerance.atol, tolerance.rtol,
                   stat.str().c_str());
   return buf;
+}
+
+DType storagePrecision(const Graph& original, const Graph& g) {
+  for (ValueId v : g.valueIds()) {
+    const Value& val = g.value(v);
+    if (val.type.dtype != DType::F16 && val.type.dtype != DType::BF16) continue;
+    if (val.origin.valid() && original.hasValue(val.origin) &&
+        original.value(val.origin).type.dtype == DType::F32)
+      return val.type.dtype;
+  }
+  return DType::F32;
+}
+
+std::string describeStored(const CompareOptions& opts, DType storage) {
+  std::string d = opts.describe();
+  if (!opts.rounding() || storage == DType::F32 || d.empty() || d.back() != ')') return d;
+  return d.substr(0, d.size() - 1) + ", " + std::string(dtypeName(storage)) + " storage)";
 }
 
 }  // namespace fuselens

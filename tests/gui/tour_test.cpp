@@ -12,6 +12,7 @@
 #include <QTabWidget>
 #include <QtTest>
 
+#include "session/pipeline_choice.h"
 #include "session/session.h"
 #include "tests/support/test_paths.h"
 #include "viewer/code_pane.h"
@@ -20,6 +21,7 @@
 #include "viewer/main_window.h"
 #include "viewer/pass_diff_pane.h"
 #include "viewer/pass_list.h"
+#include "viewer/precision_menu.h"
 
 using namespace fuselens;
 using namespace fuselens::viewer;
@@ -61,7 +63,8 @@ class TourTest : public QObject {
   void parsesTheTourLine() {
     const auto chapters = parseTour(
         "# T\n\n## 1. One\n\n<!-- tour: sample=a.onnx; shape=x=1x8; pass=dce; select=/n; "
-        "view=diff -->\n\nIntro text.\n\n```sh\n## not a heading\n```\n\n**What to look for.** "
+        "view=diff; precision=f16 -->\n\nIntro text.\n\n```sh\n## not a heading\n```\n\n**What to "
+        "look for.** "
         "This.\n\nMore.\n\n## 2. No tour line\n\nText.\n");
     QCOMPARE(chapters.size(), 1);
     const TourChapter& c = chapters[0];
@@ -71,6 +74,7 @@ class TourTest : public QObject {
     QCOMPARE(c.pass, QString("dce"));
     QCOMPARE(c.select, QString("/n"));
     QCOMPARE(c.view, QString("diff"));
+    QCOMPARE(c.precision, QString("f16"));
     QCOMPARE(c.text, QString("Intro text.\n\n**What to look for.** This."));
   }
 
@@ -113,6 +117,11 @@ class TourTest : public QObject {
       QVERIFY(w.codePane()->markedLines(CodePane::LoopIr).first >= 0);
     }
     if (c.view == "compare") QVERIFY(w.graphView()->isHeatVisible());
+    const QString precision = c.precision.isEmpty() ? "f32" : c.precision;
+    QCOMPARE(QString::fromStdString(precisionOf(w.session()->pipeline())), precision);
+    auto* menu = w.findChild<QMenu*>("precisionMenu");
+    QVERIFY(menu);
+    QVERIFY(precisionItem(menu, precision)->isChecked());
   }
 };
 
