@@ -125,6 +125,8 @@ void Session::dropResults() {
   decisions_.clear();
   compiled_.reset();
   report_.reset();
+  runs_.reset();
+  keptNote_.clear();
   isolated_.reset();
   profile_.reset();
 }
@@ -145,6 +147,8 @@ Status Session::optimize(const std::string& pipeline, const Progress& progress,
   decisions_ = std::move(result->decisions);
   compiled_.reset();
   report_.reset();
+  runs_.reset();
+  keptNote_.clear();
   isolated_.reset();
   profile_.reset();
   return Status::ok();

@@ -23,6 +23,7 @@
 #include "session/profile_report.h"
 #include "session/provenance.h"
 #include "session/requests.h"
+#include "session/tensor_inspect.h"
 
 namespace fuselens {
 
@@ -134,6 +135,18 @@ class Session {
                                   const CancelToken& cancel = {});
   const std::optional<CompareReport>& lastReport() const { return report_; }
 
+  // The tensors of the last compare, for the tensor inspector
+  // (session/tensor_inspect.h, session_tensors.cpp): `name` is a value of the
+  // final graph (a kernel boundary: eager, exact and compiled) or of the
+  // imported graph (eager and exact only). An error sentence when no compare
+  // ran, the tensors were over the budget, or no value has that name.
+  Expected<InspectedTensor> inspectTensor(const std::string& name) const;
+  // Compare keeps its runs' tensors up to this many bytes; past it, only the
+  // kernel-boundary tensors, and past that none (keptTensorsNote says which).
+  size_t tensorBudgetBytes = size_t(2) << 30;
+  // "" when every tensor of the last compare is kept; else one sentence.
+  const std::string& keptTensorsNote() const { return keptNote_; }
+
   // Compiles if needed and checks every kernel alone, fed the eager tensors of
   // its inputs, beside the end-to-end run (session/isolated_compare.h).
   Expected<IsolatedReport> compareIsolated(const std::map<std::string, TensorData>& inputs,
@@ -219,6 +232,10 @@ class Session {
   std::unique_ptr<CompiledModule> compiled_;
   CompileOptions compileOptions_;  // of the last compile, reused by compareIsolated
   std::optional<CompareReport> report_;
+  // The last compare's runs, as far as tensorBudgetBytes allows (keepRuns).
+  std::shared_ptr<const ComparedRuns> runs_;
+  std::string keptNote_;
+  void keepRuns(ComparedRuns runs);
   std::optional<IsolatedReport> isolated_;
   std::optional<ProfileReport> profile_;
 };
