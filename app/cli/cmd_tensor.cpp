@@ -32,7 +32,7 @@ struct TensorArgs {
 void printSlice(const TensorData& s, const std::string& spec) {
   const int64_t rows = s.shape[0], cols = s.shape[1];
   const int64_t shownRows = std::min(rows, kMaxRows), shownCols = std::min(cols, kMaxCols);
-  std::printf("slice %s: %lld x %lld", spec.c_str(), static_cast<long long>(rows),
+  std::printf("slice [%s]: %lld x %lld", spec.c_str(), static_cast<long long>(rows),
               static_cast<long long>(cols));
   if (shownRows < rows || shownCols < cols)
     std::printf(" (first %lld x %lld shown)", static_cast<long long>(shownRows),
