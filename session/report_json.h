@@ -25,5 +25,14 @@ std::string bisectJson(const BisectReport& report);
 // `run --sweep`: the totals (runs, compiles, cache_hits, compile_seconds,
 // run_seconds, padding_waste, all_match) and one row per run.
 std::string sweepJson(const SweepReport& report);
+// `tensor --json`: name, producer, shape, dtype, layout, side, stats,
+// histogram (lo, hi, counts, ignored), and the slice's values when one is given.
+struct InspectedTensor;
+struct TensorData;
+struct TensorStats;
+struct Histogram;
+std::string tensorJson(const InspectedTensor& tensor, const std::string& side,
+                       const TensorData& shown, const TensorStats& stats, const Histogram& hist,
+                       const TensorData* slice);
 
 }  // namespace fuselens

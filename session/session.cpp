@@ -125,6 +125,8 @@ void Session::dropResults() {
   decisions_.clear();
   compiled_.reset();
   report_.reset();
+  runs_.reset();
+  keptNote_.clear();
   isolated_.reset();
   taps_.reset();
   profile_.reset();
@@ -146,6 +148,8 @@ Status Session::optimize(const std::string& pipeline, const Progress& progress,
   decisions_ = std::move(result->decisions);
   compiled_.reset();
   report_.reset();
+  runs_.reset();
+  keptNote_.clear();
   isolated_.reset();
   taps_.reset();
   profile_.reset();

@@ -24,6 +24,7 @@
 #include "session/provenance.h"
 #include "session/requests.h"
 #include "session/tap_compare.h"
+#include "session/tensor_inspect.h"
 
 namespace fuselens {
 
@@ -149,6 +150,17 @@ class Session {
                                   const CompareOptions& opts, const Progress& progress = {},
                                   const CancelToken& cancel = {});
   const std::optional<TapReport>& lastTaps() const { return taps_; }
+  // The tensors of the last compare, for the tensor inspector
+  // (session/tensor_inspect.h, session_tensors.cpp): `name` is a value of the
+  // final graph (a kernel boundary: eager, exact and compiled) or of the
+  // imported graph (eager and exact only). An error sentence when no compare
+  // ran, the tensors were over the budget, or no value has that name.
+  Expected<InspectedTensor> inspectTensor(const std::string& name) const;
+  // Compare keeps its runs' tensors up to this many bytes; past it, only the
+  // kernel-boundary tensors, and past that none (keptTensorsNote says which).
+  size_t tensorBudgetBytes = size_t(2) << 30;
+  // "" when every tensor of the last compare is kept; else one sentence.
+  const std::string& keptTensorsNote() const { return keptNote_; }
 
   // Compiles if needed and checks every kernel alone, fed the eager tensors of
   // its inputs, beside the end-to-end run (session/isolated_compare.h).
@@ -235,6 +247,10 @@ class Session {
   std::unique_ptr<CompiledModule> compiled_;
   CompileOptions compileOptions_;  // of the last compile, reused by compareIsolated
   std::optional<CompareReport> report_;
+  // The last compare's runs, as far as tensorBudgetBytes allows (keepRuns).
+  std::shared_ptr<const ComparedRuns> runs_;
+  std::string keptNote_;
+  void keepRuns(ComparedRuns runs);
   std::optional<IsolatedReport> isolated_;
   std::optional<TapReport> taps_;
   std::optional<ProfileReport> profile_;

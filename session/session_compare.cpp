@@ -212,6 +212,7 @@ Expected<CompareReport> Session::compare(const std::map<std::string, TensorData>
                                         compiled_->kernels(), opts);
   report(progress, 1.0, "compared");
   report_ = rep;
+  keepRuns(std::move(*runs));
   return rep;
 }
 

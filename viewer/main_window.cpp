@@ -37,6 +37,7 @@
 #include "viewer/pass_list.h"
 #include "viewer/precision_menu.h"
 #include "viewer/profile_panel.h"
+#include "viewer/tensor_inspector.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -282,6 +283,7 @@ void MainWindow::attachViews() {
   diffPane_->setSession(session_.get());
   inspector_->setSession(session_.get());
   comparePanel_->setSession(session_.get());
+  tensorInspector_->setSession(session_.get());
 }
 
 void MainWindow::detachViews() {
@@ -289,6 +291,7 @@ void MainWindow::detachViews() {
   diffPane_->setSession(nullptr);
   inspector_->setSession(nullptr);
   comparePanel_->setSession(nullptr);
+  tensorInspector_->setSession(nullptr);
   profilePanel_->setReport(nullptr);  // the profile was of the compiled module now dropped
   profilePanel_->setStatusText(
       tr("No profile yet: Profile times every kernel of the compiled model."));
@@ -329,6 +332,7 @@ void MainWindow::onNodeSelected(NodeId node) {
   if (session_ && shown_ == &session_->finalGraph())
     codePane_->showKernel(qs(session_->kernelNameOf(node)));
   if (n.outputs.empty()) return;
+  tensorInspector_->showTensor(qs(shown_->value(n.outputs[0]).name));
   // Scroll the IR pane to the line that defines the node's first output.
   const QString def = "%" + qs(shown_->value(n.outputs[0]).name) + " =";
   QTextCursor found = irPane_->document()->find(def);

@@ -49,6 +49,7 @@ namespace fuselens::viewer {
 class CodePane;
 class ComparePanel;
 class ProfilePanel;
+class TensorInspector;
 class FusionInspector;
 class GraphView;
 class PassDiffPane;
@@ -123,6 +124,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* compareDock() const { return compareDock_; }
   QDockWidget* profileDock() const { return profileDock_; }
   ProfilePanel* profilePanel() const { return profilePanel_; }
+  TensorInspector* tensorInspector() const { return tensorInspector_; }
+  QDockWidget* tensorDock() const { return tensorDock_; }
   QLineEdit* searchBox() const { return searchEdit_; }
   QAction* heatAction() const { return heatAct_; }
   QAction* diffAction() const { return diffAct_; }
@@ -214,6 +217,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* compareDock_ = nullptr;
   ProfilePanel* profilePanel_ = nullptr;
   QDockWidget* profileDock_ = nullptr;
+  TensorInspector* tensorInspector_ = nullptr;
+  QDockWidget* tensorDock_ = nullptr;
   QDockWidget* tourDock_ = nullptr;
   TourPanel* tourPanel_ = nullptr;
   std::shared_ptr<const QList<TourChapter>> chapters_;

@@ -12,6 +12,7 @@
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
 #include "viewer/profile_panel.h"
+#include "viewer/tensor_inspector.h"
 
 namespace fuselens::viewer {
 
@@ -34,6 +35,13 @@ void MainWindow::buildDocks() {
   profileDock_->setWidget(profilePanel_);
   addDockWidget(Qt::BottomDockWidgetArea, profileDock_);
   tabifyDockWidget(compareDock_, profileDock_);
+  // The tensor inspector too: it follows the selection, whichever tab is up.
+  tensorInspector_ = new TensorInspector(this);
+  tensorDock_ = new QDockWidget(tr("Tensor"), this);
+  tensorDock_->setObjectName("tensorDock");
+  tensorDock_->setWidget(tensorInspector_);
+  addDockWidget(Qt::BottomDockWidgetArea, tensorDock_);
+  tabifyDockWidget(compareDock_, tensorDock_);
   compareDock_->raise();
   connect(profilePanel_, &ProfilePanel::profileRequested, this, &MainWindow::startProfile);
   connect(profilePanel_, &ProfilePanel::kernelPicked, this, &MainWindow::onKernelPicked);
@@ -123,6 +131,8 @@ void MainWindow::onKernelPicked(const QString& kernelName) {
 void MainWindow::onTensorPicked(const QString& valueName) {
   if (!graphView_->selectProducerOf(valueName))
     statusBar()->showMessage(tr("No node in this step produces %%1").arg(valueName), kMessageMs);
+  // After the selection, which shows the node's first output: the pick may be another.
+  tensorInspector_->showTensor(valueName);
 }
 
 // Searches every op, inside collapsed scopes too: the view opens the scopes

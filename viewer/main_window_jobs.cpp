@@ -27,6 +27,7 @@
 #include "viewer/pass_diff_pane.h"
 #include "viewer/pass_list.h"
 #include "viewer/profile_panel.h"
+#include "viewer/tensor_inspector.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -178,7 +179,8 @@ void MainWindow::startCompare() {
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
   compareLabel_->setText(tr("compare: running..."));
-  comparePanel_->setSession(nullptr);  // the worker writes the report
+  comparePanel_->setSession(nullptr);     // the worker writes the report
+  tensorInspector_->setSession(nullptr);  // and the tensors it keeps
   comparePanel_->setStatusText(compareLabel_->text());
   start(Job::Compare, [s, progress, cancel] {
     return onRandomInputs(*s, [&](const auto& inputs, JobResult& r) {
@@ -194,7 +196,8 @@ void MainWindow::startIsolatedCompare() {
   std::shared_ptr<Session> s = session_;
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  comparePanel_->setSession(nullptr);  // the worker writes the report
+  comparePanel_->setSession(nullptr);     // the worker writes the report
+  tensorInspector_->setSession(nullptr);  // and the tensors it keeps
   comparePanel_->setStatusText(tr("alone: compiling every kernel on its own..."));
   start(Job::Isolated, [s, progress, cancel] {
     return onRandomInputs(*s, [&](const auto& inputs, JobResult&) {
@@ -306,6 +309,7 @@ void MainWindow::onJobDone() {
       break;
     case Job::Isolated:
       comparePanel_->setSession(session_.get());
+      tensorInspector_->setSession(session_.get());
       if (!r.status && !cancel_.cancelled()) showError(qs(r.status.message()));
       break;
     case Job::Save:
@@ -394,6 +398,7 @@ void MainWindow::finishOptimize(const JobResult& r) {
 }
 
 void MainWindow::finishCompare(const JobResult& r) {
+  tensorInspector_->setSession(session_.get());  // a failed compare keeps the last tensors
   if (!r.status) {
     compareLabel_->setText(cancel_.cancelled()
                                ? tr("compare: cancelled")

@@ -17,5 +17,6 @@ void addDiffCommand(CLI::App& app, int& exitCode);
 void addProfileCommand(CLI::App& app, int& exitCode);
 void addRenderCommand(CLI::App& app, int& exitCode);
 void addBisectCommand(CLI::App& app, int& exitCode);
+void addTensorCommand(CLI::App& app, int& exitCode);
 
 }  // namespace fuselens::cli

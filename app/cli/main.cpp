@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   fuselens::cli::addProfileCommand(app, exitCode);
   fuselens::cli::addRenderCommand(app, exitCode);
   fuselens::cli::addBisectCommand(app, exitCode);
+  fuselens::cli::addTensorCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
