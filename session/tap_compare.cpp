@@ -1,11 +1,10 @@
 // Finding a tap and running a group's tapped variant (session/tap_compare.h).
 #include "session/tap_compare.h"
 
-#include "core/compare/storage_floor.h"
-
 #include <algorithm>
 #include <cstring>
 
+#include "core/compare/storage_floor.h"
 #include "session/compared_runs.h"
 #include "session/isolated_compare.h"
 #include "session/perturb.h"

@@ -24,7 +24,7 @@ struct TourChapter {
   QString shape;   // the input shapes box ("x=1x8x64"), or empty
   QString pass;    // a snapshot as fuselens-cli diff names it ("layout", "import", "-1": the last)
   QString select;  // an op name
-  QString view;       // graph | diff | side (the diff side by side) | code | inspector | compare
+  QString view;    // graph | diff | side (the diff side by side) | code | inspector | compare
   QString precision;  // Pipeline > Precision for the chapter ("f16"), or empty: f32
   QString text;       // markdown for the panel
 };
