@@ -4,6 +4,7 @@
 // is what can take a while, so only it goes to the worker.
 #include "viewer/tensor_inspector.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFontDatabase>
@@ -12,6 +13,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMessageBox>
+#include <QPainter>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
@@ -48,11 +50,14 @@ TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
   sideBox_->addItem(tr("Error |compiled \u2212 eager|"), int(TensorSide::Error));
   sideBox_->addItem(tr("Error / expected"), int(TensorSide::Ratio));
   sideBox_->setCurrentIndex(1);
+  sideBySide_ = new QCheckBox(tr("Side by side"), this);
+  sideBySide_->setToolTip(tr("The slice as eager | compiled | error map, next to each other"));
   saveButton_ = new QPushButton(tr("Save as .npy\u2026"), this);
   saveButton_->setEnabled(false);
   auto* top = new QHBoxLayout;
   top->addWidget(header_, 1);
   top->addWidget(sideBox_);
+  top->addWidget(sideBySide_);
   top->addWidget(saveButton_);
 
   stats_ = new QLabel(this);
@@ -102,6 +107,7 @@ TensorInspector::TensorInspector(QWidget* parent) : QWidget(parent) {
   connect(watcher_, &QFutureWatcher<Computed>::finished, this,
           [this] { showComputed(watcher_->result()); });
   connect(sideBox_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+  connect(sideBySide_, &QCheckBox::toggled, this, [this] { refreshSlice(); });
   connect(saveButton_, &QPushButton::clicked, this, &TensorInspector::saveWithDialog);
   auto axesChanged = [this] {
     setSliceAxes(rowAxisBox_->currentIndex(), colAxisBox_->currentIndex());
@@ -262,6 +268,14 @@ void TensorInspector::showImage() {
     return;
   }
   const auto side = TensorSide(sideBox_->currentData().toInt());
+  if (sideBySide_->isChecked()) {
+    image_ = sideBySideImage();
+    if (!image_.isNull()) {
+      imageLabel_->setPixmap(QPixmap::fromImage(
+          image_.scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::FastTransformation)));
+      return;
+    }
+  }
   // Errors read best against "no error": white at 0 (or at 1 times the
   // expected error), growing red; values have no such centre, so gray.
   if (side == TensorSide::Error)
@@ -272,6 +286,30 @@ void TensorInspector::showImage() {
     image_ = sliceImage(*slice, ColorMap::Gray);
   imageLabel_->setPixmap(QPixmap::fromImage(
       image_.scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::FastTransformation)));
+}
+
+void TensorInspector::setSideBySide(bool on) { sideBySide_->setChecked(on); }
+
+// Eager, compiled and |compiled - eager| of the shown slice, one column of
+// background between them; eager and compiled in gray, the error from white.
+// Null when a side is missing (no compiled tensor: a value inside a kernel).
+QImage TensorInspector::sideBySideImage() const {
+  std::vector<QImage> parts;
+  for (TensorSide side : {TensorSide::Eager, TensorSide::Compiled, TensorSide::Error}) {
+    auto t = sideTensor(*tensor_, side);
+    if (!t) return {};
+    auto slice = slice2D(**t, slice_);
+    if (!slice) return {};
+    parts.push_back(
+        sliceImage(*slice, side == TensorSide::Error ? ColorMap::Diverging : ColorMap::Gray, 0));
+  }
+  const int gap = std::max(1, parts[0].width() / 16);
+  QImage out(parts[0].width() * 3 + gap * 2, parts[0].height(), QImage::Format_RGB32);
+  out.fill(palette().window().color());
+  QPainter p(&out);
+  for (size_t i = 0; i < parts.size(); ++i)
+    p.drawImage(int(i) * (parts[0].width() + gap), 0, parts[i]);
+  return out;
 }
 
 void TensorInspector::resizeEvent(QResizeEvent* event) {

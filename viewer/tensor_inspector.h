@@ -3,7 +3,8 @@
 // dtype, layout), the stats lines `fuselens-cli tensor` prints, a histogram,
 // a lazy values table over a 2-D slice with spin boxes for the other axes, an
 // image of the same slice, a side selector (Eager | Compiled | Exact | Error |
-// Error / expected) and "Save as .npy…". Every number comes from Session
+// Error / expected), "Side by side" (the slice's image as eager | compiled |
+// error next to each other) and "Save as .npy…". Every number comes from Session
 // (session/tensor_inspect.h); the widget only draws. Stats of tensors over
 // kWorkerElements are computed on a worker thread.
 #pragma once
@@ -14,6 +15,7 @@
 #include "core/support/status.h"
 #include "session/tensor_inspect.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -57,6 +59,8 @@ class TensorInspector : public QWidget {
   TensorSliceModel* sliceModel() const { return model_; }
   QTableView* table() const { return table_; }
   QComboBox* sideBox() const { return sideBox_; }
+  // The image shows eager, compiled and the error map of the same slice in a row.
+  void setSideBySide(bool on);
   HistogramWidget* histogramWidget() const { return histogram_; }
   const QImage& image() const { return image_; }
   QPushButton* saveButton() const { return saveButton_; }
@@ -78,6 +82,7 @@ class TensorInspector : public QWidget {
   void refreshSlice();  // table and image from the axes controls
   void showComputed(const Computed& c);
   void showImage();
+  QImage sideBySideImage() const;
   void saveWithDialog();
   void clearViews(const QString& why);
 
@@ -92,6 +97,7 @@ class TensorInspector : public QWidget {
 
   QLabel* header_;
   QComboBox* sideBox_;
+  QCheckBox* sideBySide_;
   QPushButton* saveButton_;
   QLabel* stats_;
   HistogramWidget* histogram_;

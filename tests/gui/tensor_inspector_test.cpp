@@ -80,6 +80,13 @@ class TensorInspectorTest : public QObject {
     QCOMPARE(ins->statsText(), statsWords(**err));
     QVERIFY(ins->statsText().startsWith("f64["));
     QVERIFY(!ins->image().isNull());
+    // Side by side: eager | compiled | error of the same slice in one row.
+    const QSize one = ins->image().size();
+    ins->setSideBySide(true);
+    QCOMPARE(ins->image().height(), one.height());
+    QVERIFY(ins->image().width() > 3 * one.width());
+    ins->setSideBySide(false);
+    QCOMPARE(ins->image().size(), one);
 
     QTemporaryDir dir;
     const QString path = dir.path() + "/r1_error.npy";
