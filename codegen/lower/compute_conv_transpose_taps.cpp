@@ -121,7 +121,8 @@ class StrideTaps {
     LoopFunc& fn = kb_.func();
     BufferId xeId = fn.addBuffer("xe" + std::to_string(fn.buffers.size()), BufferKind::Local,
                                  DType::F32, {cin_ * width});
-    const Buffer& xe = fn.buffer(xeId);
+    // Copies, not references: block() adds buffers, which moves fn.buffers.
+    const Buffer xe = fn.buffer(xeId);
     Var c = kb_.newLoopVar(), l = kb_.newLoopVar();
     ExprRef col = add(q0, varRef(l));
     ExprRef xv = kb_.valueAt(n_.inputs[0],
@@ -144,8 +145,9 @@ class StrideTaps {
     LoopFunc& fn = kb_.func();
     BufferId accId = fn.addBuffer("acc" + std::to_string(fn.buffers.size()), BufferKind::Local,
                                   DType::F32, {rows * width});
-    const Buffer& acc = fn.buffer(accId);
-    const Buffer& wp = fn.buffer(packed_);
+    // Copies: valueAt and the sink may add buffers, which moves fn.buffers.
+    const Buffer acc = fn.buffer(accId);
+    const Buffer wp = fn.buffer(packed_);
     auto regs = [&](const std::function<std::vector<StmtRef>(ExprRef, ExprRef, ExprRef)>& body) {
       Var r = kb_.newLoopVar();
       return pinnedLoop(r, rows, ForKind::Unrolled, lanes(width, [&](ExprRef col, ExprRef l) {

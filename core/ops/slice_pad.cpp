@@ -181,9 +181,16 @@ Types inferTile(const InferContext& c) {
   for (size_t i = 0; i < o.rank(); ++i) {
     if (!reps || reps->size() != o.rank())
       o.shape[i] = Dim::unknown();
-    else if (o.shape[i].isStatic())
-      o.shape[i] = Dim::fixed(o.shape[i].value * (*reps)[i]);
-    else if ((*reps)[i] != 1)
+    else if (o.shape[i].isStatic()) {
+      // Repeats come from the model file: a negative or overflowing extent is
+      // a bad model, not a shape.
+      int64_t extent = 0;
+      if ((*reps)[i] < 0 || __builtin_mul_overflow(o.shape[i].value, (*reps)[i], &extent))
+        return nodeError(
+            c.node, "repeats[" + std::to_string(i) + "] = " + std::to_string((*reps)[i]) +
+                        " gives no valid extent for a dim of " + std::to_string(o.shape[i].value));
+      o.shape[i] = Dim::fixed(extent);
+    } else if ((*reps)[i] != 1)
       o.shape[i] = Dim::unknown();
   }
   return std::vector{o};
