@@ -1,6 +1,7 @@
 // Session::compareIsolated: the reference runs (with the f64 and f32-summing
 // ones for rounding verdicts), the end-to-end compiled run, then every kernel
-// alone (session/isolated_compare.cpp).
+// alone (session/isolated_compare.cpp). The reference and end-to-end runs are
+// kept for the tensor inspector as a plain compare's are.
 #include "session/compared_runs.h"
 #include "session/session.h"
 
@@ -21,7 +22,10 @@ Expected<IsolatedReport> Session::compareIsolated(const std::map<std::string, Te
   auto rep =
       fuselens::compareIsolated(finalGraph(), compiled_->kernels(), refs->eager, &*compiled, opts,
                                 compileOptions_, scaled, cancel, &rounding, &perturbations);
-  if (rep) isolated_ = *rep;
+  if (!rep) return rep;
+  isolated_ = *rep;
+  // The inspector then shows this compare's end-to-end run, not an older one's.
+  keepRuns(std::move(*runs));
   return rep;
 }
 

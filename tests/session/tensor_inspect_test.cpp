@@ -239,6 +239,22 @@ class TensorInspectTest : public QObject {
     QVERIFY2(has(bad.message(), "no tensor named 'nope'"), bad.message().c_str());
   }
 
+  void isolatedCompareRefreshesTheKeptTensors() {
+    Session s;
+    QVERIFY(s.open(twoConvs()).isOk());
+    QVERIFY(s.optimize(defaultPipelineText()).isOk());
+    QVERIFY(s.compare(*s.randomInputs(3), CompareOptions{}).isOk());
+    const auto first = s.inspectTensor("r1");
+    QVERIFY(first.isOk() && first->compiled);
+    // Other inputs, isolated: the inspector must show this run, not the last plain one.
+    QVERIFY(s.compareIsolated(*s.randomInputs(4), CompareOptions{}).isOk());
+    const auto second = s.inspectTensor("r1");
+    QVERIFY2(second.isOk(), second.isOk() ? "" : second.message().c_str());
+    QVERIFY(second->eager && second->compiled);
+    QVERIFY(tensorStats(*absErrorMap(*first->eager, *second->eager)).max > 0);
+    QVERIFY(tensorStats(*absErrorMap(*second->eager, *second->compiled)).max < 1e-3);
+  }
+
   void budgetLimitsWhatIsKept() {
     Session s;
     QVERIFY(s.open(twoConvs()).isOk());
