@@ -72,6 +72,12 @@ Expected<CompareReport> Session::compareCuda(const std::map<std::string, TensorD
     }
     rep.rows.push_back(std::move(row));
   }
+  report_ = rep;
+  // The inspector must not show an older CPU run's tensors as this compare's.
+  runs_.reset();
+  keptNote_ =
+      "the CUDA compare keeps no tensors (it checks the graph outputs); "
+      "compare on the CPU engine to inspect tensors";
   return rep;
 }
 

@@ -29,6 +29,7 @@
 #include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
+#include "viewer/engine_menu.h"
 #include "viewer/fusion_inspector.h"
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
@@ -189,6 +190,9 @@ void MainWindow::buildActions() {
         if (session_) runPipeline();
       },
       [this](const QString& why) { showError(why); });
+  addEngineMenu(precisionParent, [this] {
+    if (session_ && !isBusy() && !session_->snapshots().empty()) startCompare();
+  });
   shapesEdit_ = new QLineEdit(this);
   shapesEdit_->setObjectName("inputShapes");
   shapesEdit_->setPlaceholderText(tr("input shapes, e.g. x=1x3x224x224"));

@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QLabel>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QStatusBar>
@@ -20,6 +21,7 @@
 #include "session/session.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
+#include "viewer/engine_menu.h"
 #include "viewer/fusion_inspector.h"
 #include "viewer/graph_view.h"
 #include "viewer/graphview_names.h"
@@ -178,13 +180,15 @@ void MainWindow::startCompare() {
   std::shared_ptr<Session> s = session_;
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  compareLabel_->setText(tr("compare: running..."));
+  const bool cuda = engineChoice(findChild<QMenu*>("engineMenu")) == "cuda";
+  compareLabel_->setText(cuda ? tr("compare (CUDA): running...") : tr("compare: running..."));
   comparePanel_->setSession(nullptr);     // the worker writes the report
   tensorInspector_->setSession(nullptr);  // and the tensors it keeps
   comparePanel_->setStatusText(compareLabel_->text());
-  start(Job::Compare, [s, progress, cancel] {
+  start(Job::Compare, [s, progress, cancel, cuda] {
     return onRandomInputs(*s, [&](const auto& inputs, JobResult& r) {
-      auto report = s->compare(inputs, s->compareOptions, progress, cancel);
+      auto report = cuda ? s->compareCuda(inputs, s->compareOptions, progress, cancel)
+                         : s->compare(inputs, s->compareOptions, progress, cancel);
       if (report) r.summary = report->verdict();
       return report.status();
     });
