@@ -108,6 +108,7 @@ class Emitter {
     llvm::PHINode* phi = b_.CreatePHI(b_.getInt64Ty(), 2, lf_.var(var).name);
     phi->addIncoming(lo, pre);
     loopVals_[var.index] = phi;
+    const size_t gathersBefore = gathers_;
     ++depth_;
     for (const auto& s : body) stmt(s);
     --depth_;
@@ -118,6 +119,12 @@ class Emitter {
       br->setMetadata(llvm::LLVMContext::MD_loop, loopHint("llvm.loop.vectorize.enable", true));
     if (kind == ForKind::Unrolled)
       br->setMetadata(llvm::LLVMContext::MD_loop, loopHint("llvm.loop.unroll.full", false));
+    // A serial loop around gathers or scatters (a transposing pack) is left
+    // rolled: each is a memory-bound instruction sequence, so copying it gains
+    // nothing, while LLVM's full unroll of such a nest made one BERT attention
+    // kernel a few hundred gathers that took most of the model's compile time.
+    if (kind == ForKind::Serial && gathers_ > gathersBefore)
+      br->setMetadata(llvm::LLVMContext::MD_loop, loopHint("llvm.loop.unroll.disable", false));
     b_.SetInsertPoint(exit);
     loopVals_.erase(var.index);
   }
@@ -265,6 +272,7 @@ class Emitter {
       b_.CreateAlignedStore(splat(v), p, align);
     } else if (p->getType()->isVectorTy()) {
       b_.CreateMaskedScatter(splat(v), p, align);
+      ++gathers_;
     } else {
       // One address for every lane: the last lane's value is the one that stays.
       if (v->getType()->isVectorTy()) v = b_.CreateExtractElement(v, uint64_t(lanes_ - 1));
@@ -284,10 +292,12 @@ class Emitter {
     llvm::Value* v;
     if (contiguous)
       v = b_.CreateAlignedLoad(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
-    else if (p->getType()->isVectorTy())
+    else if (p->getType()->isVectorTy()) {
       v = b_.CreateMaskedGather(llvm::FixedVectorType::get(ty, unsigned(lanes_)), p, align);
-    else
+      ++gathers_;
+    } else {
       v = b_.CreateAlignedLoad(ty, p, align);
+    }
     if (buf.dtype == DType::Bool)
       v = b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
     return v;
@@ -406,6 +416,7 @@ class Emitter {
   std::map<int32_t, llvm::AllocaInst*> locals_;
   std::map<const Expr*, llvm::Value*> memo_;  // this statement's emitted subexpressions
   int depth_ = 0;
+  size_t gathers_ = 0;                    // gathers and scatters emitted so far
   llvm::Value* scratch_ = nullptr;        // the kernel's scratch base, when it has one
   std::map<int32_t, int64_t> scratchAt_;  // Temp buffer -> offset in scratch
   int64_t lanes_ = 0;                     // > 0 inside a vector body
