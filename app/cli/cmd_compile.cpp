@@ -13,6 +13,7 @@
 #include "app/cli/commands.h"
 #include "core/ir/printer.h"
 #include "core/support/atomic_file.h"
+#include "session/engines.h"
 
 namespace fuselens::cli {
 namespace {
@@ -33,6 +34,7 @@ struct CompileArgs {
   std::string output;
   bool noFallback = false;
   std::string precision = "f32";
+  std::string sm = "sm_90";  // --emit sass
 };
 
 PipelineChoice choiceOf(const CompileArgs& a) {
@@ -170,7 +172,7 @@ Session::CodeKind codeKindOf(const std::string& emit) {
   if (emit == "llvm") return Session::CodeKind::LlvmIr;
   if (emit == "asm") return Session::CodeKind::Asm;
   if (emit == "cuda") return Session::CodeKind::CudaC;
-  if (emit == "ptx") return Session::CodeKind::Ptx;
+  if (emit == "ptx" || emit == "sass") return Session::CodeKind::Ptx;
   return Session::CodeKind::Ir;
 }
 
@@ -204,6 +206,11 @@ int runCompile(const CompileArgs& a) {
     auto code = session.annotatedCode(kind, terminalProgress(), interruptToken());
     if (!code) return fail(code.status());
     emitted = std::move(code->text);
+    if (a.emit == "sass") {
+      auto sass = sassForPtx(emitted, a.sm);
+      if (!sass) return fail(sass.status());
+      emitted = std::move(*sass);
+    }
   }
   bool emitToStdout = !a.emit.empty() && a.output.empty();
   if (!a.output.empty()) {
@@ -248,8 +255,9 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--emit", args->emit,
                   "Print ir (optimized graph), loops (loop IR), llvm (LLVM IR), asm (x86 "
                   "assembly), cuda (CUDA C) "
-                  "or ptx (through NVRTC)")
-      ->check(CLI::IsMember({"ir", "loops", "llvm", "asm", "cuda", "ptx"}));
+                  "ptx (through NVRTC) or sass (ptxas for --sm, listed by cuobjdump or nvdisasm)")
+      ->check(CLI::IsMember({"ir", "loops", "llvm", "asm", "cuda", "ptx", "sass"}));
+  cmd->add_option("--sm", args->sm, "Architecture of --emit sass (default sm_90)");
   cmd->add_option("-o,--output", args->output, "Write the --emit text to this file (atomically)");
   cmd->add_flag(
       "--no-fallback", args->noFallback,

@@ -4,6 +4,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 
+#include "codegen/cuda/device_binaries.h"
 #include "codegen/cuda/nvrtc.h"
 #include "core/support/atomic_file.h"
 
@@ -127,6 +128,29 @@ Expected<CudaExportResult> exportCuda(const Graph& g, const CudaExportOptions& o
 
 namespace {
 
+// <base>.sm_XX.cubin for each architecture ptxas assembled, and <base>.fatbin
+// holding them with the PTX. A toolkit without fatbinary still gets the cubins;
+// why the fat binary is missing goes into ptxSkipped, which the CLI prints.
+Status writeDeviceBinaries(const std::string& base, const std::string& ptx,
+                           const std::string& ptxArch,
+                           const std::map<std::string, PtxasReport>& figures, CudaExportResult& r) {
+  std::map<std::string, std::string> cubins;
+  for (const auto& [sm, rep] : figures) {
+    if (rep.cubin.empty()) continue;
+    FL_RETURN_IF_ERROR(writeFileAtomically(base + "." + sm + ".cubin", rep.cubin));
+    r.files.push_back(base + "." + sm + ".cubin");
+    cubins[sm] = rep.cubin;
+  }
+  auto fat = makeFatbin(cubins, ptx, ptxArch);
+  if (!fat) {
+    r.ptxSkipped = fat.message();
+    return Status::ok();
+  }
+  FL_RETURN_IF_ERROR(writeFileAtomically(base + ".fatbin", *fat));
+  r.files.push_back(base + ".fatbin");
+  return Status::ok();
+}
+
 Expected<CudaExportResult> exportCudaFiles(const Graph& g, const CudaExportOptions& opts,
                                            CudaBundleData data, const Progress& progress,
                                            const CancelToken& cancel) {
@@ -156,6 +180,7 @@ Expected<CudaExportResult> exportCudaFiles(const Graph& g, const CudaExportOptio
       auto figures = ptxasFigures(m.source, opts.ptxasArchs, opts.name + ".cu", opts.arch, *ptx);
       if (!figures) return figures.status();
       data.ptxas = std::move(*figures);
+      FL_RETURN_IF_ERROR(writeDeviceBinaries(base, *ptx, opts.arch, data.ptxas, r));
     }
   }
   if (cancel.cancelled()) return Status::error("export cancelled");

@@ -83,6 +83,13 @@ Expected<PtxasReport> runPtxas(const std::string& ptx, const std::string& sm) {
                                     shellQuoted(in.string()) + " -o " +
                                     shellQuoted((dir / "kernels.cubin").string()),
                                 &log);
+  std::string cubin;
+  if (rc == 0) {
+    std::ifstream f(dir / "kernels.cubin", std::ios::binary);
+    std::ostringstream bytes;
+    bytes << f.rdbuf();
+    cubin = bytes.str();
+  }
   fs::remove_all(dir, ec);
   if (rc != 0) {
     std::string first = log.substr(0, log.find('\n'));
@@ -94,6 +101,7 @@ Expected<PtxasReport> runPtxas(const std::string& ptx, const std::string& sm) {
   PtxasReport r;
   r.arch = sm;
   r.functions = parsePtxasLog(log);
+  r.cubin = std::move(cubin);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -25,6 +25,7 @@ struct PtxasReport {
   std::string arch;                               // "sm_90"
   std::map<std::string, PtxasFigures> functions;  // by entry name
   double seconds = 0;
+  std::string cubin;  // the ELF ptxas assembled (what an export writes as <name>.sm_XX.cubin)
 };
 
 // The ptxas to run: $CUDA_HOME/bin/ptxas, /usr/local/cuda/bin/ptxas, or the

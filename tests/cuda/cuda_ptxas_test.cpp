@@ -10,8 +10,10 @@
 
 #include "codegen/cuda/cuda_c.h"
 #include "codegen/cuda/cuda_export.h"
+#include "codegen/cuda/device_binaries.h"
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/ptxas.h"
+#include "codegen/cuda/toolkit.h"
 #include "codegen/kernel_plan.h"
 #include "core/io/npy.h"
 #include "session/session.h"
@@ -26,6 +28,7 @@ class CudaPtxasTest : public QObject {
   std::string source_;
   std::vector<std::string> stages_;
   int fixtures_ = 0;
+  std::map<std::string, PtxasReport> figures_;
 
  private slots:
   void parsesPtxasOutput() {
@@ -130,6 +133,40 @@ class CudaPtxasTest : public QObject {
             sm, stages_.size(), minRegs, maxRegs, (long long)spilling, (long long)maxSpill,
             rep.seconds);
     }
+    figures_ = *figures;
+  }
+
+  // What an export writes beside the PTX: a cubin per architecture (ELF), and
+  // one fat binary of both plus the PTX; SASS where cuobjdump or nvdisasm is.
+  void cubinsMakeAFatbinAndSass() {
+    if (figures_.empty()) QSKIP("no ptxas figures (see the test before)");
+    std::map<std::string, std::string> cubins;
+    for (const auto& [sm, rep] : figures_) {
+      QVERIFY2(rep.cubin.rfind("\x7f"
+                               "ELF",
+                               0) == 0,
+               sm.c_str());
+      cubins[sm] = rep.cubin;
+    }
+    auto ptx =
+        compileToPtx(cudaPrelude() + "extern \"C\" __global__ void probe(float* x) { x[0] = 1; }\n",
+                     "compute_80", "probe.cu");
+    QVERIFY2(ptx, ptx ? "" : ptx.message().c_str());
+    auto fat = makeFatbin(cubins, *ptx, "compute_80");
+    if (!fat && findCudaTool("fatbinary").empty()) QSKIP(fat.message().c_str());
+    QVERIFY2(fat, fat ? "" : fat.message().c_str());
+    QVERIFY(fat->size() > cubins["sm_80"].size() + cubins["sm_90"].size());
+    QCOMPARE(fat->substr(0, 4), std::string("\x50\xed\x55\xba"));  // fatbin magic 0xBA55ED50
+
+    auto sass = disassembleCubin(cubins["sm_90"]);
+    if (findCudaTool("cuobjdump").empty() && findCudaTool("nvdisasm").empty()) {
+      QVERIFY(!sass);
+      QVERIFY2(sass.message().find("SASS needs cuobjdump or nvdisasm") != std::string::npos,
+               sass.message().c_str());
+      return;
+    }
+    QVERIFY2(sass, sass ? "" : sass.message().c_str());
+    QVERIFY2(sass->find(stages_.front()) != std::string::npos, stages_.front().c_str());
   }
 };
 
