@@ -125,6 +125,29 @@ class CliSweepTest : public QObject {
     QVERIFY2(r.err.contains("--dim seq=N"), qPrintable(r.err));
   }
 
+  // The refusal names a value to start from: the dim's name says what it is.
+  void refusalSuggestsADim_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("suggestion");
+    QTest::newRow("sequence") << kTransformer << "(suggested: --dim seq=128)";
+    QTest::newRow("image width") << kOcr << "(suggested: --dim width=16)";
+  }
+
+  void refusalSuggestsADim() {
+    QFETCH(QString, model);
+    QFETCH(QString, suggestion);
+    QTemporaryDir out;
+    Result r =
+        cli({"run", model, "--engine", "cpu", "--random-inputs", "--output-dir", out.path()});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(suggestion), qPrintable(r.err));
+    // The suggestion works as given.
+    QStringList args = {"run",          model,     "--engine", "cpu", "--random-inputs",
+                        "--output-dir", out.path()};
+    r = cli(args << suggestion.section(' ', 1).chopped(1).split(' '));
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+  }
+
  private:
   QTemporaryDir cache_;
 };
