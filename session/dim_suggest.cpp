@@ -6,6 +6,8 @@
 #include <cctype>
 #include <optional>
 
+#include "core/onnx/import.h"
+
 namespace fuselens {
 namespace {
 
@@ -130,6 +132,12 @@ std::vector<DimSuggestion> suggestDims(const Graph& g,
     if (!fromMetadata(metadata, s) && !fromDimName(g, s) && !fromInputName(g, s))
       s.reason = "a small value that compiles fast";
   return out;
+}
+
+Expected<std::vector<DimSuggestion>> suggestDimsOfFile(const std::string& modelPath) {
+  auto model = importOnnxFile(modelPath);
+  if (!model) return model.status();
+  return suggestDims(model->graph);
 }
 
 InputShapes shapesForDims(const Graph& g, const std::map<std::string, int64_t>& dims) {

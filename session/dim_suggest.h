@@ -36,6 +36,10 @@ struct DimSuggestion {
 std::vector<DimSuggestion> suggestDims(const Graph& g,
                                        const std::map<std::string, std::string>& metadata = {});
 
+// suggestDims of the model file as imported, before any dim is bound (a
+// restored session's graph has its dims fixed already).
+Expected<std::vector<DimSuggestion>> suggestDimsOfFile(const std::string& modelPath);
+
 // Every input that uses one of `dims` with its shape under those values; an
 // input with a dim neither static nor in `dims` is left out.
 InputShapes shapesForDims(const Graph& g, const std::map<std::string, int64_t>& dims);

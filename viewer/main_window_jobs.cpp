@@ -16,8 +16,10 @@
 #include <utility>
 
 #include "core/ir/printer.h"
+#include "session/dim_suggest.h"
 #include "session/input_shapes.h"
 #include "session/session.h"
+#include "viewer/bucket_panel.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
 #include "viewer/fusion_inspector.h"
@@ -96,11 +98,26 @@ void MainWindow::openFile(const QString& path) {
   }
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  start(Job::Open, [file, pipe, shapes = *shapes, progress, cancel] {
+  const bool ask = dimsPrompt_ || modalErrors_;
+  auto known = rememberedDims_.find(QFileInfo(path).absoluteFilePath().toStdString());
+  std::map<std::string, int64_t> remembered;
+  if (known != rememberedDims_.end()) remembered = known->second;
+  start(Job::Open, [file, pipe, shapes = *shapes, ask, remembered, progress, cancel] {
     JobResult r;
     auto s = std::make_shared<Session>();
-    r.status = s->open(OpenRequest{file, {}, shapes, pipe}, progress, cancel);
+    r.status = s->open(OpenRequest{file, {}, shapes, ""}, progress, cancel);
     if (s->isOpen()) r.session = s;  // shown even when its shapes or pipeline then failed
+    if (!r.status) return r;
+    r.dims = suggestDims(s->original());
+    if (!r.dims.empty() && !remembered.empty()) {  // this window asked before
+      r.dimValues = remembered;
+      auto bound = s->bindInputShapes(shapesForDims(s->original(), remembered));
+      if (!bound) r.status = bound.status();
+    } else if (!r.dims.empty() && ask) {
+      r.needsDims = true;  // the pipeline waits for the dims dialog
+      return r;
+    }
+    if (r.status) r.status = s->optimize(pipe, progress, cancel);
     return r;
   });
 }
@@ -121,6 +138,11 @@ void MainWindow::openSession(const QString& path) {
     auto warnings = s->restore(file, progress, cancel);
     r.status = warnings.status();
     if (warnings) r.warnings = *warnings;
+    if (warnings && !s->boundInputShapes().empty()) {  // the dims it was saved with
+      auto dims = suggestDimsOfFile(s->modelPath());
+      if (dims) r.dims = *dims;
+      r.dimValues = dimsFromShapes(r.dims, s->boundInputShapes());
+    }
     // The model may have opened even if its pipeline then failed: show it.
     if (s->isOpen()) r.session = s;
     return r;
@@ -353,6 +375,10 @@ void MainWindow::finishOpen(const JobResult& r) {
     if (!cancel_.cancelled()) showError(qs(r.status.message()));
     return;
   }
+  if (r.needsDims) {  // still not shown: the old session stays until the answer
+    askDims(r);
+    return;
+  }
   detachViews();
   session_ = r.session;
   saveSessionAct_->setEnabled(true);
@@ -370,6 +396,7 @@ void MainWindow::finishOpen(const JobResult& r) {
     setInputShapes(items.join("; "));
   }
   addRecentFile(r.path.empty() ? path : qs(r.path));
+  bucketPanel_->setModel(path, r.dims, r.dimValues);
   emit modelOpened(path);
   if (!r.warnings.empty()) {
     QStringList lines;
@@ -381,6 +408,7 @@ void MainWindow::finishOpen(const JobResult& r) {
 }
 
 void MainWindow::finishOptimize(const JobResult& r) {
+  bucketPanel_->setPipeline(qs(session_->pipeline()));  // a sweep runs what the window ran
   passList_->setSession(session_.get());
   diffPane_->setSession(session_.get());
   inspector_->setSession(session_.get());
