@@ -18,6 +18,7 @@
 #include "core/ir/printer.h"
 #include "session/dim_suggest.h"
 #include "session/input_shapes.h"
+#include "session/saved_dims.h"
 #include "session/session.h"
 #include "viewer/bucket_panel.h"
 #include "viewer/code_pane.h"
@@ -74,7 +75,7 @@ void MainWindow::saveSessionWithDialog() {
     return;
   }
   const QFileInfo model(qs(session_->modelPath()));
-  const QString suggested = model.absolutePath() + "/" + model.completeBaseName() + kSessionSuffix;
+  const QString suggested = qs(besideSessionPath(model.absoluteFilePath().toStdString()));
   const QString path =
       QFileDialog::getSaveFileName(this, tr("Save session"), suggested, sessionFilter());
   if (!path.isEmpty()) saveSession(path);
@@ -102,15 +103,23 @@ void MainWindow::openFile(const QString& path) {
   auto known = rememberedDims_.find(QFileInfo(path).absoluteFilePath().toStdString());
   std::map<std::string, int64_t> remembered;
   if (known != rememberedDims_.end()) remembered = known->second;
-  start(Job::Open, [file, pipe, shapes = *shapes, ask, remembered, progress, cancel] {
+  start(Job::Open, [file, pipe, shapes = *shapes, ask, remembered, progress, cancel]() mutable {
     JobResult r;
     auto s = std::make_shared<Session>();
     r.status = s->open(OpenRequest{file, {}, shapes, ""}, progress, cancel);
     if (s->isOpen()) r.session = s;  // shown even when its shapes or pipeline then failed
     if (!r.status) return r;
     r.dims = suggestDims(s->original());
-    if (!r.dims.empty() && !remembered.empty()) {  // this window asked before
+    std::string from = "as this window last opened it";
+    if (!r.dims.empty() && remembered.empty()) {  // a session saved beside the model
+      remembered = savedDims(file, r.dims);
+      from = "from " + besideSessionPath(file);
+    }
+    if (!r.dims.empty() && !remembered.empty()) {
       r.dimValues = remembered;
+      r.summary = "Dims bound " + from + ":";
+      for (const auto& [name, value] : remembered)
+        r.summary += " " + name + "=" + std::to_string(value);
       auto bound = s->bindInputShapes(shapesForDims(s->original(), remembered));
       if (!bound) r.status = bound.status();
     } else if (!r.dims.empty() && ask) {
@@ -398,6 +407,7 @@ void MainWindow::finishOpen(const JobResult& r) {
   addRecentFile(r.path.empty() ? path : qs(r.path));
   bucketPanel_->setModel(path, r.dims, r.dimValues);
   emit modelOpened(path);
+  if (!r.summary.empty()) statusBar()->showMessage(qs(r.summary), kWarningMs);
   if (!r.warnings.empty()) {
     QStringList lines;
     for (const Diagnostic& d : r.warnings) lines << qs(d.str());

@@ -2,7 +2,9 @@
 // asked once with the suggestion, the answer is bound and the model compiles
 // and compares; Cancel leaves the model unopened with a status line; the
 // window remembers the answer for the same model, and a saved session reopens
-// with it without asking. The Buckets dock shows the bound value.
+// with it without asking, as does opening the model with a session saved beside
+// it. The Buckets dock shows the bound value.
+#include <QFile>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -91,6 +93,35 @@ class DimsGuiTest : public QObject {
     QCOMPARE(inputShape(w2), (std::vector<int64_t>{1, 6, 16}));
     QVERIFY2(w2.bucketPanel()->dimsText().contains("seq (x[1]) = 6"),
              qPrintable(w2.bucketPanel()->dimsText()));
+  }
+
+  // A session saved where Save Session suggests it answers for the model in
+  // any later window: opening the model itself asks nothing.
+  void sessionBesideTheModelAnswers() {
+    QTemporaryDir dir;
+    const QString model = dir.filePath("bert.onnx");
+    QVERIFY(QFile::copy(kModel, model));
+    Prompt prompt;
+    prompt.answer = std::map<std::string, int64_t>{{"seq", 9}};
+    {
+      MainWindow w;
+      w.setModalErrors(false);
+      w.setDimsPrompt(prompt.hook());
+      w.openFile(model);
+      QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.session() && w.session()->lastReport(), kTimeoutMs);
+      QSignalSpy saved(&w, &MainWindow::sessionSaved);
+      w.saveSession(dir.filePath("bert.fuselens.json"));
+      QVERIFY(saved.wait(kTimeoutMs));
+    }
+    MainWindow w;
+    w.setModalErrors(false);
+    w.setDimsPrompt(prompt.hook());
+    w.openFile(model);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.session() && w.session()->lastReport(), kTimeoutMs);
+    QCOMPARE(prompt.calls, 1);  // the first window's question only
+    QCOMPARE(inputShape(w), (std::vector<int64_t>{1, 9, 16}));
+    QVERIFY2(w.statusBar()->currentMessage().contains("bert.fuselens.json: seq=9"),
+             qPrintable(w.statusBar()->currentMessage()));
   }
 
   void cancelLeavesTheModelUnopened() {

@@ -5,10 +5,13 @@
 // grouped by bucket, on the transformer fixture with symbolic `seq`.
 #include "session/dim_suggest.h"
 
+#include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/ir/printer.h"
+#include "session/saved_dims.h"
+#include "session/session_file.h"
 #include "session/sweep_buckets.h"
 #include "tests/support/test_paths.h"
 
@@ -105,6 +108,26 @@ class DimSuggestTest : public QObject {
              (std::map<std::string, int64_t>{{"batch", 2}, {"seq", 7}}));
     QCOMPARE(suggestedDimFlag(g, "seq"), std::string(" (suggested: --dim seq=128)"));
     QCOMPARE(suggestedDimFlag(g, "len"), std::string());
+  }
+
+  // The session file beside a model answers for it only when it names that model.
+  void savedDimsBesideTheModel() {
+    QTemporaryDir dir;
+    const std::string model = dir.filePath("m.onnx").toStdString();
+    QVERIFY(QFile::copy(
+        QString::fromStdString(test::sourcePath("/tests/cli/data/dyn_transformer/model.onnx")),
+        QString::fromStdString(model)));
+    QCOMPARE(besideSessionPath(model), dir.filePath("m.fuselens.json").toStdString());
+    const std::vector<DimSuggestion> dims = {{"seq", {{"x", 1}}, 128, ""}};
+    QVERIFY(savedDims(model, dims).empty());  // no file yet
+    SessionFile file;
+    file.modelPath = model;
+    file.inputShapes = {{"x", {1, 6, 16}}};
+    QVERIFY(saveSessionFile(besideSessionPath(model), file).isOk());
+    QCOMPARE(savedDims(model, dims), (std::map<std::string, int64_t>{{"seq", 6}}));
+    file.modelPath = test::sourcePath("/tests/cli/data/dyn_transformer/model.onnx");
+    QVERIFY(saveSessionFile(besideSessionPath(model), file).isOk());
+    QVERIFY(savedDims(model, dims).empty());  // another model's session
   }
 
   void noSymbolicInputsNoSuggestions() {
