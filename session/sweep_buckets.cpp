@@ -3,6 +3,7 @@
 #include "session/sweep_buckets.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "session/session.h"
 
@@ -50,6 +51,16 @@ Expected<SweepReport> sweepModel(const std::string& model,
   Session session;
   FL_RETURN_IF_ERROR(session.open(open, {}, cancel));
   return runSweep(session.original(), model, request, observer, cancel);
+}
+
+std::string BucketRow::str() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "bucket %lld: %zu run%s, %zu compile%s (%zu cache hit%s), compile %.3g s, "
+                "padding waste %.1f%%, ",
+                (long long)bucket, runs, runs == 1 ? "" : "s", compiles, compiles == 1 ? "" : "s",
+                cacheHits, cacheHits == 1 ? "" : "s", compileSeconds, paddingWaste * 100);
+  return buf + (verdict == "-" ? std::string("not checked against eager") : verdict);
 }
 
 std::vector<BucketRow> bucketRows(const SweepReport& report) {

@@ -231,11 +231,16 @@ void BucketPanel::onSweepDone() {
 void BucketPanel::fillTable() {
   model_->removeRows(0, model_->rowCount());
   for (const BucketRow& row : bucketRows(*report_)) {
-    model_->appendRow(
-        {cell(QString::number(row.bucket)), cell(QString::number(row.runs)),
-         cell(QString::number(row.compiles)), cell(QString::number(row.compileSeconds, 'f', 3)),
-         cell(QString::number(row.cacheHits)),
-         cell(QString::number(row.paddingWaste * 100, 'f', 1) + "%"), cell(qs(row.verdict))});
+    const QList<QStandardItem*> items = {
+        cell(QString::number(row.bucket)),
+        cell(QString::number(row.runs)),
+        cell(QString::number(row.compiles)),
+        cell(QString::number(row.compileSeconds, 'f', 3)),
+        cell(QString::number(row.cacheHits)),
+        cell(QString::number(row.paddingWaste * 100, 'f', 1) + "%"),
+        cell(qs(row.verdict))};
+    for (QStandardItem* item : items) item->setToolTip(qs(row.str()));  // the CLI's line
+    model_->appendRow(items);
   }
   table_->resizeColumnsToContents();
 }

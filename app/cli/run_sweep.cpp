@@ -31,6 +31,8 @@ void printTable(const SweepReport& rep) {
                 (long long)r.bucket, compiled.c_str(), r.compileSeconds, r.runSeconds * 1e3, padded,
                 r.match ? r.verdict.c_str() : "-");
   }
+  if (!rep.buckets.empty())  // the Buckets dock's rows, as lines
+    for (const BucketRow& row : bucketRows(rep)) std::printf("%s\n", row.str().c_str());
   std::printf("%s\n", rep.summary().c_str());
 }
 

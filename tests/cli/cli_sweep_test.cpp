@@ -85,6 +85,16 @@ class CliSweepTest : public QObject {
     QCOMPARE(moduleEntries(cache_.path()).size(), 3);  // recompiled and stored again
   }
 
+  // The table ends with one line per bucket, the Buckets dock's rows.
+  void bucketLinesInTheTable() {
+    Result r = cli({"run", kOcr, "--engine", "cpu", "--random-inputs", "--sweep", "width=3,7,11",
+                    "--buckets", "width=8,16", "--check-eager"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("bucket 8: 2 runs, 1 compile ("), qPrintable(r.out));
+    QVERIFY2(r.out.contains("bucket 16: 1 run, 1 compile ("), qPrintable(r.out));
+    QVERIFY2(r.out.contains("%, within rounding\n"), qPrintable(r.out));
+  }
+
   void bucketsOnACnnOfSymbolicWidth() {
     Result r = cli({"run", kOcr, "--engine", "cpu", "--random-inputs", "--sweep", "width=3:20:4",
                     "--buckets", "width=8,16,32", "--check-eager", "--pad-check", "--json"});

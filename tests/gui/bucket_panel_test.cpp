@@ -82,6 +82,7 @@ class BucketPanelTest : public QObject {
       QCOMPARE(text(BucketPanel::Compiles), QString::number(rows[r].compiles));
       QCOMPARE(text(BucketPanel::CacheHits), QString::number(rows[r].cacheHits));
       QCOMPARE(text(BucketPanel::Match), QString::fromStdString(rows[r].verdict));
+      QCOMPARE(panel.model()->item(r, 0)->toolTip(), QString::fromStdString(rows[r].str()));
     }
     QCOMPARE(panel.model()->item(0, BucketPanel::Runs)->text(), QString("2"));  // 2 and 3
     QVERIFY(panel.model()->item(0, BucketPanel::Match)->text().startsWith("within rounding"));
