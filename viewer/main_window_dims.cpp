@@ -1,7 +1,8 @@
 // MainWindow and a model's unbound dims: the open job stops before the
 // pipeline when the model has some (unless this window already has an answer
 // for that model); the dims dialog asks; the answer is bound as input shapes,
-// which is what a saved session records, so reopening it asks nothing.
+// which is what a saved session records, so reopening it asks nothing (a
+// session saved with its dims unbound asks when it is restored).
 #include <QFileInfo>
 #include <QStatusBar>
 #include <QtConcurrent/QtConcurrentRun>
@@ -32,14 +33,16 @@ void MainWindow::askDims(const JobResult& r) {
     return;
   }
   rememberedDims_[QFileInfo(path).absoluteFilePath().toStdString()] = *chosen;
-  const std::string pipe = pipeline().toStdString();
+  // A restored session's own pipeline; a model just imported has run none yet.
+  const std::string pipe = s->pipeline().empty() ? pipeline().toStdString() : s->pipeline();
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  start(Job::Open, [s, dims = r.dims, chosen = *chosen, path = r.path, pipe, progress, cancel] {
+  start(Job::Open, [s, r, chosen = *chosen, pipe, progress, cancel] {
     JobResult out;
     out.session = s;
-    out.path = path;
-    out.dims = dims;
+    out.path = r.path;
+    out.warnings = r.warnings;
+    out.dims = r.dims;
     out.dimValues = chosen;
     auto bound = s->bindInputShapes(shapesForDims(s->original(), chosen));
     out.status = bound ? s->optimize(pipe, progress, cancel) : bound.status();

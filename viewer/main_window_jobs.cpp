@@ -140,7 +140,8 @@ void MainWindow::openSession(const QString& path) {
   const std::string file = path.toStdString();
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  start(Job::Open, [file, progress, cancel] {
+  const bool ask = dimsPrompt_ || modalErrors_;
+  start(Job::Open, [file, ask, progress, cancel] {
     JobResult r;
     r.path = file;
     auto s = std::make_shared<Session>();
@@ -151,6 +152,11 @@ void MainWindow::openSession(const QString& path) {
       auto dims = suggestDimsOfFile(s->modelPath());
       if (dims) r.dims = *dims;
       r.dimValues = dimsFromShapes(r.dims, s->boundInputShapes());
+    }
+    if (warnings && s->isOpen()) {  // saved with dims unbound: ask for them now
+      std::vector<DimSuggestion> unbound = suggestDims(s->original());
+      r.needsDims = ask && !unbound.empty();
+      if (!unbound.empty()) r.dims = std::move(unbound);
     }
     // The model may have opened even if its pipeline then failed: show it.
     if (s->isOpen()) r.session = s;

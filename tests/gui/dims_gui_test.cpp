@@ -124,6 +124,31 @@ class DimsGuiTest : public QObject {
              qPrintable(w.statusBar()->currentMessage()));
   }
 
+  // A session saved while the dims were unbound (no one was asked) asks on restore.
+  void sessionSavedUnboundAsksOnRestore() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("unbound.fuselens.json");
+    {
+      MainWindow w;  // no prompt and no modal dialogs: the dims stay symbolic
+      w.setModalErrors(false);
+      w.openFile(kModel);
+      QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.session(), kTimeoutMs);
+      QVERIFY(inputShape(w).empty());
+      QSignalSpy saved(&w, &MainWindow::sessionSaved);
+      w.saveSession(file);
+      QVERIFY(saved.wait(kTimeoutMs));
+    }
+    Prompt prompt;
+    prompt.answer = std::map<std::string, int64_t>{{"seq", 4}};
+    MainWindow w;
+    w.setModalErrors(false);
+    w.setDimsPrompt(prompt.hook());
+    w.openSession(file);
+    QTRY_VERIFY_WITH_TIMEOUT(settled(w) && w.session() && w.session()->lastReport(), kTimeoutMs);
+    QCOMPARE(prompt.calls, 1);
+    QCOMPARE(inputShape(w), (std::vector<int64_t>{1, 4, 16}));
+  }
+
   void cancelLeavesTheModelUnopened() {
     Prompt prompt;  // no answer: Cancel
     MainWindow w;
