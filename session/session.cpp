@@ -8,6 +8,7 @@
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
 #include "core/ops/registry.h"
+#include "session/dim_suggest.h"
 #include "session/session_file.h"
 
 namespace fuselens {
@@ -185,7 +186,8 @@ Expected<std::map<std::string, TensorData>> Session::randomInputs(
                                  "; give the input a shape (--shape " + v.name +
                                  "=AxB..., Input shapes in the GUI)" +
                                  (d.symbol.empty() ? std::string(" or a tensor")
-                                                   : " or bind the dim (--dim " + d.symbol + "=N)"),
+                                                   : " or bind the dim with --dim " + d.symbol +
+                                                         "=N" + suggestedDimFlag(g, d.symbol)),
                              "input '" + v.name + "'");
     auto t = randomTensor(v.type, seed + i);
     if (!t) return Status::error(t.message(), "input '" + v.name + "'");

@@ -177,6 +177,7 @@ void MainWindow::buildActions() {
   view->addAction(inspectorDock_->toggleViewAction());
   view->addAction(compareDock_->toggleViewAction());
   view->addAction(profileDock_->toggleViewAction());
+  view->addAction(bucketDock_->toggleViewAction());
   view->addAction(codeDock_->toggleViewAction());
 
   pipelineEdit_ = new QLineEdit(qs(defaultPipeline()), this);

@@ -5,7 +5,9 @@
 //
 // Long work runs on a worker thread, one job at a time:
 //   open:     a fresh Session imports the model (or restores a saved session)
-//             and runs the pipeline; the old session stays on screen meanwhile;
+//             and runs the pipeline; the old session stays on screen meanwhile.
+//             A model with unbound dims stops before the pipeline: the dims
+//             dialog asks for them, and a second open job binds them and runs it;
 //   optimize: Run re-runs the pipeline on the held session; the views that
 //             read its snapshots are detached while the worker rewrites them;
 //   compare:  compiles and compares with the eager run on the session's seed
@@ -18,13 +20,16 @@
 #include <QString>
 #include <QStringList>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/ir/ids.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
+#include "session/dim_suggest.h"
 #include "session/provenance.h"
 
 class QAction;
@@ -46,6 +51,7 @@ class Session;
 
 namespace fuselens::viewer {
 
+class BucketPanel;
 class CodePane;
 class ComparePanel;
 class ProfilePanel;
@@ -65,7 +71,16 @@ struct JobResult {
   std::string path;                  // the session file saved or restored
   int codeTab = -1;                  // the code job's tab (its text in `summary`)
   std::vector<CodeSpan> spans;       // the code job's kernels, by line
+  // open: the model's symbolic input dims and the values they were bound to;
+  // needsDims: none bound yet, so the pipeline waits for the user's answer.
+  std::vector<DimSuggestion> dims;
+  std::map<std::string, int64_t> dimValues;
+  bool needsDims = false;
 };
+
+// Asks for a model's unbound dims; nullopt is Cancel (the model is not opened).
+using DimsPrompt = std::function<std::optional<std::map<std::string, int64_t>>(
+    const QString& modelName, const std::vector<DimSuggestion>& dims)>;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -106,8 +121,12 @@ class MainWindow : public QMainWindow {
   TourPanel* tourPanel() const { return tourPanel_; }
   QDockWidget* tourDock() const { return tourDock_; }
 
-  // Off: errors go only to errorShown, no modal box (tests, --screenshot).
+  // Off: errors go only to errorShown, no modal box (tests, --screenshot), and
+  // a model with unbound dims opens with them symbolic unless a prompt is set.
   void setModalErrors(bool modal) { modalErrors_ = modal; }
+  // Replaces the unbound-dims dialog (viewer/dims_dialog.h), e.g. in tests. An
+  // answer is remembered per model path for this window; a saved session keeps it.
+  void setDimsPrompt(DimsPrompt prompt) { dimsPrompt_ = std::move(prompt); }
   bool isBusy() const { return job_ != Job::None; }
   QString compareText() const;
   const Session* session() const { return session_.get(); }
@@ -126,6 +145,8 @@ class MainWindow : public QMainWindow {
   ProfilePanel* profilePanel() const { return profilePanel_; }
   TensorInspector* tensorInspector() const { return tensorInspector_; }
   QDockWidget* tensorDock() const { return tensorDock_; }
+  BucketPanel* bucketPanel() const { return bucketPanel_; }
+  QDockWidget* bucketDock() const { return bucketDock_; }
   QLineEdit* searchBox() const { return searchEdit_; }
   QAction* heatAction() const { return heatAct_; }
   QAction* diffAction() const { return diffAct_; }
@@ -177,6 +198,9 @@ class MainWindow : public QMainWindow {
   void onProgress(double fraction, const QString& stage);
   void onJobDone();
   void finishOpen(const JobResult& r);
+  // main_window_dims.cpp: asks for the dims an opened model left unbound, then
+  // binds them and runs the pipeline (a second open job).
+  void askDims(const JobResult& r);
   void finishOptimize(const JobResult& r);
   void finishCompare(const JobResult& r);
   void finishSave(const JobResult& r);
@@ -199,6 +223,8 @@ class MainWindow : public QMainWindow {
   Job job_ = Job::None;
   QFutureWatcher<JobResult>* watcher_;
   bool modalErrors_ = true;
+  DimsPrompt dimsPrompt_;
+  std::map<std::string, std::map<std::string, int64_t>> rememberedDims_;  // by model path
   const Graph* shown_ = nullptr;  // the graph on screen, owned by session_
   QString lastSearch_;
   int searchHit_ = -1;
@@ -219,6 +245,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* profileDock_ = nullptr;
   TensorInspector* tensorInspector_ = nullptr;
   QDockWidget* tensorDock_ = nullptr;
+  BucketPanel* bucketPanel_ = nullptr;
+  QDockWidget* bucketDock_ = nullptr;
   QDockWidget* tourDock_ = nullptr;
   TourPanel* tourPanel_ = nullptr;
   std::shared_ptr<const QList<TourChapter>> chapters_;

@@ -1,10 +1,11 @@
-// MainWindow's docks (fusion inspector, compare, profile, code, tour) and
+// MainWindow's docks (fusion inspector, compare, profile, buckets, code, tour) and
 // what picking a row in one of them selects in the graph.
 #include <QDockWidget>
 #include <QLineEdit>
 #include <QStatusBar>
 
 #include "session/session.h"
+#include "viewer/bucket_panel.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
 #include "viewer/fusion_inspector.h"
@@ -42,6 +43,13 @@ void MainWindow::buildDocks() {
   tensorDock_->setWidget(tensorInspector_);
   addDockWidget(Qt::BottomDockWidgetArea, tensorDock_);
   tabifyDockWidget(compareDock_, tensorDock_);
+  // The buckets too: a sweep is a question about the compare's numbers at other sizes.
+  bucketPanel_ = new BucketPanel(this);
+  bucketDock_ = new QDockWidget(tr("Buckets"), this);
+  bucketDock_->setObjectName("bucketDock");
+  bucketDock_->setWidget(bucketPanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, bucketDock_);
+  tabifyDockWidget(compareDock_, bucketDock_);
   compareDock_->raise();
   connect(profilePanel_, &ProfilePanel::profileRequested, this, &MainWindow::startProfile);
   connect(profilePanel_, &ProfilePanel::kernelPicked, this, &MainWindow::onKernelPicked);

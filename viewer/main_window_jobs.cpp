@@ -17,8 +17,11 @@
 #include <utility>
 
 #include "core/ir/printer.h"
+#include "session/dim_suggest.h"
 #include "session/input_shapes.h"
+#include "session/saved_dims.h"
 #include "session/session.h"
+#include "viewer/bucket_panel.h"
 #include "viewer/code_pane.h"
 #include "viewer/compare_panel.h"
 #include "viewer/engine_menu.h"
@@ -74,7 +77,7 @@ void MainWindow::saveSessionWithDialog() {
     return;
   }
   const QFileInfo model(qs(session_->modelPath()));
-  const QString suggested = model.absolutePath() + "/" + model.completeBaseName() + kSessionSuffix;
+  const QString suggested = qs(besideSessionPath(model.absoluteFilePath().toStdString()));
   const QString path =
       QFileDialog::getSaveFileName(this, tr("Save session"), suggested, sessionFilter());
   if (!path.isEmpty()) saveSession(path);
@@ -98,11 +101,34 @@ void MainWindow::openFile(const QString& path) {
   }
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  start(Job::Open, [file, pipe, shapes = *shapes, progress, cancel] {
+  const bool ask = dimsPrompt_ || modalErrors_;
+  auto known = rememberedDims_.find(QFileInfo(path).absoluteFilePath().toStdString());
+  std::map<std::string, int64_t> remembered;
+  if (known != rememberedDims_.end()) remembered = known->second;
+  start(Job::Open, [file, pipe, shapes = *shapes, ask, remembered, progress, cancel]() mutable {
     JobResult r;
     auto s = std::make_shared<Session>();
-    r.status = s->open(OpenRequest{file, {}, shapes, pipe}, progress, cancel);
+    r.status = s->open(OpenRequest{file, {}, shapes, ""}, progress, cancel);
     if (s->isOpen()) r.session = s;  // shown even when its shapes or pipeline then failed
+    if (!r.status) return r;
+    r.dims = suggestDims(s->original());
+    std::string from = "as this window last opened it";
+    if (!r.dims.empty() && remembered.empty()) {  // a session saved beside the model
+      remembered = savedDims(file, r.dims);
+      from = "from " + besideSessionPath(file);
+    }
+    if (!r.dims.empty() && !remembered.empty()) {
+      r.dimValues = remembered;
+      r.summary = "Dims bound " + from + ":";
+      for (const auto& [name, value] : remembered)
+        r.summary += " " + name + "=" + std::to_string(value);
+      auto bound = s->bindInputShapes(shapesForDims(s->original(), remembered));
+      if (!bound) r.status = bound.status();
+    } else if (!r.dims.empty() && ask) {
+      r.needsDims = true;  // the pipeline waits for the dims dialog
+      return r;
+    }
+    if (r.status) r.status = s->optimize(pipe, progress, cancel);
     return r;
   });
 }
@@ -116,13 +142,24 @@ void MainWindow::openSession(const QString& path) {
   const std::string file = path.toStdString();
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  start(Job::Open, [file, progress, cancel] {
+  const bool ask = dimsPrompt_ || modalErrors_;
+  start(Job::Open, [file, ask, progress, cancel] {
     JobResult r;
     r.path = file;
     auto s = std::make_shared<Session>();
     auto warnings = s->restore(file, progress, cancel);
     r.status = warnings.status();
     if (warnings) r.warnings = *warnings;
+    if (warnings && !s->boundInputShapes().empty()) {  // the dims it was saved with
+      auto dims = suggestDimsOfFile(s->modelPath());
+      if (dims) r.dims = *dims;
+      r.dimValues = dimsFromShapes(r.dims, s->boundInputShapes());
+    }
+    if (warnings && s->isOpen()) {  // saved with dims unbound: ask for them now
+      std::vector<DimSuggestion> unbound = suggestDims(s->original());
+      r.needsDims = ask && !unbound.empty();
+      if (!unbound.empty()) r.dims = std::move(unbound);
+    }
     // The model may have opened even if its pipeline then failed: show it.
     if (s->isOpen()) r.session = s;
     return r;
@@ -357,6 +394,10 @@ void MainWindow::finishOpen(const JobResult& r) {
     if (!cancel_.cancelled()) showError(qs(r.status.message()));
     return;
   }
+  if (r.needsDims) {  // still not shown: the old session stays until the answer
+    askDims(r);
+    return;
+  }
   detachViews();
   session_ = r.session;
   saveSessionAct_->setEnabled(true);
@@ -374,7 +415,9 @@ void MainWindow::finishOpen(const JobResult& r) {
     setInputShapes(items.join("; "));
   }
   addRecentFile(r.path.empty() ? path : qs(r.path));
+  bucketPanel_->setModel(path, r.dims, r.dimValues);
   emit modelOpened(path);
+  if (!r.summary.empty()) statusBar()->showMessage(qs(r.summary), kWarningMs);
   if (!r.warnings.empty()) {
     QStringList lines;
     for (const Diagnostic& d : r.warnings) lines << qs(d.str());
@@ -385,6 +428,7 @@ void MainWindow::finishOpen(const JobResult& r) {
 }
 
 void MainWindow::finishOptimize(const JobResult& r) {
+  bucketPanel_->setPipeline(qs(session_->pipeline()));  // a sweep runs what the window ran
   passList_->setSession(session_.get());
   diffPane_->setSession(session_.get());
   inspector_->setSession(session_.get());

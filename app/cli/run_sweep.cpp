@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "session/shape_sweep.h"
+#include "session/sweep_buckets.h"
 
 namespace fuselens::cli {
 namespace {
@@ -30,6 +31,8 @@ void printTable(const SweepReport& rep) {
                 (long long)r.bucket, compiled.c_str(), r.compileSeconds, r.runSeconds * 1e3, padded,
                 r.match ? r.verdict.c_str() : "-");
   }
+  if (!rep.buckets.empty())  // the Buckets dock's rows, as lines
+    for (const BucketRow& row : bucketRows(rep)) std::printf("%s\n", row.str().c_str());
   std::printf("%s\n", rep.summary().c_str());
 }
 
@@ -56,26 +59,11 @@ int runSweepCommand(const SweepArgs& a, const std::string& model, const std::str
   if (!in.inputs.empty())
     return fail(Status::error("a sweep feeds random inputs of each shape; drop --input",
                               "--sweep " + a.sweep));
-  if (a.padCheck && a.buckets.empty())
-    return fail(Status::error("--pad-check checks padding; give --buckets", "--pad-check"));
-  auto spec = parseSweepSpec(a.sweep);
-  if (!spec) return fail(spec.status());
-  SweepRequest request;
-  request.sweep = *spec;
-  request.pipeline = passes;
-  request.seed = in.seed;
-  request.checkEager = a.checkEager;
-  request.padCheck = a.padCheck;
-  if (!a.buckets.empty()) {
-    int64_t top = 1;
-    for (int64_t v : spec->values) top = std::max(top, v);
-    auto buckets = parseBuckets(a.buckets, spec->dim, top);
-    if (!buckets) return fail(buckets.status());
-    request.buckets = *buckets;
-  }
+  auto request = makeSweepRequest({a.sweep, a.buckets, passes, in.seed, a.checkEager, a.padCheck});
+  if (!request) return fail(request.status());
   Session session;  // the model with every other dim bound; the swept one stays symbolic
-  if (Status s = openAndOptimize(session, model, "", in, {spec->dim}); !s) return fail(s);
-  auto report = runSweep(session.original(), model, request, printRun, interruptToken());
+  if (Status s = openAndOptimize(session, model, "", in, {request->sweep.dim}); !s) return fail(s);
+  auto report = runSweep(session.original(), model, *request, printRun, interruptToken());
   if (!report) return fail(report.status());
   for (const std::string& note : report->notes) std::cerr << "note: " << note << "\n";
   if (json)

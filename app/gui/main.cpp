@@ -1,20 +1,28 @@
 // fuselens: the desktop app.
 //   fuselens [model.onnx | saved.fuselens.json] [--pipeline STR] [--screenshot out.png]
 //            [--step N] [--heat] [--find TEXT] [--decision ROW] [--tour N]
+//            [--dim NAME=N] [--sweep RANGE [--buckets POLICY]]
 // With --screenshot it opens the model (or restores the session), runs the
 // pipeline and the compare, shows snapshot N (default: the last), turns on the
 // heat overlay, finds a node and picks a fusion inspector row if asked, waits
 // for the layout, saves the window as a PNG, prints one line saying what the
 // graph view drew ("drawn: 184 boxes (37 scopes collapsed), 212 edges, layout
 // 140 ms, first paint 420 ms") and exits; it works with QT_QPA_PLATFORM=offscreen.
+// A model with unbound dims takes them from --dim, and with --screenshot the
+// suggested value for the rest (printed), instead of asking in the dims dialog.
+// --sweep runs the Buckets dock's sweep before the screenshot, as the dock's Sweep does.
 // --tour N opens chapter N of Help > Tour (docs/tour.md) instead of a model,
 // as the menu does: docs/make_screenshots.sh draws the tour's images with it.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QTimer>
 #include <cstdio>
 #include <memory>
 
+#include "session/requests.h"
+#include "viewer/bucket_panel.h"
+#include "viewer/dims_dialog.h"
 #include "viewer/fusion_inspector.h"
 #include "viewer/graph_view.h"
 #include "viewer/main_window.h"
@@ -22,6 +30,7 @@
 namespace {
 
 using fuselens::viewer::MainWindow;
+using Dims = std::map<std::string, int64_t>;
 
 constexpr int kScreenshotTimeoutMs = 10 * 60 * 1000;
 
@@ -29,11 +38,46 @@ constexpr int kScreenshotTimeoutMs = 10 * 60 * 1000;
 struct ShotSetup {
   QString find;
   int decisionRow = -1;
+  QString sweep, buckets;
 };
 
 void prepareShot(MainWindow& w, const ShotSetup& setup) {
   if (!setup.find.isEmpty()) w.findNode(setup.find);
   if (setup.decisionRow >= 0) w.fusionInspector()->selectRow(setup.decisionRow);
+  if (!setup.sweep.isEmpty()) {
+    w.bucketDock()->show();
+    w.bucketDock()->raise();
+    w.bucketPanel()->setBuckets(setup.buckets);
+    w.bucketPanel()->setSweep(setup.sweep);
+    w.bucketPanel()->startSweep();
+  }
+}
+
+// Answers the dims dialog from --dim. For dims it leaves out: with
+// --screenshot their suggestions (said on stderr), else the dialog, --dim's
+// values filled in.
+fuselens::viewer::DimsPrompt dimsFromFlags(const Dims& given, bool screenshot) {
+  return [given, screenshot](const QString& model,
+                             std::vector<fuselens::DimSuggestion> dims) -> std::optional<Dims> {
+    Dims out;
+    bool missing = false;
+    for (fuselens::DimSuggestion& d : dims) {
+      if (auto it = given.find(d.name); it != given.end()) {
+        d.value = out[d.name] = it->second;
+        d.reason = "from --dim";
+        continue;
+      }
+      missing = true;
+      out[d.name] = d.value;
+      if (screenshot)
+        std::fprintf(stderr, "fuselens: %s: bound %s=%lld (suggested: %s)\n", qPrintable(model),
+                     d.name.c_str(), (long long)d.value, d.reason.c_str());
+    }
+    if (!missing || screenshot) return out;
+    fuselens::viewer::DimsDialog dialog(model, dims);
+    if (dialog.exec() != QDialog::Accepted) return std::nullopt;
+    return dialog.dims();
+  };
 }
 
 // Polls until the window is idle and laid out, prepares it, then saves it and quits.
@@ -41,7 +85,9 @@ void takeScreenshotWhenIdle(MainWindow& w, const QString& out, const ShotSetup& 
   auto* poll = new QTimer(&w);
   auto prepared = std::make_shared<bool>(false);
   QObject::connect(poll, &QTimer::timeout, &w, [&w, out, poll, setup, prepared] {
-    if (w.isBusy() || w.isTourPending() || w.graphView()->isLayoutPending()) return;
+    if (w.isBusy() || w.isTourPending() || w.graphView()->isLayoutPending() ||
+        w.bucketPanel()->isRunning())
+      return;
     if (!*prepared && w.session()) {
       *prepared = true;
       prepareShot(w, setup);
@@ -93,8 +139,13 @@ int main(int argc, char** argv) {
                               "(repeatable; the toolbar's input shapes field).",
                               "NAME=AxBxC");
   QCommandLineOption tourOpt("tour", "Open chapter N (from 1) of Help > Tour.", "N");
-  parser.addOptions(
-      {pipelineOpt, shotOpt, stepOpt, heatOpt, findOpt, decisionOpt, shapeOpt, tourOpt});
+  QCommandLineOption dimOpt("dim", "Bind a symbolic dim, as fuselens-cli's --dim (repeatable).",
+                            "NAME=N");
+  QCommandLineOption sweepOpt("sweep", "Run the Buckets dock's sweep (with --screenshot).",
+                              "NAME=START:STOP:STEP");
+  QCommandLineOption bucketsOpt("buckets", "The Buckets dock's policy, as --buckets.", "POLICY");
+  parser.addOptions({pipelineOpt, shotOpt, stepOpt, heatOpt, findOpt, decisionOpt, shapeOpt,
+                     tourOpt, dimOpt, sweepOpt, bucketsOpt});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
@@ -106,7 +157,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fuselens: --step takes a number\n");
     return 2;
   }
-  ShotSetup setup{parser.value(findOpt), -1};
+  ShotSetup setup{parser.value(findOpt), -1, parser.value(sweepOpt), parser.value(bucketsOpt)};
+  std::vector<std::string> dimArgs;
+  for (const QString& d : parser.values(dimOpt)) dimArgs.push_back(d.toStdString());
+  auto dims = fuselens::parseDimBindings(dimArgs);
+  if (!dims) {
+    std::fprintf(stderr, "fuselens: %s\n", dims.message().c_str());
+    return 2;
+  }
   if (parser.isSet(decisionOpt)) setup.decisionRow = parser.value(decisionOpt).toInt(&stepOk);
   if (!stepOk || setup.decisionRow < -1) {
     std::fprintf(stderr, "fuselens: --decision takes a row number\n");
@@ -126,6 +184,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(pipelineOpt)) w.setPipeline(parser.value(pipelineOpt));
   if (parser.isSet(shapeOpt)) w.setInputShapes(parser.values(shapeOpt).join(", "));
   if (parser.isSet(heatOpt)) w.setHeatVisible(true);
+  if (!dims->empty() || !shot.isEmpty()) w.setDimsPrompt(dimsFromFlags(*dims, !shot.isEmpty()));
   if (!shot.isEmpty()) {
     w.setModalErrors(false);
     QObject::connect(&w, &MainWindow::errorShown, &w, [](const QString& message) {

@@ -85,6 +85,16 @@ class CliSweepTest : public QObject {
     QCOMPARE(moduleEntries(cache_.path()).size(), 3);  // recompiled and stored again
   }
 
+  // The table ends with one line per bucket, the Buckets dock's rows.
+  void bucketLinesInTheTable() {
+    Result r = cli({"run", kOcr, "--engine", "cpu", "--random-inputs", "--sweep", "width=3,7,11",
+                    "--buckets", "width=8,16", "--check-eager"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("bucket 8: 2 runs, 1 compile ("), qPrintable(r.out));
+    QVERIFY2(r.out.contains("bucket 16: 1 run, 1 compile ("), qPrintable(r.out));
+    QVERIFY2(r.out.contains("%, within rounding\n"), qPrintable(r.out));
+  }
+
   void bucketsOnACnnOfSymbolicWidth() {
     Result r = cli({"run", kOcr, "--engine", "cpu", "--random-inputs", "--sweep", "width=3:20:4",
                     "--buckets", "width=8,16,32", "--check-eager", "--pad-check", "--json"});
@@ -123,6 +133,29 @@ class CliSweepTest : public QObject {
         {"run", kTransformer, "--engine", "cpu", "--random-inputs", "--output-dir", out.path()});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("--dim seq=N"), qPrintable(r.err));
+  }
+
+  // The refusal names a value to start from: the dim's name says what it is.
+  void refusalSuggestsADim_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("suggestion");
+    QTest::newRow("sequence") << kTransformer << "(suggested: --dim seq=128)";
+    QTest::newRow("image width") << kOcr << "(suggested: --dim width=16)";
+  }
+
+  void refusalSuggestsADim() {
+    QFETCH(QString, model);
+    QFETCH(QString, suggestion);
+    QTemporaryDir out;
+    Result r =
+        cli({"run", model, "--engine", "cpu", "--random-inputs", "--output-dir", out.path()});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(suggestion), qPrintable(r.err));
+    // The suggestion works as given.
+    QStringList args = {"run",          model,     "--engine", "cpu", "--random-inputs",
+                        "--output-dir", out.path()};
+    r = cli(args << suggestion.section(' ', 1).chopped(1).split(' '));
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
   }
 
  private:
