@@ -6,6 +6,7 @@
 #include "viewer/graph_view.h"
 #include "viewer/graphview_names.h"
 #include "viewer/heat_legend.h"
+#include "viewer/kernel_time_item.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -66,6 +67,7 @@ void GraphView::setHeat(std::map<std::string, ValueHeat> heat) {
 void GraphView::setKernelTimes(std::map<std::string, double> seconds) {
   if (seconds == seconds_) return;
   seconds_ = std::move(seconds);
+  applyKernelTimes(*scene_, seconds_, labelFont_);  // ops and clusters: no new layout
   if (drawnCollapsed_ > 0) requestLayout(false);
 }
 
