@@ -26,20 +26,26 @@ std::vector<std::string> commonPrefix(const std::vector<std::string>& a,
 // The text before the last '/' of what all `names` share: "/a/b/X", "/a/bc/Y"
 // -> "/a". Split into scopes it is the common prefix of their scopes, so a
 // fused group finds its scope through the same cache as a single op, without
-// splitting every member's name. nullopt when a name is written so that the
-// two could differ (a doubled slash, a leading slash on some names only).
+// splitting every member's name. nullopt where the two could differ: a
+// leading slash on some names only, or a doubled slash in the shared text or
+// where the names part (a doubled slash after it changes nothing).
 std::optional<std::string_view> sharedPrefix(const std::vector<LayoutNode>& nodes,
                                              const std::vector<int>& members) {
-  std::string_view common = nodes[size_t(members[0])].name;
+  const std::string_view first = nodes[size_t(members[0])].name;
+  std::string_view common = first;
   for (int m : members) {
     const std::string_view name = nodes[size_t(m)].name;
-    if (name.find("//") != std::string_view::npos ||
-        (name.substr(0, 1) == "/") != (common.substr(0, 1) == "/"))
-      return std::nullopt;
+    if (name.substr(0, 1) == "/" != (first.substr(0, 1) == "/")) return std::nullopt;
     size_t n = 0;
     while (n < common.size() && n < name.size() && common[n] == name[n]) ++n;
     common = common.substr(0, n);
   }
+  if (common.find("//") != std::string_view::npos) return std::nullopt;
+  if (!common.empty() && common.back() == '/')
+    for (int m : members) {
+      const std::string_view name = nodes[size_t(m)].name;
+      if (name.size() > common.size() && name[common.size()] == '/') return std::nullopt;
+    }
   const size_t slash = common.rfind('/');
   return slash == std::string_view::npos ? std::string_view() : common.substr(0, slash);
 }

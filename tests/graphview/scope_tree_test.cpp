@@ -93,6 +93,35 @@ class ScopeTreeTest : public QObject {
     QVERIFY(!tree.find("/enc/l0/ffn").has_value());
   }
 
+  // A group's scope is the common prefix of its members' scopes, however the
+  // names are written (the shared text of the names is a shortcut to it).
+  void groupScopeIsItsMembersCommonScope_data() {
+    QTest::addColumn<QStringList>("names");
+    QTest::addColumn<QString>("scope");
+    QTest::newRow("siblings") << QStringList{"/a/b/X", "/a/c/Y"} << "/a";
+    QTest::newRow("shared text, other scope") << QStringList{"/a/b/X", "/a/bc/Y"} << "/a";
+    QTest::newRow("one is the other's scope") << QStringList{"/a/b", "/a/b/X"} << "/a";
+    QTest::newRow("same scope") << QStringList{"/a/b/X", "/a/b/Y"} << "/a/b";
+    QTest::newRow("leading slash on one") << QStringList{"a/b/X", "/a/b/Y"} << "/a/b";
+    QTest::newRow("doubled slash inside") << QStringList{"/a//b/X", "/a/b/Y"} << "/a/b";
+    QTest::newRow("doubled slash where they part") << QStringList{"/a/b/X", "/a/b//Y"} << "/a/b";
+    QTest::newRow("unscoped") << QStringList{"X", "Y"} << "";
+  }
+  void groupScopeIsItsMembersCommonScope() {
+    QFETCH(QStringList, names);
+    QFETCH(QString, scope);
+    std::vector<std::string> members;
+    for (const QString& n : names) members.push_back(n.toStdString());
+    ScopeTree tree(flattenGraph(groupAcross(members)));
+    bool found = false;
+    for (const ScopeUnit& u : tree.units())
+      if (u.group >= 0) {
+        found = true;
+        QCOMPARE(QString::fromStdString(tree.scope(u.scope).path), scope);
+      }
+    QVERIFY(found);
+  }
+
   void longUnscopedChainStillCollapses() {
     ScopeTree tree(flattenGraph(test::unscopedChain(20000)));
     const Scope& root = tree.scope(tree.root());
