@@ -15,6 +15,8 @@
 // stack of the functions being inlined catches recursion.
 #include "core/onnx/inline_functions.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -100,18 +102,77 @@ Status Instance::instantiate(onnx::GraphProto& g) const {
   return Status::ok();
 }
 
+// Model files are untrusted: functions that call each other twice per level
+// would ask for 2^depth nodes, a long chain of calls for a deep recursion.
+// Both are measured before anything is copied. Real models stay far below:
+// the largest exports hold some 100,000 nodes, nested a few functions deep.
+constexpr uint64_t kMaxInlinedNodes = 1000000;
+constexpr size_t kMaxCallDepth = 64;
+
+uint64_t saturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 struct Inliner {
   std::map<FunctionKey, const onnx::FunctionProto*> functions;
   std::set<std::string> domains;                  // domains some function is in
   std::vector<const onnx::FunctionProto*> stack;  // functions being inlined, outermost first
   std::set<std::string> scopes;                   // call scopes given out
   std::map<std::string, int> unnamedCalls;        // per function
+  // What a call becomes: its nodes once inlined, and how deep calls nest in it.
+  struct Measure {
+    uint64_t size = 1;
+    size_t height = 0;
+    Measure operator+(const Measure& o) const {
+      return {saturatingAdd(size, o.size), std::max(height, o.height)};
+    }
+  };
+  std::map<const onnx::FunctionProto*, Measure> measures;
 
+  const onnx::FunctionProto* calledBy(const onnx::NodeProto& n) const {
+    auto it = functions.find({canonicalDomain(n.domain()), n.op_type()});
+    return it == functions.end() ? nullptr : it->second;
+  }
+  Measure measure(const onnx::NodeProto& n, size_t depth);
+  Measure measure(const onnx::FunctionProto& fn, size_t depth);
+  Measure measure(const onnx::GraphProto& g, size_t depth);
   Status emit(onnx::NodeProto n, Nodes& out);
   Status expandGraph(onnx::GraphProto& g);
   Status expandCall(const onnx::NodeProto& call, const onnx::FunctionProto& fn, Nodes& out);
   std::string callScope(const onnx::NodeProto& call, const onnx::FunctionProto& fn);
 };
+
+// Nodes `n` becomes once every call in it is inlined (saturating), and how
+// deep the calls in it nest. A function already being measured counts as one
+// node: expanding it reports the recursion. Stops descending past the depth
+// limit, so a chain of thousands of functions costs no deep recursion here.
+Inliner::Measure Inliner::measure(const onnx::NodeProto& n, size_t depth) {
+  if (depth > kMaxCallDepth) return {1, depth};
+  Measure m;
+  if (const onnx::FunctionProto* fn = calledBy(n)) {
+    if (auto it = measures.find(fn); it != measures.end()) return it->second;
+    measures[fn] = m;
+    Measure body = measure(*fn, depth);
+    m = {body.size, body.height + 1};
+    measures[fn] = m;
+    return m;
+  }
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) m = m + measure(a.g(), depth);
+    for (const auto& g : a.graphs()) m = m + measure(g, depth);
+  }
+  return m;
+}
+
+Inliner::Measure Inliner::measure(const onnx::FunctionProto& fn, size_t depth) {
+  Measure m{0, 0};
+  for (const auto& n : fn.node()) m = m + measure(n, depth + 1);
+  return m;
+}
+
+Inliner::Measure Inliner::measure(const onnx::GraphProto& g, size_t depth) {
+  Measure m{0, 0};
+  for (const auto& n : g.node()) m = m + measure(n, depth);
+  return m;
+}
 
 Status Inliner::expandGraph(onnx::GraphProto& g) {
   Nodes out;
@@ -122,8 +183,7 @@ Status Inliner::expandGraph(onnx::GraphProto& g) {
 
 Status Inliner::emit(onnx::NodeProto n, Nodes& out) {
   const std::string domain = canonicalDomain(n.domain());
-  if (auto it = functions.find({domain, n.op_type()}); it != functions.end())
-    return expandCall(n, *it->second, out);
+  if (const onnx::FunctionProto* fn = calledBy(n)) return expandCall(n, *fn, out);
   // A function domain's other names would import as opaque ops: say why instead.
   if (domains.count(domain) && !OpRegistry::instance().find(domain, n.op_type()))
     return Status::error(
@@ -154,6 +214,9 @@ std::string Inliner::callScope(const onnx::NodeProto& call, const onnx::Function
 
 Status Inliner::expandCall(const onnx::NodeProto& call, const onnx::FunctionProto& fn, Nodes& out) {
   const std::string place = nodePlace(call);
+  if (stack.size() >= kMaxCallDepth)  // measured before; a guard all the same
+    return Status::error(
+        "functions call functions more than " + std::to_string(kMaxCallDepth) + " deep", place);
   for (const onnx::FunctionProto* f : stack) {
     if (f != &fn) continue;
     std::string path;
@@ -211,6 +274,15 @@ Status inlineLocalFunctions(onnx::ModelProto& model, const std::string& where) {
                                  std::to_string(opset) + "; FuseLens reads both at one opset",
                              where);
   }
+  const Inliner::Measure m = inliner.measure(model.graph(), 0);
+  if (m.height > kMaxCallDepth)
+    return Status::error("functions call functions more than " + std::to_string(kMaxCallDepth) +
+                             " deep; FuseLens inlines no deeper",
+                         where);
+  if (m.size > kMaxInlinedNodes)
+    return Status::error("inlining the model's functions would make more than " +
+                             std::to_string(kMaxInlinedNodes) + " nodes",
+                         where);
   return inliner.expandGraph(*model.mutable_graph());
 }
 

@@ -1,7 +1,8 @@
 // Model-local functions: every call is inlined at import, its ops named in a
 // scope of the call's own ("/encoder/block.0/fc:LinearAct/MatMul"), attribute
 // references resolved from the call, calls nested in functions and in
-// subgraphs inlined too; bad functions are one sentence. The fixture
+// subgraphs inlined too; bad functions are one sentence, and so are functions
+// nested too deep or growing past a million nodes once inlined. The fixture
 // tests/fixtures/fn_local_calls (make_function_fixtures.py) is also run
 // against ONNX Runtime by eager_test, as every fixture is.
 #include <QtTest>
@@ -181,6 +182,24 @@ class OnnxFunctionsTest : public QObject {
                   node("Old", {"x"}, {"y"}, "o", "local")),
         "bad.onnx: function local.Old imports opset 13 of the default domain but the model "
         "imports opset 17; FuseLens reads both at one opset");
+    std::vector<onnx::FunctionProto> chain, doubling;
+    for (int i = 0; i < 70; ++i) {
+      const std::string next = "F" + std::to_string(i + 1);
+      chain.push_back(
+          function("F" + std::to_string(i),
+                   {i == 69 ? node("Relu", {"X"}, {"Y"}) : node(next, {"X"}, {"Y"}, "", "local")}));
+    }
+    row("calls nest too deep", callModel(chain, node("F0", {"x"}, {"y"}, "f", "local")),
+        "bad.onnx: functions call functions more than 64 deep; FuseLens inlines no deeper");
+    for (int i = 0; i < 21; ++i) {  // each level calls the next twice: 2^21 nodes
+      const std::string next = "D" + std::to_string(i + 1);
+      doubling.push_back(function("D" + std::to_string(i),
+                                  i == 20 ? std::vector{node("Relu", {"X"}, {"Y"})}
+                                          : std::vector{node(next, {"X"}, {"T"}, "", "local"),
+                                                        node(next, {"T"}, {"Y"}, "", "local")}));
+    }
+    row("too many nodes", callModel(doubling, node("D0", {"x"}, {"y"}, "d", "local")),
+        "bad.onnx: inlining the model's functions would make more than 1000000 nodes");
     row("defined twice", callModel({twice(), twice()}, node("Twice", {"x"}, {"y"}, "t", "local")),
         "bad.onnx: function local.Twice is defined more than once");
   }
