@@ -17,7 +17,14 @@ constexpr double kPadX = 16.0, kPadY = 8.0;
 
 std::string elide(std::string s) {
   if (s.size() <= kMaxLineChars) return s;
-  return s.substr(0, kMaxLineChars - 3) + "...";
+  s.resize(kMaxLineChars - 3);  // in place: a 10,000-op graph elides thousands of lines
+  return s += "...";
+}
+
+// "w f32[16,16]", elided; a name that fills the line alone skips formatting the type.
+std::string constantLine(const Value& c) {
+  if (c.name.size() + 1 >= kMaxLineChars - 3) return elide(c.name);
+  return c.name + " " + c.type.str();
 }
 
 // "key=value" for the attributes a user would search by; tensors and graphs are left out.
@@ -100,8 +107,10 @@ class Flattener {
     for (NodeId id : order ? *order : g.nodeIds()) {
       const Node& node = g.node(id);
       std::vector<Source> srcs;
+      srcs.reserve(node.inputs.size());
       for (ValueId v : node.inputs) srcs.push_back(v.valid() ? byValue[size_t(v.index)] : Source{});
       std::vector<Source> outs;
+      outs.reserve(node.outputs.size());
       if (isFusedGroup(node)) {
         outs = emitGroup(node, srcs, outer.valid() ? outer : id);
       } else {
@@ -141,7 +150,9 @@ class Flattener {
     n.op = node.op;
     n.name = node.name;
     n.attrs = attrEntries(node.attrs);
+    n.origins.reserve(node.origins.size());
     for (NodeId o : node.origins) n.origins.push_back(o.index);
+    n.outputs.reserve(node.outputs.size());
     for (ValueId v : node.outputs)
       if (v.valid()) n.outputs.push_back(g.value(v).name);
     if (!node.outputs.empty()) {
@@ -152,8 +163,7 @@ class Flattener {
     int constants = 0;
     for (const Source& s : srcs) {
       if (!s.constant) continue;
-      if (++constants <= maxConstantLines_)
-        n.lines.push_back(s.constant->name + " " + s.constant->type.str());
+      if (++constants <= maxConstantLines_) n.lines.push_back(constantLine(*s.constant));
     }
     if (constants > maxConstantLines_)
       n.lines.push_back("+" + std::to_string(constants - maxConstantLines_) + " constants");
