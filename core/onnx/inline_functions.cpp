@@ -72,6 +72,17 @@ Status Instance::instantiate(onnx::NodeProto& n) const {
     if (!a.ref_attr_name().empty()) {
       auto it = attrs.find(a.ref_attr_name());
       if (it != attrs.end()) {
+        using A = onnx::AttributeProto;
+        // The body says which kind it reads; a Constant's value_float would
+        // read an int as 0 without a word.
+        if (a.type() != A::UNDEFINED && it->second->type() != A::UNDEFINED &&
+            a.type() != it->second->type())
+          return Status::error("node '" + n.name() + "' of function " + qualified(fn) +
+                                   " takes attribute '" + a.name() + "' (" +
+                                   A::AttributeType_Name(a.type()) + ") from '" +
+                                   a.ref_attr_name() + "', but the call gives " +
+                                   A::AttributeType_Name(it->second->type()),
+                               place);
         onnx::AttributeProto given = *it->second;
         given.set_name(a.name());
         *resolved.Add() = std::move(given);

@@ -174,6 +174,13 @@ class OnnxFunctionsTest : public QObject {
         callModel({function("Act", {act})}, node("Act", {"x"}, {"y"}, "a", "local")),
         "node 'a' (Act): node 'a:Act/act' of function local.Act takes attribute 'alpha' from "
         "'slope', which the call does not give and the function does not declare");
+    onnx::NodeProto scaled = node("LeakyRelu", {"X"}, {"Y"}, "act");
+    *scaled.add_attribute() = refAttr("alpha", "slope");
+    onnx::NodeProto intCall = node("Act", {"x"}, {"y"}, "a", "local");
+    *intCall.add_attribute() = intAttr("slope", 2);
+    row("attribute of another kind", callModel({function("Act", {scaled}, {"slope"})}, intCall),
+        "node 'a' (Act): node 'a:Act/act' of function local.Act takes attribute 'alpha' (FLOAT) "
+        "from 'slope', but the call gives INT");
     row("too many inputs", callModel({twice()}, node("Twice", {"x", "x"}, {"y"}, "t", "local")),
         "node 't' (Twice): the call passes 2 inputs and 1 outputs, but function local.Twice "
         "takes 1 and 1");
