@@ -3,9 +3,11 @@
 them, for the graph view's benchmarks and tests (small tensors: the view cares
 about the graph, not the arithmetic).
 
-  --kind bert         BERT-shaped encoder, torch exporter names
-                      (/encoder/layer.3/attention/self/query/MatMul), with the
-                      Shape/Gather/Unsqueeze/Concat chains torch emits for reshapes
+  --kind bert         BERT-shaped encoder as torch.onnx writes Hugging Face's
+                      BertModel (/encoder/layer.3/attention/self/query/MatMul):
+                      the size() plumbing of every view, the extended mask,
+                      GELU and LayerNorm written out, torch's Constant nodes;
+                      12 layers: 1,358 nodes, 975 of them ops (TorchBert)
   --kind transformer  decoder stack with LLM-style names
                       (/model/layers.7/self_attn/q_proj/MatMul); --nodes sets the
                       size, --layers is derived from it
@@ -56,81 +58,125 @@ def linear(b, scope, x, n_in, n_out):
     return b.op(scope, "Add", [b.op(scope, "MatMul", [x, w]), bias])
 
 
-def layer_norm(b, scope, x, hidden):
-    # torch exports LayerNorm below opset 17 as its arithmetic
-    mean = b.op(scope, "ReduceMean", [x], axes=[-1], keepdims=1)
-    d = b.op(scope, "Sub", [x, mean])
-    var = b.op(scope, "ReduceMean", [b.op(scope, "Pow", [d, "two"])], axes=[-1], keepdims=1)
-    std = b.op(scope, "Sqrt", [b.op(scope, "Add", [var, "eps"])])
-    y = b.op(scope, "Div", [d, std])
-    g = b.weight(scope.strip("/").replace("/", ".") + ".gamma", (hidden,))
-    beta = b.weight(scope.strip("/").replace("/", ".") + ".beta", (hidden,))
-    return b.op(scope, "Add", [b.op(scope, "Mul", [y, g]), beta])
+class TorchBert:
+    """BERT as torch.onnx (TorchScript, dynamic batch and sequence axes) writes
+    Hugging Face's BertModel in eval mode, op for op. Per layer (79 ops, 110
+    nodes with the Constant nodes torch writes for indices, axes and scalars):
+      query/key/value    MatMul + Add each
+      transpose_for_scores, per projection: x.size(0), x.size(1) as
+                         Shape -> Gather, Shape -> Gather, Unsqueeze x2,
+                         Concat with (heads, head size), Reshape, Transpose
+      scores             key Transpose(-1, -2), MatMul, Div by sqrt(head size),
+                         Add the extended mask, Softmax (Dropout is gone in eval)
+      context            MatMul, Transpose, the same size() plumbing, Reshape
+      attention/output   dense, residual Add, LayerNorm
+      intermediate       dense, GELU written out: Div, Erf, Add, Mul, Mul
+      output             dense, residual Add, LayerNorm
+    LayerNorm is ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add
+    (torch below opset 17) or one LayerNormalization (--layernorm fused).
+    The extended mask is made once (get_extended_attention_mask: Unsqueeze x2,
+    Cast, Sub, Mul), the embeddings read position ids sliced to the sequence
+    length, and the pooler takes the first token."""
 
+    def __init__(self, b, hidden, heads, fused_ln):
+        self.b, self.hidden, self.heads, self.dh = b, hidden, heads, hidden // heads
+        self.fused_ln = fused_ln
 
-def reshape_like_torch(b, scope, x, dims):
-    # Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as torch.onnx writes a view()
-    shape = b.op(scope, "Shape", [x])
-    parts = []
-    for i in range(2):
-        g = b.op(scope, "Gather", [shape, b.const(f"{scope}.idx{i}.{len(b.nodes)}", np.array(i, np.int64))], axis=0)
-        parts.append(b.op(scope, "Unsqueeze", [g, "axes0"]))
-    tail = b.const(f"{scope}.tail.{len(b.nodes)}", np.array(dims, np.int64))
-    cat = b.op(scope, "Concat", parts + [tail], axis=0)
-    return b.op(scope, "Reshape", [x, cat])
+    def constant(self, scope, value):
+        # torch writes small constants as Constant nodes in the scope that uses them
+        return self.b.op(scope, "Constant", [], value=numpy_helper.from_array(np.asarray(value)))
 
+    def layer_norm(self, scope, x):
+        b, c = self.b, self.constant
+        g = b.weight(scope.strip("/").replace("/", ".") + ".weight", (self.hidden,))
+        beta = b.weight(scope.strip("/").replace("/", ".") + ".bias", (self.hidden,))
+        if self.fused_ln:
+            return b.op(scope, "LayerNormalization", [x, g, beta], axis=-1, epsilon=1e-12)
+        mean = b.op(scope, "ReduceMean", [x], axes=[-1], keepdims=1)
+        d = b.op(scope, "Sub", [x, mean])
+        var = b.op(scope, "ReduceMean", [b.op(scope, "Pow", [d, c(scope, np.float32(2))])], axes=[-1], keepdims=1)
+        std = b.op(scope, "Sqrt", [b.op(scope, "Add", [var, c(scope, np.float32(1e-12))])])
+        y = b.op(scope, "Div", [d, std])
+        return b.op(scope, "Add", [b.op(scope, "Mul", [y, g]), beta])
 
-def bert(layers, seq=16, hidden=32, heads=4, ffn=64, seed=0):
-    b = Builder(seed)
-    dh = hidden // heads
-    b.const("two", np.array(2.0, np.float32))
-    b.const("eps", np.array(1e-12, np.float32))
-    b.const("axes0", np.array([0], np.int64))
-    b.const("sqrt_dh", np.array(np.sqrt(dh), np.float32))
-    b.const("half", np.array(0.5, np.float32))
-    b.const("one", np.array(1.0, np.float32))
-    b.const("rsqrt2", np.array(np.sqrt(2.0), np.float32))
-    b.const("axes1", np.array([1], np.int64))
-    b.const("neg_big", np.array(-1e4, np.float32))
-    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, seq])
-    mask = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [1, seq])
-    table = b.weight("embeddings.word_embeddings.weight", (100, hidden))
-    pos = b.weight("embeddings.position_embeddings.weight", (1, seq, hidden))
-    x = b.op("/embeddings/word_embeddings", "Gather", [table, "input_ids"], axis=0)
-    x = b.op("/embeddings", "Add", [x, pos])
-    x = layer_norm(b, "/embeddings/LayerNorm", x, hidden)
-    for l in range(layers):
+    def view(self, scope, x, tail):
+        # x.size()[:-k] + tail: one Shape per size() call, as tracing records them
+        b, c = self.b, self.constant
+        dims = []
+        for i in range(2):
+            g = b.op(scope, "Gather", [b.op(scope, "Shape", [x]), c(scope, np.int64(i))], axis=0)
+            dims.append(b.op(scope, "Unsqueeze", [g, c(scope, np.array([0], np.int64))]))
+        tail = [c(scope, np.array([t], np.int64)) for t in tail]
+        return b.op(scope, "Reshape", [x, b.op(scope, "Concat", dims + tail, axis=0)])
+
+    def heads_of(self, scope, x):
+        r = self.view(scope, x, [self.heads, self.dh])
+        return self.b.op(scope, "Transpose", [r], perm=[0, 2, 1, 3])
+
+    def layer(self, l, x, mask, ffn):
+        b, c, hidden = self.b, self.constant, self.hidden
         p = f"/encoder/layer.{l}"
         sp = p + "/attention/self"
-
-        def heads_of(t, name, perm):
-            r = reshape_like_torch(b, sp, t, [heads, dh])
-            return b.op(sp, "Transpose", [r], perm=perm)
-
-        q = heads_of(linear(b, sp + "/query", x, hidden, hidden), "q", [0, 2, 1, 3])
-        k = heads_of(linear(b, sp + "/key", x, hidden, hidden), "k", [0, 2, 3, 1])
-        v = heads_of(linear(b, sp + "/value", x, hidden, hidden), "v", [0, 2, 1, 3])
-        s = b.op(sp, "Div", [b.op(sp, "MatMul", [q, k]), "sqrt_dh"])
-        # the extended attention mask, which older exports recompute per layer
-        m = b.op(p + "/attention", "Unsqueeze", [b.op(p + "/attention", "Unsqueeze", ["attention_mask", "axes1"]), "axes1"])
-        m = b.op(p + "/attention", "Cast", [m], to=TensorProto.FLOAT)
-        m = b.op(p + "/attention", "Mul", [b.op(p + "/attention", "Sub", ["one", m]), "neg_big"])
-        s = b.op(sp, "Add", [s, m])
+        q = self.heads_of(sp, linear(b, sp + "/query", x, hidden, hidden))
+        k = self.heads_of(sp, linear(b, sp + "/key", x, hidden, hidden))
+        v = self.heads_of(sp, linear(b, sp + "/value", x, hidden, hidden))
+        kt = b.op(sp, "Transpose", [k], perm=[0, 1, 3, 2])
+        s = b.op(sp, "Div", [b.op(sp, "MatMul", [q, kt]), c(sp, np.float32(np.sqrt(self.dh)))])
+        s = b.op(sp, "Add", [s, mask])
         ctx = b.op(sp, "MatMul", [b.op(sp, "Softmax", [s], axis=-1), v])
         ctx = b.op(sp, "Transpose", [ctx], perm=[0, 2, 1, 3])
-        ctx = reshape_like_torch(b, sp, ctx, [hidden])
+        ctx = self.view(sp, ctx, [hidden])
         ao = p + "/attention/output"
         h = b.op(ao, "Add", [linear(b, ao + "/dense", ctx, hidden, hidden), x])
-        h = layer_norm(b, ao + "/LayerNorm", h, hidden)
+        h = self.layer_norm(ao + "/LayerNorm", h)
         f = linear(b, p + "/intermediate/dense", h, hidden, ffn)
         act = p + "/intermediate/intermediate_act_fn"
-        erf = b.op(act, "Erf", [b.op(act, "Div", [f, "rsqrt2"])])
-        f = b.op(act, "Mul", [b.op(act, "Mul", [f, b.op(act, "Add", [erf, "one"])]), "half"])
+        erf = b.op(act, "Erf", [b.op(act, "Div", [f, c(act, np.float32(np.sqrt(2.0)))])])
+        f = b.op(act, "Mul", [b.op(act, "Mul", [f, b.op(act, "Add", [erf, c(act, np.float32(1))])]),
+                              c(act, np.float32(0.5))])
         o = b.op(p + "/output", "Add", [linear(b, p + "/output/dense", f, ffn, hidden), h])
-        x = layer_norm(b, p + "/output/LayerNorm", o, hidden)
-    pooled = b.op("/pooler/activation", "Tanh", [linear(b, "/pooler/dense", x, hidden, hidden)])
-    out = helper.make_tensor_value_info(pooled, TensorProto.FLOAT, [1, seq, hidden])
-    return b.model([ids, mask], [out])
+        return self.layer_norm(p + "/output/LayerNorm", o)
+
+    def embeddings(self, seq):
+        b, c, hidden = self.b, self.constant, self.hidden
+        e = "/embeddings"
+        n = b.op(e, "Gather", [b.op(e, "Shape", ["input_ids"]), c(e, np.int64(1))], axis=0)
+        ids = b.const("embeddings.position_ids", np.arange(seq, dtype=np.int64)[None, :])
+        ends = b.op(e, "Unsqueeze", [n, c(e, np.array([0], np.int64))])
+        pos_ids = b.op(e, "Slice", [ids, c(e, np.array([0], np.int64)), ends, c(e, np.array([1], np.int64))])
+        word = b.weight("embeddings.word_embeddings.weight", (100, hidden))
+        types = b.weight("embeddings.token_type_embeddings.weight", (2, hidden))
+        pos = b.weight("embeddings.position_embeddings.weight", (seq, hidden))
+        type_ids = b.const("embeddings.token_type_ids", np.zeros((1, seq), np.int64))
+        x = b.op(e + "/word_embeddings", "Gather", [word, "input_ids"], axis=0)
+        t = b.op(e + "/token_type_embeddings", "Gather", [types, type_ids], axis=0)
+        x = b.op(e, "Add", [x, t])
+        x = b.op(e, "Add", [x, b.op(e + "/position_embeddings", "Gather", [pos, pos_ids], axis=0)])
+        return self.layer_norm(e + "/LayerNorm", x)
+
+    def extended_mask(self):
+        b, c = self.b, self.constant
+        m = b.op("", "Unsqueeze", ["attention_mask", c("", np.array([1], np.int64))])
+        m = b.op("", "Cast", [b.op("", "Unsqueeze", [m, c("", np.array([2], np.int64))])],
+                 to=TensorProto.FLOAT)
+        m = b.op("", "Sub", [c("", np.float32(1)), m])
+        return b.op("", "Mul", [m, c("", np.float32(np.finfo(np.float32).min))])
+
+
+def bert(layers, seq=16, hidden=32, heads=4, ffn=64, seed=0, fused_ln=False):
+    b = Builder(seed)
+    t = TorchBert(b, hidden, heads, fused_ln)
+    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, seq])
+    mask = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [1, seq])
+    x = t.embeddings(seq)
+    m = t.extended_mask()
+    for l in range(layers):
+        x = t.layer(l, x, m, ffn)
+    first = b.op("/pooler", "Gather", [x, t.constant("/pooler", np.int64(0))], axis=1)
+    pooled = b.op("/pooler/activation", "Tanh", [linear(b, "/pooler/dense", first, hidden, hidden)])
+    outs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, seq, hidden]),
+            helper.make_tensor_value_info(pooled, TensorProto.FLOAT, [1, hidden])]
+    return b.model([ids, mask], outs)
 
 
 def transformer_layer(b, l, x, hidden, ffn):
@@ -213,16 +259,19 @@ def main():
     ap.add_argument("--kind", choices=["bert", "transformer", "chain"], required=True)
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--nodes", type=int, default=10000)
+    ap.add_argument("--layernorm", choices=["ops", "fused"], default="ops",
+                    help="bert: LayerNorm written out (torch below opset 17) or LayerNormalization")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     if a.kind == "bert":
-        m = bert(a.layers)
+        m = bert(a.layers, fused_ln=a.layernorm == "fused")
     elif a.kind == "transformer":
         m = transformer(a.nodes)
     else:
         m = chain(a.nodes)
     onnx.save(m, a.out)
-    print(f"{a.out}: {len(m.graph.node)} nodes")
+    ops = sum(n.op_type != "Constant" for n in m.graph.node)
+    print(f"{a.out}: {len(m.graph.node)} nodes ({ops} besides Constant nodes)")
 
 
 if __name__ == "__main__":

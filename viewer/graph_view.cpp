@@ -18,6 +18,7 @@
 #include "viewer/graph_items.h"
 #include "viewer/graph_view_job.h"
 #include "viewer/heat_legend.h"
+#include "viewer/kernel_time_item.h"
 #include "viewer/minimap.h"
 #include "viewer/scope_item.h"
 
@@ -226,6 +227,7 @@ void GraphView::buildScene(const ViewResult& result) {
   }
   applyDecisions();
   applyHeat();
+  applyKernelTimes(*scene_, seconds_, labelFont_);
   drawnBoxes_ = int(layout.nodes.size() + layout.collapsed);
   drawnCollapsed_ = int(layout.collapsed);
   drawnEdges_ = int(layout.edges.size());

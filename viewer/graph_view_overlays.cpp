@@ -6,6 +6,7 @@
 #include "viewer/graph_view.h"
 #include "viewer/graphview_names.h"
 #include "viewer/heat_legend.h"
+#include "viewer/kernel_time_item.h"
 
 namespace fuselens::viewer {
 namespace {
@@ -42,18 +43,29 @@ NodeItem* GraphView::nodeNamed(const QString& name) const {
 }
 
 // Decisions key on (producer name, consumer name), as the edges between two
-// drawn ops carry them; edges that end at a scope box have none.
+// drawn ops carry them; edges that end at a scope box have none. The few
+// hundred drawn edges are indexed, not the graph's thousands of decisions, so
+// a layout costs the same on a 10,000-op graph as on a small one.
 void GraphView::applyDecisions() {
   if (!decisions_ || decisions_->empty()) return;
-  std::map<std::pair<QString, QString>, const FusionDecision*> byNames;
-  for (const FusionDecision& d : *decisions_)
-    if (!d.producerName.empty() && !d.consumerName.empty())
-      byNames[{qs(d.producerName), qs(d.consumerName)}] = &d;
-  for (EdgeItem* e : edgeItems()) {
-    if (e->fromName().isEmpty()) continue;
-    auto it = byNames.find({e->fromName(), e->toName()});
-    if (it != byNames.end()) e->setDecision(toEdgeDecision(*it->second), labelFont_);
+  struct Drawn {
+    std::vector<EdgeItem*> edges;
+    const FusionDecision* decision = nullptr;
+  };
+  std::map<std::pair<std::string, std::string>, Drawn> drawn;
+  for (EdgeItem* e : edgeItems())
+    if (!e->fromName().isEmpty())
+      drawn[{e->fromName().toStdString(), e->toName().toStdString()}].edges.push_back(e);
+  if (drawn.empty()) return;
+  std::pair<std::string, std::string> key;
+  for (const FusionDecision& d : *decisions_) {  // the last decision on an edge wins
+    key.first = d.producerName;
+    key.second = d.consumerName;
+    if (auto it = drawn.find(key); it != drawn.end()) it->second.decision = &d;
   }
+  for (const auto& [names, edge] : drawn)
+    for (EdgeItem* e : edge.edges)
+      if (edge.decision) e->setDecision(toEdgeDecision(*edge.decision), labelFont_);
 }
 
 // Collapsed boxes show their worst heat in their labels: those need a new layout.
@@ -66,6 +78,7 @@ void GraphView::setHeat(std::map<std::string, ValueHeat> heat) {
 void GraphView::setKernelTimes(std::map<std::string, double> seconds) {
   if (seconds == seconds_) return;
   seconds_ = std::move(seconds);
+  applyKernelTimes(*scene_, seconds_, labelFont_);  // ops and clusters: no new layout
   if (drawnCollapsed_ > 0) requestLayout(false);
 }
 

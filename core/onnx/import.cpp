@@ -1,4 +1,5 @@
-// ONNX import: ModelProto -> Graph. In order: parse, read opsets, add graph
+// ONNX import: ModelProto -> Graph. In order: parse, read opsets, inline the
+// calls of model-local functions (inline_functions.h), add graph
 // inputs (minus initializers, the IR<4 style) and initializers, add nodes in
 // dependency order (Constant nodes become constants; each node canonicalized
 // to the latest opset's form and its types inferred), then graph outputs,
@@ -18,6 +19,7 @@
 
 #include "core/onnx/body_inputs.h"
 #include "core/onnx/canonicalize.h"
+#include "core/onnx/inline_functions.h"
 #include "core/onnx/tensor_proto.h"
 #include "core/ops/registry.h"
 
@@ -461,6 +463,7 @@ Expected<ImportedModel> importOnnxBytes(const std::string& bytes, const std::str
   // IR versions 1 and 2 predate opset_import: their ops are opset 1's.
   if (model.irVersion > 0 && model.irVersion < 3) model.opsets.emplace("", 1);
   FL_RETURN_IF_ERROR(checkVersions(model, where));
+  FL_RETURN_IF_ERROR(onnximport::inlineLocalFunctions(proto, where));
 
   Importer im{model, where, baseDir};
   im.graph = &model.graph;

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <unordered_set>
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -17,7 +17,14 @@ constexpr double kPadX = 16.0, kPadY = 8.0;
 
 std::string elide(std::string s) {
   if (s.size() <= kMaxLineChars) return s;
-  return s.substr(0, kMaxLineChars - 3) + "...";
+  s.resize(kMaxLineChars - 3);  // in place: a 10,000-op graph elides thousands of lines
+  return s += "...";
+}
+
+// "w f32[16,16]", elided; a name that fills the line alone skips formatting the type.
+std::string constantLine(const Value& c) {
+  if (c.name.size() + 1 >= kMaxLineChars - 3) return elide(c.name);
+  return c.name + " " + c.type.str();
 }
 
 // "key=value" for the attributes a user would search by; tensors and graphs are left out.
@@ -33,6 +40,21 @@ std::vector<std::string> attrEntries(const Attributes& attrs) {
     if (!v.empty()) out.push_back(key + "=" + v);
   }
   return out;
+}
+
+// The graph's topological order as Graph::topoOrder gives it (ready nodes by
+// smallest id). Graphs whose ids already run in dependency order, as a fused
+// body and most snapshots do, are that order as they stand: checking costs one
+// pass, where the heap costs allocations per graph, and a 10,000-op snapshot
+// holds thousands of fused bodies.
+std::optional<std::vector<NodeId>> orderOf(const Graph& g) {
+  std::vector<NodeId> ids = g.nodeIds();
+  for (NodeId id : ids)
+    for (ValueId in : g.node(id).inputs)
+      if (in.valid() && g.hasValue(in) && g.value(in).producer.valid() &&
+          g.value(in).producer.index >= id.index)
+        return g.topoOrder();
+  return ids;
 }
 
 bool isFusedGroup(const Node& n) {
@@ -51,6 +73,8 @@ class Flattener {
   explicit Flattener(int maxConstantLines) : maxConstantLines_(maxConstantLines) {}
 
   FlatGraph run(const Graph& g) {
+    out_.nodes.reserve(g.nodeCount() + g.inputs().size() + g.outputs().size());
+    out_.edges.reserve(2 * g.nodeCount());
     std::vector<Source> inputs;
     for (ValueId v : g.inputs())
       inputs.push_back({addPort(g.value(v), LayoutNodeKind::Input), nullptr, v});
@@ -79,12 +103,14 @@ class Flattener {
     for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i)
       byValue[size_t(g.inputs()[i].index)] = inputs[i];
     for (ValueId c : g.constants()) byValue[size_t(c.index)] = {-1, &g.value(c), c};
-    auto order = g.topoOrder();
+    auto order = orderOf(g);
     for (NodeId id : order ? *order : g.nodeIds()) {
       const Node& node = g.node(id);
       std::vector<Source> srcs;
+      srcs.reserve(node.inputs.size());
       for (ValueId v : node.inputs) srcs.push_back(v.valid() ? byValue[size_t(v.index)] : Source{});
       std::vector<Source> outs;
+      outs.reserve(node.outputs.size());
       if (isFusedGroup(node)) {
         outs = emitGroup(node, srcs, outer.valid() ? outer : id);
       } else {
@@ -124,7 +150,9 @@ class Flattener {
     n.op = node.op;
     n.name = node.name;
     n.attrs = attrEntries(node.attrs);
+    n.origins.reserve(node.origins.size());
     for (NodeId o : node.origins) n.origins.push_back(o.index);
+    n.outputs.reserve(node.outputs.size());
     for (ValueId v : node.outputs)
       if (v.valid()) n.outputs.push_back(g.value(v).name);
     if (!node.outputs.empty()) {
@@ -135,14 +163,18 @@ class Flattener {
     int constants = 0;
     for (const Source& s : srcs) {
       if (!s.constant) continue;
-      if (++constants <= maxConstantLines_)
-        n.lines.push_back(s.constant->name + " " + s.constant->type.str());
+      if (++constants <= maxConstantLines_) n.lines.push_back(constantLine(*s.constant));
     }
     if (constants > maxConstantLines_)
       n.lines.push_back("+" + std::to_string(constants - maxConstantLines_) + " constants");
     int me = addNode(std::move(n));
-    for (const Source& s : srcs)
-      if (s.node >= 0) addEdge(s.node, me, s.value);
+    for (size_t i = 0; i < srcs.size(); ++i) {
+      if (srcs[i].node < 0) continue;
+      // Mul(x, x) draws one edge: a node's few inputs are checked, not a set of all edges.
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; ++j) seen = srcs[j].node == srcs[i].node;
+      if (!seen) addEdge(srcs[i].node, me, srcs[i].value);
+    }
     return me;
   }
 
@@ -153,15 +185,10 @@ class Flattener {
     return static_cast<int>(out_.nodes.size()) - 1;
   }
 
-  void addEdge(int from, int to, ValueId v) {
-    const uint64_t key = (uint64_t(uint32_t(from)) << 32) | uint32_t(to);
-    if (!seen_.insert(key).second) return;  // Mul(x, x) draws one edge
-    out_.edges.push_back({from, to, v});
-  }
+  void addEdge(int from, int to, ValueId v) { out_.edges.push_back({from, to, v}); }
 
   int maxConstantLines_;
   FlatGraph out_;
-  std::unordered_set<uint64_t> seen_;
 };
 
 }  // namespace

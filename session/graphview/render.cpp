@@ -116,6 +116,7 @@ Expected<RenderResult> renderGraph(const Session& s, const RenderRequest& r,
   SvgOptions svgOpts;
   svgOpts.decisions = decisions;
   svgOpts.heat = heat;
+  svgOpts.seconds = seconds;
   svgOpts.title = s.modelPath() + " after " + std::to_string(*snap) + " " + shot.label +
                   (r.scope.empty() ? "" : ", scope " + r.scope) +
                   (diffed ? ", changes against " + s.snapshots()[*snap - 1].label : "");

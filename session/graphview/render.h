@@ -19,10 +19,12 @@ struct RenderRequest {
   std::string scope;     // draw this scope alone ("/encoder/layer.3"); empty: the whole graph
   int expandDepth = -1;  // open scopes down to this depth; -1: the initial collapse
   bool heat = false;     // fill by the session's last compare report
+  // The session's last profile's kernel times: on collapsed scopes' badges,
+  // unfused ops and fused clusters (kernel_times.h).
   bool time = false;
   // Mark what the pass that made the snapshot changed (snapshot_diff.h):
   // added ops green, changed violet, scopes it left alone dimmed.
-  bool diff = false;    // badge collapsed scopes with the session's last profile's kernel times
+  bool diff = false;
   std::string out;      // .svg or .png
   size_t budget = 200;  // boxes the initial collapse aims for
 };

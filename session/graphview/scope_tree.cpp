@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -20,6 +21,33 @@ std::vector<std::string> commonPrefix(const std::vector<std::string>& a,
   size_t n = 0;
   while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
   return {a.begin(), a.begin() + long(n)};
+}
+
+// The text before the last '/' of what all `names` share: "/a/b/X", "/a/bc/Y"
+// -> "/a". Split into scopes it is the common prefix of their scopes, so a
+// fused group finds its scope through the same cache as a single op, without
+// splitting every member's name. nullopt where the two could differ: a
+// leading slash on some names only, or a doubled slash in the shared text or
+// where the names part (a doubled slash after it changes nothing).
+std::optional<std::string_view> sharedPrefix(const std::vector<LayoutNode>& nodes,
+                                             const std::vector<int>& members) {
+  const std::string_view first = nodes[size_t(members[0])].name;
+  std::string_view common = first;
+  for (int m : members) {
+    const std::string_view name = nodes[size_t(m)].name;
+    if (name.substr(0, 1) == "/" != (first.substr(0, 1) == "/")) return std::nullopt;
+    size_t n = 0;
+    while (n < common.size() && n < name.size() && common[n] == name[n]) ++n;
+    common = common.substr(0, n);
+  }
+  if (common.find("//") != std::string_view::npos) return std::nullopt;
+  if (!common.empty() && common.back() == '/')
+    for (int m : members) {
+      const std::string_view name = nodes[size_t(m)].name;
+      if (name.size() > common.size() && name[common.size()] == '/') return std::nullopt;
+    }
+  const size_t slash = common.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : common.substr(0, slash);
 }
 
 }  // namespace
@@ -46,6 +74,7 @@ ScopeTree::ScopeTree(FlatGraph flat, size_t chunkSize) : flat_(std::move(flat)) 
   // Most ops share their scope with their neighbours: the text before the
   // last '/' finds the scope without splitting the name again.
   std::unordered_map<std::string_view, ScopeId> byPrefix;
+  units_.reserve(flat_.nodes.size());
   for (size_t i = 0; i < flat_.nodes.size(); ++i) {
     if (unitOfNode_[i] >= 0) continue;
     ScopeUnit u;
@@ -53,9 +82,15 @@ ScopeTree::ScopeTree(FlatGraph flat, size_t chunkSize) : flat_(std::move(flat)) 
     u.nodes = u.group >= 0 ? flat_.groups[size_t(u.group)].members : std::vector<int>{int(i)};
     const std::string& name = flat_.nodes[i].name;
     const size_t slash = name.rfind('/');
-    const bool plain = u.group < 0 && flat_.nodes[i].kind == LayoutNodeKind::Op;
-    const std::string_view prefix =
-        slash == std::string::npos ? std::string_view() : std::string_view(name).substr(0, slash);
+    const bool isOp = flat_.nodes[i].kind == LayoutNodeKind::Op;
+    std::optional<std::string_view> shared;
+    if (isOp && u.group < 0)
+      shared =
+          slash == std::string::npos ? std::string_view() : std::string_view(name).substr(0, slash);
+    else if (isOp)
+      shared = sharedPrefix(flat_.nodes, u.nodes);
+    const bool plain = shared.has_value();
+    const std::string_view prefix = shared.value_or(std::string_view());
     auto cached = plain ? byPrefix.find(prefix) : byPrefix.end();
     if (cached != byPrefix.end()) {
       u.scope = cached->second;
@@ -89,6 +124,7 @@ ScopeTree::ScopeTree(FlatGraph flat, size_t chunkSize) : flat_(std::move(flat)) 
   firstNodes(root());
   const size_t named = scopes_.size();
   for (size_t s = 0; s < named; ++s) chunk(ScopeId(int32_t(s)), chunkSize);
+  nodeByName_.reserve(flat_.nodes.size());
   for (size_t i = 0; i < flat_.nodes.size(); ++i)
     if (flat_.nodes[i].kind == LayoutNodeKind::Op && !flat_.nodes[i].name.empty())
       nodeByName_.emplace(flat_.nodes[i].name, int(i));
@@ -190,7 +226,7 @@ void ScopeTree::renumber() {
   scopes_.clear();
   std::vector<ScopeId> newId(old.size());
   std::function<void(ScopeId, ScopeId, int)> visit = [&](ScopeId o, ScopeId parent, int depth) {
-    Scope s = old[size_t(o.index)];
+    Scope s = std::move(old[size_t(o.index)]);  // visited once; its children are not yet
     std::stable_sort(s.children.begin(), s.children.end(), [&](ScopeId a, ScopeId b) {
       return old[size_t(a.index)].firstNode < old[size_t(b.index)].firstNode;
     });

@@ -12,6 +12,8 @@
 #include <thread>
 #include <utility>
 
+#include "session/graphview/kernel_times.h"
+
 namespace fuselens::graphview {
 
 namespace {
@@ -91,18 +93,6 @@ std::string elide(const std::string& s) {
 std::string fmtHeat(double h) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "heat %.2f", h);
-  return buf;
-}
-
-// Kernel time in the unit that keeps three digits: "412 us", "3.07 ms".
-std::string fmtTime(double seconds) {
-  char buf[32];
-  if (seconds < 1e-3)
-    std::snprintf(buf, sizeof buf, "%.0f us", seconds * 1e6);
-  else if (seconds < 1)
-    std::snprintf(buf, sizeof buf, "%.3g ms", seconds * 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g s", seconds);
   return buf;
 }
 
@@ -447,7 +437,7 @@ std::vector<std::string> collapsedLines(const SceneScope& s) {
   std::string badges;
   if (s.stats.rejected > 0) badges = std::to_string(s.stats.rejected) + " rejected";
   if (s.stats.worstHeat >= 0) badges += (badges.empty() ? "" : ", ") + fmtHeat(s.stats.worstHeat);
-  if (s.stats.seconds >= 0) badges += (badges.empty() ? "" : ", ") + fmtTime(s.stats.seconds);
+  if (s.stats.seconds >= 0) badges += (badges.empty() ? "" : ", ") + formatSeconds(s.stats.seconds);
   if (!badges.empty()) lines.push_back(badges);
   if (s.stats.diffed && !s.stats.unchanged())
     lines.push_back("+" + std::to_string(s.stats.added) + " ~" + std::to_string(s.stats.changed) +

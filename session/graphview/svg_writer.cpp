@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "passes/fusion_decision.h"
+#include "session/graphview/kernel_times.h"
 
 namespace fuselens::graphview {
 namespace {
@@ -72,7 +73,8 @@ std::string num(double v) {
 
 class Writer {
  public:
-  Writer(const SceneLayout& scene, const SvgOptions& opts) : scene_(scene), opts_(opts) {
+  Writer(const SceneLayout& scene, const SvgOptions& opts)
+      : scene_(scene), opts_(opts), groupSeconds_(secondsByGroup(scene.nodes, opts.seconds)) {
     for (const FusionDecision& d : opts.decisions)
       if (!d.accepted) rejected_[{d.producerName, d.consumerName}] = d.ruleId();
   }
@@ -143,8 +145,24 @@ class Writer {
   void cluster(const LayoutCluster& c) {
     const Rgb rgb = groupRgb(c.group);
     rect(c.box, 8, hex(rgb), hex(blend(rgb, {0, 0, 0}, 0.2)), 1.5, " fill-opacity=\"0.16\"");
-    text(c.box.x + 8, c.box.y + 14, c.label,
+    // A fused group is one kernel (or a few): its time follows its label.
+    auto t = groupSeconds_.find(c.group);
+    const std::string label =
+        c.label + (t != groupSeconds_.end() ? "  " + formatSeconds(t->second) : "");
+    text(c.box.x + 8, c.box.y + 14, label,
          "font-weight=\"bold\" fill=\"" + hex(blend(rgb, {0, 0, 0}, 0.4)) + "\"");
+  }
+
+  // An unfused op's own kernel time, on a chip across its top-right corner.
+  void timeChip(const LayoutNode& n) {
+    const double t = n.group < 0 ? secondsOf(n, opts_.seconds) : -1;
+    if (t < 0) return;
+    const std::string label = formatSeconds(t);
+    const double w = double(label.size()) * 5.6 + 8;
+    const LayoutBox& b = n.box;
+    rect({b.x + b.width - w + 4, b.y - 7, w, 13}, 3, "#fef3c7", "#b45309", 0.8);
+    text(b.x + b.width - w / 2 + 4, b.y + 3, label,
+         "text-anchor=\"middle\" font-size=\"9\" fill=\"#78350f\"");
   }
 
   double heatOf(const LayoutNode& n) const {
@@ -180,6 +198,7 @@ class Writer {
            "text-anchor=\"middle\" font-size=\"10\" fill=\"#555555\"");
     if (n.kind == LayoutNodeKind::Op && !n.name.empty())
       out_ << "<title>" << esc(n.name) << "</title>\n";
+    timeChip(n);
   }
 
   void edge(const SceneEdge& e) {
@@ -218,6 +237,7 @@ class Writer {
 
   const SceneLayout& scene_;
   const SvgOptions& opts_;
+  std::map<int, double> groupSeconds_;
   std::map<std::pair<std::string, std::string>, std::string> rejected_;
   std::ostringstream out_;
 };

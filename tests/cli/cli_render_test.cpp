@@ -76,6 +76,25 @@ class CliRenderTest : public QObject {
              qPrintable(text.left(2000)));
   }
 
+  // Inside an open scope, each fused cluster says its kernels' time after its
+  // label, and an op that is a kernel of its own carries a time chip.
+  void kernelTimesOnOpsAndClusters() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("ops.svg");
+    Result r =
+        cli({"render", kModel, "--scope", "encoder/layer.0", "--time", "--runs", "2", "-o", out});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY(countElements(out, "svg") == 1);
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    const QString time = "\\d+(\\.\\d+)? (us|ms)";
+    QVERIFY2(text.contains(QRegularExpression(">group \\d+ \\([^)]*\\)  " + time + "<")),
+             qPrintable(text.left(2000)));
+    QVERIFY2(text.contains(QRegularExpression("fill=\"#78350f\">" + time + "<")),
+             qPrintable(text.left(2000)));
+  }
+
   // --diff marks the ops the snapshot's pass added (green) or changed
   // (violet) with a thick border, as the window's diff mode does.
   void diffMarksThePass() {

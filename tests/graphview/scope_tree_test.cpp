@@ -5,9 +5,11 @@
 
 #include <QtTest>
 
+#include "core/onnx/import.h"
 #include "passes/fusion_decision.h"
 #include "scoped_models.h"
 #include "session/graphview/scoped_layout.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 using namespace fuselens::graphview;
@@ -89,6 +91,35 @@ class ScopeTreeTest : public QObject {
     QVERIFY(found);
     // Its members' own scopes are not made: nothing else lives there.
     QVERIFY(!tree.find("/enc/l0/ffn").has_value());
+  }
+
+  // A group's scope is the common prefix of its members' scopes, however the
+  // names are written (the shared text of the names is a shortcut to it).
+  void groupScopeIsItsMembersCommonScope_data() {
+    QTest::addColumn<QStringList>("names");
+    QTest::addColumn<QString>("scope");
+    QTest::newRow("siblings") << QStringList{"/a/b/X", "/a/c/Y"} << "/a";
+    QTest::newRow("shared text, other scope") << QStringList{"/a/b/X", "/a/bc/Y"} << "/a";
+    QTest::newRow("one is the other's scope") << QStringList{"/a/b", "/a/b/X"} << "/a";
+    QTest::newRow("same scope") << QStringList{"/a/b/X", "/a/b/Y"} << "/a/b";
+    QTest::newRow("leading slash on one") << QStringList{"a/b/X", "/a/b/Y"} << "/a/b";
+    QTest::newRow("doubled slash inside") << QStringList{"/a//b/X", "/a/b/Y"} << "/a/b";
+    QTest::newRow("doubled slash where they part") << QStringList{"/a/b/X", "/a/b//Y"} << "/a/b";
+    QTest::newRow("unscoped") << QStringList{"X", "Y"} << "";
+  }
+  void groupScopeIsItsMembersCommonScope() {
+    QFETCH(QStringList, names);
+    QFETCH(QString, scope);
+    std::vector<std::string> members;
+    for (const QString& n : names) members.push_back(n.toStdString());
+    ScopeTree tree(flattenGraph(groupAcross(members)));
+    bool found = false;
+    for (const ScopeUnit& u : tree.units())
+      if (u.group >= 0) {
+        found = true;
+        QCOMPARE(QString::fromStdString(tree.scope(u.scope).path), scope);
+      }
+    QVERIFY(found);
   }
 
   void longUnscopedChainStillCollapses() {
@@ -187,6 +218,27 @@ class ScopeTreeTest : public QObject {
     QVERIFY(collapsedLines(box).back().find("3.07 ms") != std::string::npos);
     box.stats.seconds = 0.000412;
     QVERIFY(collapsedLines(box).back().find("412 us") != std::string::npos);
+  }
+
+  // A model-local function's calls, inlined at import, are one scope each,
+  // nested in the call node's own name scope (a call inside a function too).
+  void localFunctionCallsAreScopes() {
+    auto m = importOnnxFile(test::sourcePath() + "/tests/fixtures/fn_local_calls/model.onnx");
+    QVERIFY2(m.isOk(), m.message().c_str());
+    ScopeTree tree(flattenGraph(m->graph));
+    for (const char* path : {"/encoder/block.0/fc:LinearAct", "/encoder/block.1/fc:LinearAct",
+                             "/encoder/block.0/fc:LinearAct/scale:Scale", "/Scale_0"})
+      QVERIFY2(tree.find(path).has_value(), path);
+    const Scope& call = tree.scope(*tree.find("/encoder/block.0/fc:LinearAct"));
+    QCOMPARE(call.name, std::string("fc:LinearAct"));
+    QCOMPARE(tree.scope(call.parent).path, std::string("/encoder/block.0"));
+    const int matmul = tree.nodeNamed("/encoder/block.1/fc:LinearAct/MatMul");
+    QVERIFY(matmul >= 0);
+    QCOMPARE(tree.scope(tree.scopeOfNode(matmul)).path,
+             std::string("/encoder/block.1/fc:LinearAct"));
+    // MatMul, LeakyRelu and the nested Scale's Mul (its factor is a constant).
+    const std::vector<ScopeStats> stats = scopeStats(tree, {}, {});
+    QCOMPARE(stats[size_t(call.id.index)].ops, size_t(3));
   }
 };
 

@@ -2,9 +2,11 @@
 // worker, the table holds one row per kernel sorted slowest first, its header
 // is the CLI's (ProfileReport::header), picking a row selects the node the
 // kernel runs, the graph view takes the kernel times (collapsed scopes badge
-// their sum), and a new pipeline clears the stale profile.
+// their sum, drawn ops and clusters show their own), and a new pipeline
+// clears the stale profile.
 #include <QDockWidget>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QtTest>
@@ -14,6 +16,7 @@
 #include "tests/support/test_paths.h"
 #include "viewer/graph_items.h"
 #include "viewer/graph_view.h"
+#include "viewer/kernel_time_item.h"
 #include "viewer/main_window.h"
 #include "viewer/profile_panel.h"
 
@@ -65,12 +68,29 @@ class ProfileDockTest : public QObject {
     // The graph knows each kernel's time by the value it writes first.
     QVERIFY(w.graphView()->hasKernelTimes());
     QCOMPARE(w.session()->kernelSecondsByValue().count(g.value(k.outputs[0]).name), size_t(1));
+    // Drawn ops and fused clusters show their kernels' own time on a chip.
+    const QList<KernelTimeItem*> chips = kernelTimeItems(*w.graphView()->scene());
+    QVERIFY(!chips.isEmpty());
+    for (KernelTimeItem* chip : chips) {
+      QVERIFY2(chip->text().contains(QRegularExpression("^\\d+(\\.\\d+)? (us|ms|s)$")),
+               qPrintable(chip->text()));
+      QVERIFY(qgraphicsitem_cast<NodeItem*>(chip->parentItem()) ||
+              qgraphicsitem_cast<ClusterItem*>(chip->parentItem()));
+    }
+    // The first kernel's chip sits on its op, or on its op's cluster.
+    QGraphicsItem* holder = selected.front();
+    if (selected.front()->group() >= 0)
+      for (ClusterItem* c : w.graphView()->clusterItems())
+        if (c->group() == selected.front()->group()) holder = c;
+    QVERIFY(std::any_of(chips.begin(), chips.end(),
+                        [&](KernelTimeItem* c) { return c->parentItem() == holder; }));
 
     w.runPipeline();  // a new compile makes the profile stale
     QTRY_VERIFY_WITH_TIMEOUT(settled(w), kTimeoutMs);
     QVERIFY(!w.session()->lastProfile().has_value());
     QCOMPARE(panel->table()->rowCount(), 0);
     QVERIFY(!w.graphView()->hasKernelTimes());
+    QVERIFY(kernelTimeItems(*w.graphView()->scene()).isEmpty());
   }
 };
 
