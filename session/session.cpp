@@ -7,6 +7,7 @@
 
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
+#include "core/ir/dim_expr.h"
 #include "core/ops/registry.h"
 #include "session/session_file.h"
 
@@ -43,7 +44,7 @@ std::vector<std::string> Session::symbolicDims() const {
   if (model_)
     for (ValueId v : model_->graph.valueIds())
       for (const Dim& d : model_->graph.value(v).type.shape)
-        if (!d.symbol.empty()) symbols.insert(d.symbol);
+        symbols.merge(dimSymbols(d));  // `seq*2` is bound by binding `seq`
   return {symbols.begin(), symbols.end()};
 }
 
@@ -61,9 +62,7 @@ Status Session::bindDims(const std::map<std::string, int64_t>& dims) {
         "--dim " + name);
   }
   for (ValueId v : g.valueIds())
-    for (Dim& d : g.mutableValue(v).type.shape)
-      if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end())
-        d = Dim::fixed(it->second);
+    for (Dim& d : g.mutableValue(v).type.shape) d = bindDim(d, dims);
   FL_RETURN_IF_ERROR(inferGraphTypes(g));
   dropResults();
   return Status::ok();
@@ -96,7 +95,8 @@ Expected<bool> Session::bindInputShapes(const std::map<std::string, std::vector<
         return Status::error("dim " + std::to_string(d) + " is " + std::to_string(shape[d]) +
                                  " but the model declares " + val.type.str(),
                              where);
-      if (dim.symbol.empty()) continue;
+      // An input dim written as an expression (`s0+1`) binds nothing itself.
+      if (dim.symbol.empty() || dimSymbols(dim) != std::set<std::string>{dim.symbol}) continue;
       auto [at, fresh] = symbols.emplace(dim.symbol, shape[d]);
       if (!fresh && at->second != shape[d])
         return Status::error("dim '" + dim.symbol + "' is " + std::to_string(shape[d]) +
@@ -107,9 +107,7 @@ Expected<bool> Session::bindInputShapes(const std::map<std::string, std::vector<
   }
   if (fixes.empty()) return false;
   for (ValueId v : g.valueIds())
-    for (Dim& d : g.mutableValue(v).type.shape)
-      if (auto it = symbols.find(d.symbol); !d.symbol.empty() && it != symbols.end())
-        d = Dim::fixed(it->second);
+    for (Dim& d : g.mutableValue(v).type.shape) d = bindDim(d, symbols);
   for (const auto& [v, shape] : fixes) {
     TensorType& t = g.mutableValue(v).type;
     t = TensorType::of(t.dtype, shape);

@@ -7,6 +7,7 @@
 #include <map>
 #include <type_traits>
 
+#include "core/ir/dim_expr.h"
 #include "core/ir/printer.h"
 
 namespace fuselens {
@@ -18,6 +19,7 @@ struct Token {
   Tok kind = Tok::End;
   std::string text;  // for Ref: the name without '%'; for String: unescaped
   int line = 1, col = 1;
+  size_t offset = 0;  // where the token starts in the text
 };
 
 class Lexer {
@@ -29,6 +31,7 @@ class Lexer {
     Token t;
     t.line = line_;
     t.col = col_;
+    t.offset = i_;
     if (i_ >= s_.size()) return t;
     char c = s_[i_];
     if (c == '%') {
@@ -82,6 +85,27 @@ class Lexer {
     if (std::string("(){}[]<>,:=@*?").find(c) == std::string::npos)
       return err(t, std::string("unexpected character '") + c + "'");
     t.text = std::string(1, get());
+    return t;
+  }
+
+  // The text of one dim of a shape, from `start` to the ',' or ']' that ends
+  // it: a dim is an expression (`seq*2`, `ceil(w/8)`), which the token rules
+  // for the rest of the IR would split.
+  Token rawDim(const Token& start) {
+    i_ = start.offset;
+    line_ = start.line;
+    col_ = start.col;
+    Token t = start;
+    t.kind = Tok::Ident;
+    t.text.clear();
+    int depth = 0;
+    while (i_ < s_.size() && s_[i_] != '\n') {
+      char c = s_[i_];
+      if (depth == 0 && (c == ',' || c == ']')) break;
+      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      if (c != ' ') t.text += c;
+      get();
+    }
     return t;
   }
 
@@ -292,6 +316,23 @@ class Parser {
     return it->second;
   }
 
+  // A number, a name, or an expression over names in canonical form.
+  Expected<Dim> parseDim() {
+    const std::string single = tok_.kind == Tok::Ident ? tok_.text : std::string();
+    Token raw = lex_.rawDim(tok_);
+    tok_ = raw;                                         // errors point at the dim's start
+    if (raw.text == single) return Dim::named(single);  // a plain name, '.' allowed
+    auto e = DimExpr::parse(raw.text);
+    if (!e)
+      return Lexer::err(raw,
+                        "expected a dimension (a number, a name or an expression "
+                        "such as seq*2), found '" +
+                            raw.text + "'");
+    if (e->isConstant() && e->constantPart() < 0)
+      return Lexer::err(raw, "a dimension must be a non-negative integer");
+    return e->toDim();
+  }
+
   Expected<TensorType> parseType() {
     if (tok_.kind != Tok::Ident)
       return Lexer::err(tok_, "expected a tensor type such as f32[1,4]" + found());
@@ -308,14 +349,10 @@ class Parser {
       return t;
     }
     while (!isPunct("]")) {
-      if (tok_.kind == Tok::Number) {
-        char* end = nullptr;
-        long long v = std::strtoll(tok_.text.c_str(), &end, 10);
-        if (*end != '\0' || v < 0)
-          return Lexer::err(tok_, "a dimension must be a non-negative integer");
-        t.shape.push_back(Dim::fixed(v));
-      } else if (tok_.kind == Tok::Ident) {
-        t.shape.push_back(Dim::named(tok_.text));
+      if (tok_.kind == Tok::Number || tok_.kind == Tok::Ident) {
+        auto dim = parseDim();
+        if (!dim) return dim.status();
+        t.shape.push_back(*dim);
       } else if (isPunct("?")) {
         t.shape.push_back(Dim::unknown());
       } else {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/ir/dim_expr.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -25,11 +26,10 @@ Types inferConcat(const InferContext& c) {
   auto axis = axisOf(c.node, int64_t(ranked->rank()));
   if (!axis) return axis.status();
   o.shape = ranked->shape;
-  int64_t sum = 0;
-  bool known = true;
+  Dim sum = Dim::fixed(0);  // seq + seq is seq*2: the extents add symbolically
   for (const TensorType& t : c.inputTypes) {
     if (!t.rankKnown) {
-      known = false;
+      sum = Dim::unknown();
       continue;
     }
     if (t.rank() != ranked->rank())
@@ -41,12 +41,9 @@ Types inferConcat(const InferContext& c) {
         return nodeError(c.node, "inputs " + t.str() + " and " + ranked->str() +
                                      " differ outside the concat axis");
     }
-    if (t.shape[*axis].isStatic())
-      sum += t.shape[*axis].value;
-    else
-      known = false;
+    sum = dimAdd(sum, t.shape[*axis]);
   }
-  o.shape[*axis] = known ? Dim::fixed(sum) : Dim::unknown();
+  o.shape[*axis] = sum;
   return std::vector{o};
 }
 

@@ -14,6 +14,9 @@ ocr: an OCR-style CNN over an image of symbolic width, x[1, 1, 16, width]:
 only, the mean over the height, then a per-column classifier with Softmax:
 y [1, width, classes], as a CTC recognizer emits.
 
+concat_slice and layernorm_seq: symbolic shape arithmetic (seq*2, seq*2-1)
+and LayerNorm / AveragePool across the padded dim (see their docstrings).
+
 Small by default (the CLI tests); bench/dynamic_shapes.py writes larger ones.
 Deterministic: rerunning writes identical files.
 
@@ -117,6 +120,41 @@ def ocr(height=16, channels=(8, 16), classes=10, seed=5):
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "width", classes])])
 
 
+def concat_slice(hidden=8, seed=7):
+    """Shape arithmetic on seq: Concat of x with Relu(x) along seq ([1, seq*2, h]),
+    Slice [1:] of that ([1, seq*2-1, h]) into a projection, and a stride-2 conv
+    over the concatenation, whose output is seq long again."""
+    b = Builder(seed)
+    b.init("one", np.array([1], dtype=np.int64))
+    b.init("end", np.array([np.iinfo(np.int64).max], dtype=np.int64))
+    c = b.node("Concat", ["x", b.node("Relu", ["x"], "relu")], "cat", axis=1)
+    s = b.node("Slice", [c, "one", "end", "one"], "tail")
+    b.node("MatMul", [s, b.weight("w", (hidden, 4), 1 / np.sqrt(hidden))], "y")
+    t = b.node("Transpose", [c], "cat_t", perm=[0, 2, 1])
+    b.node("Conv", [t, b.weight("k", (4, hidden, 3), 1 / np.sqrt(3 * hidden))], "z",
+           kernel_shape=[3], pads=[1, 1], strides=[2])
+    return b.model("dyn_concat_slice",
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "2*seq - 1", 4]),
+                    helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, "seq"])])
+
+
+def layernorm_seq(hidden=8, seed=11):
+    """Normalization and pooling across the padded dim: LayerNormalization with
+    axis=1 over x[1, seq, h] (statistics over seq and h), then an AveragePool
+    along seq that does not count its pads (count_include_pad=0)."""
+    b = Builder(seed)
+    g = b.init("ln_g", (1 + 0.1 * b.rng.standard_normal(hidden)).astype(np.float32))
+    ln = b.node("LayerNormalization", ["x", g, b.weight("ln_b", (hidden,), 0.1)], "ln",
+                axis=1, epsilon=1e-5)
+    t = b.node("Transpose", [ln], "ln_t", perm=[0, 2, 1])
+    b.node("AveragePool", [t], "y", kernel_shape=[3], pads=[1, 1], count_include_pad=0)
+    return b.model("dyn_layernorm_seq",
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
+                   [helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, "seq", hidden]),
+                    helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, hidden, "seq"])])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kind", choices=["transformer", "ocr"])
@@ -127,6 +165,9 @@ def main():
     if a.kind is None:  # the CLI tests' models
         onnx.save(transformer(), os.path.join(HERE, "dyn_transformer", "model.onnx"))
         onnx.save(ocr(), os.path.join(HERE, "dyn_ocr", "model.onnx"))
+        for name, make in (("dyn_concat_slice", concat_slice), ("dyn_layernorm_seq", layernorm_seq)):
+            os.makedirs(os.path.join(HERE, name), exist_ok=True)
+            onnx.save(make(), os.path.join(HERE, name, "model.onnx"))
         return
     m = (transformer(a.hidden, max(1, a.hidden // 64), 4 * a.hidden) if a.kind == "transformer"
          else ocr(a.height, (32, 64, 128), 40))

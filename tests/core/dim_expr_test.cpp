@@ -1,0 +1,292 @@
+// Symbolic dim arithmetic (core/ir/dim_expr.h): the canonical form round-trips
+// through print and parse, simplification collects and folds, evaluation
+// floors negative quotients as ONNX does; and shape inference carries the
+// expressions through Concat, Slice, Conv, pools, Reshape, Flatten, Pad,
+// Resize and elementwise ops (graphs in IR text, before and after).
+#include "core/ir/dim_expr.h"
+
+#include <QtTest>
+
+#include "core/ir/printer.h"
+#include "core/ops/registry.h"
+
+using namespace fuselens;
+
+namespace {
+
+QString canon(const char* text) {
+  auto e = DimExpr::parse(text);
+  return e ? QString::fromStdString(e->str()) : "error: " + QString::fromStdString(e.message());
+}
+
+DimExpr expr(const char* text) { return *DimExpr::parse(text); }
+
+// The graph after inference, its first line (the signature) dropped.
+QString inferred(const QString& text) {
+  auto g = parseGraph(text.toStdString());
+  if (!g) return "parse: " + QString::fromStdString(g.message());
+  Status s = inferGraphTypes(*g);
+  if (!s) return "infer: " + QString::fromStdString(s.message());
+  QStringList lines;  // the nodes but constants
+  for (const QString& line : QString::fromStdString(printGraph(*g)).split('\n'))
+    if (line.startsWith("  %") && !line.contains("= Constant")) lines << line.trimmed();
+  return lines.join('\n');
+}
+
+}  // namespace
+
+class DimExprTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void canonicalForm_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("canonical");
+    QTest::newRow("plain symbol") << "seq"
+                                  << "seq";
+    QTest::newRow("constant") << "12"
+                              << "12";
+    QTest::newRow("scaled") << "seq*2"
+                            << "seq*2";
+    QTest::newRow("coefficient in front") << "2*seq"
+                                          << "seq*2";
+    QTest::newRow("like terms collect") << "seq+seq"
+                                        << "seq*2";
+    QTest::newRow("cancels to a constant") << "seq-seq+3"
+                                           << "3";
+    QTest::newRow("constant folding") << "seq+2*3-1"
+                                      << "seq+5";
+    QTest::newRow("minus one") << "seq-1"
+                               << "seq-1";
+    QTest::newRow("negative lead") << "8-seq"
+                                   << "-seq+8";
+    QTest::newRow("spaces") << " s0 + 1 "
+                            << "s0+1";
+    QTest::newRow("product of symbols") << "seq*batch"
+                                        << "batch*seq";
+    QTest::newRow("distributes") << "(seq+1)*(seq-1)"
+                                 << "seq*seq-1";
+    QTest::newRow("ceil") << "ceil(seq/8)"
+                          << "ceil(seq/8)";
+    QTest::newRow("floor") << "floor(seq/2)"
+                           << "floor(seq/2)";
+    QTest::newRow("conv formula is ceil") << "floor((w-1)/2)+1"
+                                          << "ceil(w/2)";
+    QTest::newRow("ceil as floor") << "floor((seq+7)/8)"
+                                   << "ceil(seq/8)";
+    QTest::newRow("floor keeps small constant") << "floor((seq+1)/3)"
+                                                << "floor((seq+1)/3)";
+    QTest::newRow("multiples leave the division") << "floor((seq*4+1)/2)"
+                                                  << "seq*2";
+    QTest::newRow("exact division") << "floor(seq*6/3)"
+                                    << "seq*2";
+    QTest::newRow("gcd reduces") << "floor((seq*3+3)/9)"
+                                 << "floor((seq+1)/3)";
+    QTest::newRow("nested floors") << "floor(floor(seq/2)/4)"
+                                   << "floor(seq/8)";
+    QTest::newRow("nested ceils") << "ceil(ceil(seq/2)/2)"
+                                  << "ceil(seq/4)";
+    QTest::newRow("division by one") << "floor(seq/1)"
+                                     << "seq";
+    QTest::newRow("constant division floors") << "floor(-3/2)"
+                                              << "-2";
+    QTest::newRow("division term scaled") << "ceil(seq/8)*2+seq"
+                                          << "ceil(seq/8)*2+seq";
+  }
+  void canonicalForm() {
+    QFETCH(QString, text);
+    QFETCH(QString, canonical);
+    QCOMPARE(canon(text.toUtf8().constData()), canonical);
+    // The canonical form reads back as itself.
+    QCOMPARE(canon(canonical.toUtf8().constData()), canonical);
+  }
+
+  void parseErrors_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("bare division") << "seq/2"
+                                   << "unexpected '/'";
+    QTest::newRow("division by zero") << "floor(seq/0)"
+                                      << "positive number";
+    QTest::newRow("division by a symbol") << "ceil(seq/w)"
+                                          << "positive number";
+    QTest::newRow("dangling plus") << "seq+"
+                                   << "expected a term";
+    QTest::newRow("open paren") << "2*(seq"
+                                << "expected ')'";
+    QTest::newRow("product of divisions") << "floor(a/2)*floor(b/2)"
+                                          << "cannot express";
+    QTest::newRow("huge number") << "99999999999999999999"
+                                 << "too large";
+  }
+  void parseErrors() {
+    QFETCH(QString, text);
+    QFETCH(QString, message);
+    auto e = DimExpr::parse(text.toStdString());
+    QVERIFY(!e);
+    QVERIFY2(QString::fromStdString(e.message()).contains(message), e.message().c_str());
+  }
+
+  void evaluate_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qint64>("value");
+    QTest::addColumn<qint64>("expected");
+    QTest::newRow("seq*2") << "seq*2" << qint64(37) << qint64(74);
+    QTest::newRow("ceil(seq/8) at 1") << "ceil(seq/8)" << qint64(1) << qint64(1);
+    QTest::newRow("ceil(seq/8) at 64") << "ceil(seq/8)" << qint64(64) << qint64(8);
+    QTest::newRow("ceil(seq/8) at 65") << "ceil(seq/8)" << qint64(65) << qint64(9);
+    // ONNX's shape formulas floor towards minus infinity: floor(-3/2) is -2, not -1.
+    QTest::newRow("floor of a negative") << "floor((seq-5)/2)" << qint64(2) << qint64(-2);
+    QTest::newRow("ceil of a negative") << "ceil((seq-5)/2)" << qint64(2) << qint64(-1);
+    QTest::newRow("floor exact negative") << "floor((seq-6)/2)" << qint64(2) << qint64(-2);
+    QTest::newRow("square") << "seq*seq-1" << qint64(300) << qint64(89999);
+  }
+  void evaluate() {
+    QFETCH(QString, text);
+    QFETCH(qint64, value);
+    QFETCH(qint64, expected);
+    auto v = expr(text.toUtf8().constData()).evaluate({{"seq", value}});
+    QVERIFY(v.has_value());
+    QCOMPARE(qint64(*v), expected);
+  }
+
+  void evaluateNeedsEverySymbol() {
+    QVERIFY(!expr("batch*seq").evaluate({{"seq", 3}}).has_value());
+    QCOMPARE(*expr("batch*seq").evaluate({{"seq", 3}, {"batch", 2}}), int64_t(6));
+  }
+
+  void bindDimSubstitutes() {
+    QCOMPARE(bindDim(Dim::named("seq*2"), {{"seq", 5}}), Dim::fixed(10));
+    QCOMPARE(bindDim(Dim::named("batch*seq"), {{"batch", 2}}), Dim::named("seq*2"));
+    QCOMPARE(bindDim(Dim::named("seq-1"), {{"seq", 0}}), Dim::unknown());  // no such size
+    QCOMPARE(bindDim(Dim::named("seq"), {{"other", 1}}), Dim::named("seq"));
+    QCOMPARE(bindDim(Dim::fixed(4), {{"seq", 1}}), Dim::fixed(4));
+    QCOMPARE(bindDim(Dim::named("batch size"), {{"batch size", 3}}), Dim::fixed(3));
+  }
+
+  void symbolsOfADim() {
+    QCOMPARE(dimSymbols(Dim::named("floor((h-1)/2)+w")), (std::set<std::string>{"h", "w"}));
+    QCOMPARE(dimSymbols(Dim::named("batch size")), (std::set<std::string>{"batch size"}));
+    QCOMPARE(dimSymbols(Dim::named("-1")), (std::set<std::string>{"-1"}));
+    QVERIFY(dimSymbols(Dim::fixed(3)).empty());
+    QVERIFY(dimSymbols(Dim::unknown()).empty());
+  }
+
+  void dimArithmetic() {
+    QCOMPARE(dimAdd(Dim::named("seq"), Dim::named("seq")), Dim::named("seq*2"));
+    QCOMPARE(dimAdd(Dim::fixed(3), Dim::fixed(4)), Dim::fixed(7));
+    QCOMPARE(dimAdd(Dim::named("seq"), Dim::unknown()), Dim::unknown());
+    QCOMPARE(dimSub(Dim::named("seq+1"), Dim::named("seq")), Dim::fixed(1));
+    QCOMPARE(dimMul(Dim::named("batch"), Dim::named("seq")), Dim::named("batch*seq"));
+    QCOMPARE(dimCeilDiv(Dim::named("seq"), 8), Dim::named("ceil(seq/8)"));
+    QCOMPARE(dimDivExact(Dim::named("batch*seq*768"), Dim::named("batch*64")),
+             Dim::named("seq*12"));
+    QCOMPARE(dimDivExact(Dim::named("seq*768"), Dim::fixed(5)), Dim::unknown());
+    QCOMPARE(dimDivExact(Dim::named("seq+1"), Dim::named("seq")), Dim::unknown());
+    // Overflow is "nothing to say", never undefined behaviour.
+    QCOMPARE(dimMul(Dim::named("seq*4611686018427387904"), Dim::fixed(4)), Dim::unknown());
+  }
+
+  void inference_data() {
+    QTest::addColumn<QString>("graph");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("concat along seq") << "graph @g(%x: f32[1,seq,8]) -> (f32[*]) {\n"
+                                         "  %y = Concat(%x, %x) {axis=1} : f32[*]\n  return %y\n}"
+                                      << "%y = Concat(%x, %x) {axis=1} : f32[1,seq*2,8]";
+    QTest::newRow("concat of seq and a constant length")
+        << "graph @g(%x: f32[seq,8], %z: f32[3,8]) -> (f32[*]) {\n"
+           "  %y = Concat(%x, %z) {axis=0} : f32[*]\n  return %y\n}"
+        << "%y = Concat(%x, %z) {axis=0} : f32[seq+3,8]";
+    QTest::newRow("slice drops the first")
+        << "graph @g(%x: f32[seq,8]) -> (f32[*]) {\n"
+           "  %s = Constant : i64[1] dense<[1]>\n"
+           "  %e = Constant : i64[1] dense<[2147483647]>\n"
+           "  %a = Constant : i64[1] dense<[0]>\n"
+           "  %y = Slice(%x, %s, %e, %a) : f32[*]\n  return %y\n}"
+        << "%y = Slice(%x, %s, %e, %a) : f32[seq-1,8]";
+    QTest::newRow("slice every other, last dropped")
+        << "graph @g(%x: f32[2,seq]) -> (f32[*]) {\n"
+           "  %s = Constant : i64[1] dense<[0]>\n"
+           "  %e = Constant : i64[1] dense<[-1]>\n"
+           "  %a = Constant : i64[1] dense<[1]>\n"
+           "  %t = Constant : i64[1] dense<[2]>\n"
+           "  %y = Slice(%x, %s, %e, %a, %t) : f32[*]\n  return %y\n}"
+        << "%y = Slice(%x, %s, %e, %a, %t) : f32[2,floor(seq/2)]";
+    QTest::newRow("slice to a constant end stays unknown (min(seq,4))")
+        << "graph @g(%x: f32[seq]) -> (f32[*]) {\n"
+           "  %s = Constant : i64[1] dense<[0]>\n"
+           "  %e = Constant : i64[1] dense<[4]>\n"
+           "  %y = Slice(%x, %s, %e) : f32[*]\n  return %y\n}"
+        << "%y = Slice(%x, %s, %e) : f32[?]";
+    QTest::newRow("strided conv over a symbolic width")
+        << "graph @g(%x: f32[1,2,8,w], %k: f32[4,2,3,3]) -> (f32[*]) {\n"
+           "  %y = Conv(%x, %k) {pads=[1, 1, 1, 1], strides=[2, 2]} : f32[*]\n  return %y\n}"
+        << "%y = Conv(%x, %k) {pads=[1, 1, 1, 1], strides=[2, 2]} : f32[1,4,4,ceil(w/2)]";
+    QTest::newRow("valid conv") << "graph @g(%x: f32[1,2,h,w], %k: f32[4,2,3,3]) -> (f32[*]) {\n"
+                                   "  %y = Conv(%x, %k) : f32[*]\n  return %y\n}"
+                                << "%y = Conv(%x, %k) : f32[1,4,h-2,w-2]";
+    QTest::newRow("max pool 2x2")
+        << "graph @g(%x: f32[1,2,h,w]) -> (f32[*]) {\n"
+           "  %y = MaxPool(%x) {kernel_shape=[2, 2], strides=[2, 2]} : f32[*]\n  return %y\n}"
+        << "%y = MaxPool(%x) {kernel_shape=[2, 2], strides=[2, 2]} : "
+           "f32[1,2,floor(h/2),floor(w/2)]";
+    QTest::newRow("average pool, ceil mode")
+        << "graph @g(%x: f32[1,2,w]) -> (f32[*]) {\n"
+           "  %y = AveragePool(%x) {ceil_mode=1, kernel_shape=[3], strides=[2]} : f32[*]\n"
+           "  return %y\n}"
+        << "%y = AveragePool(%x) {ceil_mode=1, kernel_shape=[3], strides=[2]} : "
+           "f32[1,2,floor(w/2)]";
+    QTest::newRow("reshape merges seq with heads")
+        << "graph @g(%x: f32[batch,seq,768]) -> (f32[*]) {\n"
+           "  %s = Constant : i64[3] dense<[0, -1, 64]>\n"
+           "  %y = Reshape(%x, %s) : f32[*]\n  return %y\n}"
+        << "%y = Reshape(%x, %s) : f32[batch,seq*12,64]";
+    QTest::newRow("flatten") << "graph @g(%x: f32[batch,seq,4]) -> (f32[*]) {\n"
+                                "  %y = Flatten(%x) {axis=1} : f32[*]\n  return %y\n}"
+                             << "%y = Flatten(%x) {axis=1} : f32[batch,seq*4]";
+    QTest::newRow("pad") << "graph @g(%x: f32[2,seq]) -> (f32[*]) {\n"
+                            "  %p = Constant : i64[4] dense<[0, 1, 0, 2]>\n"
+                            "  %y = Pad(%x, %p) : f32[*]\n  return %y\n}"
+                         << "%y = Pad(%x, %p) : f32[2,seq+3]";
+    QTest::newRow("resize by 2")
+        << "graph @g(%x: f32[1,1,h,w]) -> (f32[*]) {\n"
+           "  %r = Constant : f32[0] dense<[]>\n"
+           "  %s = Constant : f32[4] dense<[1.0, 1.0, 2.0, 2.0]>\n"
+           "  %y = Resize(%x, %r, %s) {mode=\"nearest\"} : f32[*]\n  return %y\n}"
+        << "%y = Resize(%x, %r, %s) {mode=\"nearest\"} : f32[1,1,h*2,w*2]";
+    QTest::newRow("elementwise, transpose and matmul keep expressions")
+        << "graph @g(%x: f32[1,seq,8], %w: f32[8,4]) -> (f32[*]) {\n"
+           "  %c = Concat(%x, %x) {axis=1} : f32[*]\n"
+           "  %a = Add(%c, %c) : f32[*]\n"
+           "  %m = MatMul(%a, %w) : f32[*]\n"
+           "  %t = Transpose(%m) {perm=[0, 2, 1]} : f32[*]\n  return %t\n}"
+        << "%c = Concat(%x, %x) {axis=1} : f32[1,seq*2,8]\n"
+           "%a = Add(%c, %c) : f32[1,seq*2,8]\n"
+           "%m = MatMul(%a, %w) : f32[1,seq*2,4]\n"
+           "%t = Transpose(%m) {perm=[0, 2, 1]} : f32[1,4,seq*2]";
+  }
+  void inference() {
+    QFETCH(QString, graph);
+    QFETCH(QString, expected);
+    QCOMPARE(inferred(graph), expected);
+  }
+
+  void irTextReadsExpressions() {
+    const std::string text =
+        "graph @g(%x: f32[1,seq*2,ceil(w/8)], %y: f32[floor((seq-1)/2)+1]) -> "
+        "(f32[1,seq*2,ceil(w/8)]) {\n"
+        "  return %x\n}";
+    auto g = parseGraph(text);
+    QVERIFY2(g.isOk(), g.message().c_str());
+    const Graph& graph = *g;
+    QCOMPARE(QString::fromStdString(graph.value(graph.inputs()[0]).type.str()),
+             QString("f32[1,seq*2,ceil(w/8)]"));
+    QCOMPARE(QString::fromStdString(graph.value(graph.inputs()[1]).type.str()),
+             QString("f32[ceil(seq/2)]"));
+    auto bad = parseGraph("graph @g(%x: f32[seq/2]) -> (f32[*]) {\n  return %x\n}");
+    QVERIFY(!bad.isOk());
+    QVERIFY2(QString::fromStdString(bad.message()).contains("line 1"), bad.message().c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(DimExprTest)
+#include "dim_expr_test.moc"
