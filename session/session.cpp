@@ -169,6 +169,16 @@ Status Session::compile(const CompileOptions& opts, const Progress& progress,
   return Status::ok();
 }
 
+namespace {
+// "--dim seq=N", one flag per symbol of the dim's expression.
+std::string dimFlags(const Dim& d) {
+  std::string flags;
+  for (const std::string& s : dimSymbols(d))
+    flags += (flags.empty() ? "--dim " : " --dim ") + s + "=N";
+  return flags;
+}
+}  // namespace
+
 Expected<std::map<std::string, TensorData>> Session::randomInputs(
     uint64_t seed, const std::map<std::string, TensorData>& skip) const {
   if (!model_) return Expected<std::map<std::string, TensorData>>::error("no model is open");
@@ -183,7 +193,7 @@ Expected<std::map<std::string, TensorData>> Session::randomInputs(
                                  "; give the input a shape (--shape " + v.name +
                                  "=AxB..., Input shapes in the GUI)" +
                                  (d.symbol.empty() ? std::string(" or a tensor")
-                                                   : " or bind the dim (--dim " + d.symbol + "=N)"),
+                                                   : " or bind the dim (" + dimFlags(d) + ")"),
                              "input '" + v.name + "'");
     auto t = randomTensor(v.type, seed + i);
     if (!t) return Status::error(t.message(), "input '" + v.name + "'");

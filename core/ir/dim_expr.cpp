@@ -11,6 +11,8 @@ namespace {
 
 using Opt = std::optional<int64_t>;
 
+constexpr size_t kMaxTerms = 64;
+
 Opt addI(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
@@ -118,7 +120,9 @@ class Parser {
       return checked(scale(*f, -1), "a negation");
     }
     if (eat('(')) {
+      if (++depth_ > kMaxDepth) return fail("nested too deeply");  // fuzzed IR text
       auto e = expr();
+      --depth_;
       if (!e) return e;
       if (!eat(')')) return fail("expected ')'");
       return e;
@@ -145,7 +149,9 @@ class Parser {
     return DimExpr::symbol(name);
   }
   Expected<DimExpr> division(bool ceil) {
+    if (++depth_ > kMaxDepth) return fail("nested too deeply");
     auto num = expr();
+    --depth_;
     if (!num) return num;
     if (!eat('/')) return fail("expected '/'");
     auto den = factor();
@@ -157,8 +163,10 @@ class Parser {
     return checked(ceil ? ceilDiv(*num, d) : floorDiv(*num, d), "a division");
   }
 
+  static constexpr int kMaxDepth = 32;
   std::string_view s_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
@@ -200,6 +208,8 @@ std::optional<DimExpr> DimExpr::make(int64_t constant, std::vector<Term> terms) 
     }
     if (e.terms_.back().second == 0) e.terms_.pop_back();
   }
+  // Shapes need a few terms; a product of long sums (fuzzed text) is not a shape.
+  if (e.terms_.size() > kMaxTerms) return std::nullopt;
   return e;
 }
 
@@ -291,6 +301,7 @@ std::optional<DimExpr> multiply(const DimExpr& a, const DimExpr& b) {
     if (e.constant_ != 0) t.push_back({productAtom({}), e.constant_});
     return t;
   };
+  if ((a.terms_.size() + 1) * (b.terms_.size() + 1) > 4 * kMaxTerms) return std::nullopt;
   int64_t constant = 0;
   std::vector<DimExpr::Term> terms;
   for (const auto& [x, cx] : withConstant(a))

@@ -230,7 +230,7 @@ Types inferTile(const InferContext& c) {
                         " gives no valid extent for a dim of " + std::to_string(o.shape[i].value));
       o.shape[i] = Dim::fixed(extent);
     } else if ((*reps)[i] != 1)
-      o.shape[i] = Dim::unknown();
+      o.shape[i] = (*reps)[i] >= 0 ? dimMul(o.shape[i], Dim::fixed((*reps)[i])) : Dim::unknown();
   }
   return std::vector{o};
 }
@@ -383,8 +383,10 @@ Types inferDepthSpace(const InferContext& c, bool toSpace) {
   if (b <= 0) return nodeError(c.node, "blocksize must be positive");
   if (!o.rankKnown) return std::vector{o};
   if (o.rank() != 4) return nodeError(c.node, "expects a 4-D input, got " + o.str());
+  // A symbolic extent the kernel requires to divide exactly: floor is exact there.
   auto scale = [](Dim d, int64_t num, int64_t den) {
-    return d.isStatic() ? Dim::fixed(d.value * num / den) : Dim::unknown();
+    return d.isStatic() ? Dim::fixed(d.value * num / den)
+                        : dimFloorDiv(dimMul(d, Dim::fixed(num)), den);
   };
   o.shape[1] = toSpace ? scale(o.shape[1], 1, b * b) : scale(o.shape[1], b * b, 1);
   for (int i = 2; i < 4; ++i)

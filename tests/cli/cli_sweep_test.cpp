@@ -148,8 +148,9 @@ class CliSweepTest : public QObject {
     QCOMPARE(j["all_match"].toBool(), true);
   }
 
-  // LayerNorm normalizing over seq and an AveragePool along seq that does not
-  // count its pads: in buckets, padded runs equal unpadded ones.
+  // LayerNorm normalizing over seq, an AveragePool along seq that does not
+  // count its pads, and a normalization over seq written out as ReduceMean,
+  // Sub, Pow, ReduceMean, Sqrt, Div: in buckets, padded runs equal unpadded ones.
   void layerNormAndAveragePoolOverThePaddedDim() {
     Result r =
         cli({"run", kLayerNormSeq, "--engine", "cpu", "--random-inputs", "--sweep", "seq=1:40:6",

@@ -117,6 +117,10 @@ class DimExprTest : public QObject {
                                           << "cannot express";
     QTest::newRow("huge number") << "99999999999999999999"
                                  << "too large";
+    QTest::newRow("product of long sums") << "(a+b+c+d+e+f+g+h+i)*(j+k+l+m+n+o+p+q+r)"
+                                          << "cannot express";
+    QTest::newRow("deep nesting") << QString(40, QChar('(')) + "seq" + QString(40, QChar(')'))
+                                  << "too deeply";
   }
   void parseErrors() {
     QFETCH(QString, text);
@@ -253,6 +257,16 @@ class DimExprTest : public QObject {
            "  %s = Constant : f32[4] dense<[1.0, 1.0, 2.0, 2.0]>\n"
            "  %y = Resize(%x, %r, %s) {mode=\"nearest\"} : f32[*]\n  return %y\n}"
         << "%y = Resize(%x, %r, %s) {mode=\"nearest\"} : f32[1,1,h*2,w*2]";
+    QTest::newRow("tile") << "graph @g(%x: f32[seq,2]) -> (f32[*]) {\n"
+                             "  %r = Constant : i64[2] dense<[3, 1]>\n"
+                             "  %y = Tile(%x, %r) : f32[*]\n  return %y\n}"
+                          << "%y = Tile(%x, %r) : f32[seq*3,2]";
+    QTest::newRow("space to depth and back")
+        << "graph @g(%x: f32[1,2,h,w]) -> (f32[*]) {\n"
+           "  %s = SpaceToDepth(%x) {blocksize=2} : f32[*]\n"
+           "  %y = DepthToSpace(%s) {blocksize=2} : f32[*]\n  return %y\n}"
+        << "%s = SpaceToDepth(%x) {blocksize=2} : f32[1,8,floor(h/2),floor(w/2)]\n"
+           "%y = DepthToSpace(%s) {blocksize=2} : f32[1,2,floor(h/2)*2,floor(w/2)*2]";
     QTest::newRow("elementwise, transpose and matmul keep expressions")
         << "graph @g(%x: f32[1,seq,8], %w: f32[8,4]) -> (f32[*]) {\n"
            "  %c = Concat(%x, %x) {axis=1} : f32[*]\n"

@@ -142,17 +142,27 @@ def concat_slice(hidden=8, seed=7):
 def layernorm_seq(hidden=8, seed=11):
     """Normalization and pooling across the padded dim: LayerNormalization with
     axis=1 over x[1, seq, h] (statistics over seq and h), then an AveragePool
-    along seq that does not count its pads (count_include_pad=0)."""
+    along seq that does not count its pads (count_include_pad=0); and the same
+    normalization written out over seq alone (ReduceMean, Sub, Pow, ReduceMean,
+    Add, Sqrt, Div), as exporters often emit it."""
     b = Builder(seed)
     g = b.init("ln_g", (1 + 0.1 * b.rng.standard_normal(hidden)).astype(np.float32))
     ln = b.node("LayerNormalization", ["x", g, b.weight("ln_b", (hidden,), 0.1)], "ln",
                 axis=1, epsilon=1e-5)
     t = b.node("Transpose", [ln], "ln_t", perm=[0, 2, 1])
     b.node("AveragePool", [t], "y", kernel_shape=[3], pads=[1, 1], count_include_pad=0)
+    b.init("two", np.array(2.0, dtype=np.float32))
+    b.init("eps", np.array(1e-5, dtype=np.float32))
+    mean = b.node("ReduceMean", ["x"], "dn_mean", axes=[1], keepdims=1)
+    d = b.node("Sub", ["x", mean], "dn_d")
+    var = b.node("ReduceMean", [b.node("Pow", [d, "two"], "dn_sq")], "dn_var", axes=[1], keepdims=1)
+    root = b.node("Sqrt", [b.node("Add", [var, "eps"], "dn_var_eps")], "dn_std")
+    b.node("Div", [d, root], "dn")
     return b.model("dyn_layernorm_seq",
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
                    [helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, "seq", hidden]),
-                    helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, hidden, "seq"])])
+                    helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, hidden, "seq"]),
+                    helper.make_tensor_value_info("dn", TensorProto.FLOAT, [1, "seq", hidden])])
 
 
 def main():
