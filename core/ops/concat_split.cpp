@@ -114,9 +114,16 @@ Types inferSplit(const InferContext& c) {
     if (!s) return s.status();
     sizes = *s;
   }
+  // Equal parts of a symbolic dim: ceil(d/n) each, the rest in the last
+  // (seq*2 in two is seq and seq); as for Slice, for every d of at least n parts.
+  const int64_t parts = int64_t(outs.size());
+  const Dim each = typeAt(c, 1) || d.isStatic() ? Dim::unknown() : dimCeilDiv(d, parts);
   for (size_t i = 0; i < outs.size(); ++i) {
     outs[i] = x;
-    outs[i].shape[*axis] = sizes ? Dim::fixed((*sizes)[i]) : Dim::unknown();
+    outs[i].shape[*axis] = sizes ? Dim::fixed((*sizes)[i])
+                           : int64_t(i) + 1 < parts
+                               ? each
+                               : dimSub(d, dimMul(each, Dim::fixed(parts - 1)));
   }
   return outs;
 }

@@ -257,6 +257,16 @@ class DimExprTest : public QObject {
            "  %s = Constant : f32[4] dense<[1.0, 1.0, 2.0, 2.0]>\n"
            "  %y = Resize(%x, %r, %s) {mode=\"nearest\"} : f32[*]\n  return %y\n}"
         << "%y = Resize(%x, %r, %s) {mode=\"nearest\"} : f32[1,1,h*2,w*2]";
+    QTest::newRow("split in equal parts")
+        << "graph @g(%x: f32[seq,4]) -> (f32[*], f32[*]) {\n"
+           "  %c = Concat(%x, %x) {axis=0} : f32[*]\n"
+           "  %a, %b = Split(%c) {axis=0} : f32[*], f32[*]\n  return %a, %b\n}"
+        << "%c = Concat(%x, %x) {axis=0} : f32[seq*2,4]\n"
+           "%a, %b = Split(%c) {axis=0} : f32[seq,4], f32[seq,4]";
+    QTest::newRow("split in unequal parts")
+        << "graph @g(%x: f32[seq]) -> (f32[*], f32[*]) {\n"
+           "  %a, %b = Split(%x) {axis=0} : f32[*], f32[*]\n  return %a, %b\n}"
+        << "%a, %b = Split(%x) {axis=0} : f32[ceil(seq/2)], f32[-ceil(seq/2)+seq]";
     QTest::newRow("tile") << "graph @g(%x: f32[seq,2]) -> (f32[*]) {\n"
                              "  %r = Constant : i64[2] dense<[3, 1]>\n"
                              "  %y = Tile(%x, %r) : f32[*]\n  return %y\n}"
