@@ -228,6 +228,10 @@ class DimExprTest : public QObject {
     QTest::newRow("valid conv") << "graph @g(%x: f32[1,2,h,w], %k: f32[4,2,3,3]) -> (f32[*]) {\n"
                                    "  %y = Conv(%x, %k) : f32[*]\n  return %y\n}"
                                 << "%y = Conv(%x, %k) : f32[1,4,h-2,w-2]";
+    QTest::newRow("conv transpose doubles")
+        << "graph @g(%x: f32[1,2,w], %k: f32[2,3,4]) -> (f32[*]) {\n"
+           "  %y = ConvTranspose(%x, %k) {pads=[1, 1], strides=[2]} : f32[*]\n  return %y\n}"
+        << "%y = ConvTranspose(%x, %k) {pads=[1, 1], strides=[2]} : f32[1,3,w*2]";
     QTest::newRow("max pool 2x2")
         << "graph @g(%x: f32[1,2,h,w]) -> (f32[*]) {\n"
            "  %y = MaxPool(%x) {kernel_shape=[2, 2], strides=[2, 2]} : f32[*]\n  return %y\n}"
