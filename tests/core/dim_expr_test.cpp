@@ -5,6 +5,7 @@
 // Resize and elementwise ops (graphs in IR text, before and after).
 #include "core/ir/dim_expr.h"
 
+#include <QRandomGenerator>
 #include <QtTest>
 
 #include "core/ir/printer.h"
@@ -31,6 +32,57 @@ QString inferred(const QString& text) {
   for (const QString& line : QString::fromStdString(printGraph(*g)).split('\n'))
     if (line.startsWith("  %") && !line.contains("= Constant")) lines << line.trimmed();
   return lines.join('\n');
+}
+
+// A random expression built two ways: through the algebra, and as plain
+// integer arithmetic at fixed values of `a` and `b` (negative ones included,
+// where floor and ceil differ from truncation). Nullopt when the algebra
+// declines (a product of divisions).
+struct Sample {
+  std::optional<DimExpr> expr;
+  std::vector<int64_t> values;  // at each binding of kBindings
+};
+
+const std::vector<std::map<std::string, int64_t>> kBindings = {
+    {{"a", 0}, {"b", 0}},  {{"a", 1}, {"b", 7}},   {{"a", 5}, {"b", 2}},
+    {{"a", -3}, {"b", 4}}, {{"a", -8}, {"b", -5}}, {{"a", 13}, {"b", -1}}};
+
+int64_t floorOf(int64_t x, int64_t d) { return x / d - ((x % d != 0) && (x < 0)); }
+
+Sample randomSample(QRandomGenerator& rng, int depth) {
+  Sample s;
+  const int pick = depth == 0 ? int(rng.bounded(3)) : int(rng.bounded(9));
+  auto leaf = [&](const char* name) {
+    s.expr = DimExpr::symbol(name);
+    for (const auto& b : kBindings) s.values.push_back(b.at(name));
+  };
+  if (pick == 0) return leaf("a"), s;
+  if (pick == 1) return leaf("b"), s;
+  if (pick == 2) {
+    const int64_t c = int64_t(rng.bounded(11)) - 5;
+    s.expr = DimExpr::constant(c);
+    s.values.assign(kBindings.size(), c);
+    return s;
+  }
+  Sample x = randomSample(rng, depth - 1), y = randomSample(rng, depth - 1);
+  if (!x.expr || !y.expr) return Sample{};
+  const int64_t k = int64_t(rng.bounded(5)) + 1;
+  for (size_t i = 0; i < kBindings.size(); ++i) {
+    const int64_t u = x.values[i], v = y.values[i];
+    s.values.push_back(pick == 3   ? u + v
+                       : pick == 4 ? u - v
+                       : pick == 5 ? u * v
+                       : pick == 6 ? u * -k
+                       : pick == 7 ? floorOf(u, k)
+                                   : -floorOf(-u, k));  // ceil
+  }
+  s.expr = pick == 3   ? add(*x.expr, *y.expr)
+           : pick == 4 ? subtract(*x.expr, *y.expr)
+           : pick == 5 ? multiply(*x.expr, *y.expr)
+           : pick == 6 ? scale(*x.expr, -k)
+           : pick == 7 ? floorDiv(*x.expr, k)
+                       : ceilDiv(*x.expr, k);
+  return s;
 }
 
 }  // namespace
@@ -151,6 +203,29 @@ class DimExprTest : public QObject {
     auto v = expr(text.toUtf8().constData()).evaluate({{"seq", value}});
     QVERIFY(v.has_value());
     QCOMPARE(qint64(*v), expected);
+  }
+
+  // Simplification never changes a value, and what it prints reads back the same.
+  void randomExpressionsAgreeWithArithmetic() {
+    QRandomGenerator rng(14);
+    int checked = 0;
+    for (int n = 0; n < 3000; ++n) {
+      Sample s = randomSample(rng, 4);
+      if (!s.expr) continue;
+      const std::string text = s.expr->str();
+      for (size_t i = 0; i < kBindings.size(); ++i) {
+        auto v = s.expr->evaluate(kBindings[i]);
+        QVERIFY2(v && *v == s.values[i],
+                 qPrintable(QString::fromStdString(text) + " at binding " + QString::number(i) +
+                            ": " + QString::number(v.value_or(-999999)) +
+                            " != " + QString::number(s.values[i])));
+      }
+      auto back = DimExpr::parse(text);
+      QVERIFY2(back.isOk(), back.message().c_str());
+      QCOMPARE(QString::fromStdString(back->str()), QString::fromStdString(text));
+      ++checked;
+    }
+    QVERIFY(checked > 1000);
   }
 
   void evaluateNeedsEverySymbol() {
