@@ -129,7 +129,8 @@ class CliSweepTest : public QObject {
     QVERIFY2(r.err.contains("--dim seq=N"), qPrintable(r.err));
   }
 
-  // Concat along seq, Slice [1:] of it and a stride-2 conv over it: inspect
+  // Concat along seq, Slice [1:] of it, a stride-2 conv over it and a Reshape
+  // to a target computed from its Shape: inspect
   // shows the shapes as expressions of seq, and the compiled module matches
   // eager at the lengths the issue names.
   void symbolicShapeArithmeticMatchesEager() {
@@ -138,6 +139,8 @@ class CliSweepTest : public QObject {
     QVERIFY2(info.out.contains("f32[1,seq*2,8]"), qPrintable(info.out));    // the Concat
     QVERIFY2(info.out.contains("f32[1,seq*2-1,4]"), qPrintable(info.out));  // y, "2*seq - 1"
     QVERIFY2(info.out.contains("f32[1,4,seq]"), qPrintable(info.out));      // ceil(seq*2/2)
+    // A Reshape whose target is Concat(Shape(cat)[0:2], [2, 4]).
+    QVERIFY2(info.out.contains("f32[1,seq*2,2,4]"), qPrintable(info.out));
     Result one = cli({"compare", kConcatSlice, "--dim", "seq=7", "--random-inputs"});
     QVERIFY2(one.code == 0 && one.out.contains("PASS"), qPrintable(one.out + one.err));
     Result r = cli({"run", kConcatSlice, "--engine", "cpu", "--random-inputs", "--sweep",

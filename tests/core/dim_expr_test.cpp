@@ -346,6 +346,39 @@ class DimExprTest : public QObject {
         << "graph @g(%x: f32[seq]) -> (f32[*], f32[*]) {\n"
            "  %a, %b = Split(%x) {axis=0} : f32[*], f32[*]\n  return %a, %b\n}"
         << "%a, %b = Split(%x) {axis=0} : f32[ceil(seq/2)], f32[-ceil(seq/2)+seq]";
+    const QString heads =
+        "graph @g(%x: f32[batch,seq,768]) -> (f32[*]) {\n"
+        "  %s = Shape(%x) : i64[3]\n"
+        "  %i0 = Constant : i64[] dense<[0]>\n"
+        "  %i1 = Constant : i64[] dense<[1]>\n"
+        "  %ax = Constant : i64[1] dense<[0]>\n"
+        "  %b = Gather(%s, %i0) {axis=0} : i64[]\n"
+        "  %q = Gather(%s, %i1) {axis=0} : i64[]\n"
+        "  %bu = Unsqueeze(%b, %ax) : i64[1]\n"
+        "  %qu = Unsqueeze(%q, %ax) : i64[1]\n";
+    QTest::newRow("reshape to a shape computed from Shape")
+        << heads +
+               "  %hd = Constant : i64[2] dense<[12, 64]>\n"
+               "  %t = Concat(%bu, %qu, %hd) {axis=0} : i64[4]\n"
+               "  %y = Reshape(%x, %t) : f32[*]\n  return %y\n}"
+        << "%s = Shape(%x) : i64[3]\n"
+           "%b = Gather(%s, %i0) {axis=0} : i64[]\n%q = Gather(%s, %i1) {axis=0} : i64[]\n"
+           "%bu = Unsqueeze(%b, %ax) : i64[1]\n%qu = Unsqueeze(%q, %ax) : i64[1]\n"
+           "%t = Concat(%bu, %qu, %hd) {axis=0} : i64[4]\n"
+           "%y = Reshape(%x, %t) : f32[batch,seq,12,64]";
+    QTest::newRow("computed shape with -1 and arithmetic")
+        << heads +
+               "  %two = Constant : i64[1] dense<[2]>\n"
+               "  %m = Constant : i64[1] dense<[-1]>\n"
+               "  %q2 = Mul(%qu, %two) : i64[1]\n"
+               "  %t = Concat(%bu, %q2, %m) {axis=0} : i64[3]\n"
+               "  %y = Reshape(%x, %t) : f32[*]\n  return %y\n}"
+        << "%s = Shape(%x) : i64[3]\n"
+           "%b = Gather(%s, %i0) {axis=0} : i64[]\n%q = Gather(%s, %i1) {axis=0} : i64[]\n"
+           "%bu = Unsqueeze(%b, %ax) : i64[1]\n%qu = Unsqueeze(%q, %ax) : i64[1]\n"
+           "%q2 = Mul(%qu, %two) : i64[1]\n"
+           "%t = Concat(%bu, %q2, %m) {axis=0} : i64[3]\n"
+           "%y = Reshape(%x, %t) : f32[batch,seq*2,384]";
     QTest::newRow("tile") << "graph @g(%x: f32[seq,2]) -> (f32[*]) {\n"
                              "  %r = Constant : i64[2] dense<[3, 1]>\n"
                              "  %y = Tile(%x, %r) : f32[*]\n  return %y\n}"

@@ -122,8 +122,10 @@ def ocr(height=16, channels=(8, 16), classes=10, seed=5):
 
 def concat_slice(hidden=8, seed=7):
     """Shape arithmetic on seq: Concat of x with Relu(x) along seq ([1, seq*2, h]),
-    Slice [1:] of that ([1, seq*2-1, h]) into a projection, and a stride-2 conv
-    over the concatenation, whose output is seq long again."""
+    Slice [1:] of that ([1, seq*2-1, h]) into a projection, a stride-2 conv
+    over the concatenation, whose output is seq long again, and heads split
+    with a Reshape whose target is computed from Shape, as exporters write
+    x.view(*x.shape[:2], 2, h/2)."""
     b = Builder(seed)
     b.init("one", np.array([1], dtype=np.int64))
     b.init("end", np.array([np.iinfo(np.int64).max], dtype=np.int64))
@@ -133,10 +135,18 @@ def concat_slice(hidden=8, seed=7):
     t = b.node("Transpose", [c], "cat_t", perm=[0, 2, 1])
     b.node("Conv", [t, b.weight("k", (4, hidden, 3), 1 / np.sqrt(3 * hidden))], "z",
            kernel_shape=[3], pads=[1, 1], strides=[2])
+    b.init("zero", np.array([0], dtype=np.int64))
+    b.init("two", np.array([2], dtype=np.int64))
+    b.init("heads", np.array([2, hidden // 2], dtype=np.int64))
+    lead = b.node("Slice", [b.node("Shape", [c], "cat_shape"), "zero", "two"], "cat_lead")
+    r = b.node("Reshape", [c, b.node("Concat", [lead, "heads"], "split_to", axis=0)], "split")
+    b.node("Transpose", [r], "h", perm=[0, 2, 1, 3])
     return b.model("dyn_concat_slice",
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "2*seq - 1", 4]),
-                    helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, "seq"])])
+                    helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, "seq"]),
+                    helper.make_tensor_value_info("h", TensorProto.FLOAT,
+                                                  [1, 2, "2*seq", hidden // 2])])
 
 
 def layernorm_seq(hidden=8, seed=11):
