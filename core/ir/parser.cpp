@@ -1,6 +1,7 @@
 // The IR text parser: reads what printer.cpp writes. A small hand-written
 // lexer and recursive-descent parser; every error names line and column.
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -173,6 +174,18 @@ bool setAs(TensorData& t, int64_t i, double v) {
           v < double(std::numeric_limits<T>::max()) + 1))
       return false;
   t.data<T>()[i] = static_cast<T>(v);
+  return true;
+}
+
+// An i64 written as an integer, read exactly: through a double, 2^63-1 (a
+// Slice's "to the end") would round out of range.
+bool setExactInt(TensorData& t, int64_t i, const std::string& text) {
+  if (t.dtype != DType::I64 || text.find_first_of(".eEin") != std::string::npos) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  t.data<int64_t>()[i] = v;
   return true;
 }
 
@@ -398,7 +411,8 @@ class Parser {
                                   " was printed elided (dense<...>); print with "
                                   "elideConstantsOver=-1 to read it back");
     Token at = tok_;
-    auto values = numberList();
+    std::vector<std::string> texts;
+    auto values = numberList(&texts);
     if (!values) return values.status();
     // Counted before allocating: a few bytes of text may name f32[1000000000000].
     int64_t need = 1;
@@ -410,7 +424,7 @@ class Parser {
                                 (huge ? "more than 2^63" : std::to_string(need)));
     auto data = std::make_shared<TensorData>(type->dtype, *shape);
     for (size_t i = 0; i < values->size(); ++i)
-      if (!setElement(*data, int64_t(i), (*values)[i]))
+      if (!setExactInt(*data, int64_t(i), texts[i]) && !setElement(*data, int64_t(i), (*values)[i]))
         return Lexer::err(at, "constant %" + name + ": value #" + std::to_string(i) +
                                   " is out of the range of " + type->str());
     FL_RETURN_IF_ERROR(expectPunct(">"));
@@ -426,7 +440,8 @@ class Parser {
     return expectPunct(")");
   }
 
-  Expected<std::vector<double>> numberList() {
+  // `texts`, when given, gets each number as written (i64 needs all its digits).
+  Expected<std::vector<double>> numberList(std::vector<std::string>* texts = nullptr) {
     std::vector<double> out;
     FL_RETURN_IF_ERROR(expectPunct("["));
     while (!isPunct("]")) {
@@ -434,6 +449,7 @@ class Parser {
           !(tok_.kind == Tok::Ident && (tok_.text == "inf" || tok_.text == "nan")))
         return Lexer::err(tok_, "expected a number" + found());
       out.push_back(std::strtod(tok_.text.c_str(), nullptr));
+      if (texts) texts->push_back(tok_.text);
       FL_RETURN_IF_ERROR(advance());
       if (!isPunct("]")) FL_RETURN_IF_ERROR(expectPunct(","));
     }
