@@ -89,6 +89,50 @@ Sample randomSample(QRandomGenerator& rng, int depth) {
   return s;
 }
 
+// Runs `g` unbound with every symbol of its inputs at each length and checks
+// each value's inferred dims, evaluated there, against the tensor eager made.
+// `checked` counts the symbolic dims compared; the result is empty or why not.
+QString shapesAgreeWithEager(const Graph& g, const std::vector<int64_t>& lengths, int& checked) {
+  std::set<std::string> names;
+  for (ValueId v : g.inputs())
+    for (const Dim& d : g.value(v).type.shape) names.merge(dimSymbols(d));
+  for (int64_t n : lengths) {
+    std::map<std::string, int64_t> at;
+    for (const std::string& name : names) at[name] = n;
+    std::map<std::string, TensorData> inputs;
+    for (ValueId v : g.inputs()) {
+      TensorType t = g.value(v).type;
+      for (Dim& d : t.shape) d = bindDim(d, at);
+      auto r = randomTensor(t, 7);
+      if (!r) return QString::fromStdString(r.message());
+      inputs[g.value(v).name] = *r;
+    }
+    auto run = runEager(g, inputs);
+    if (!run) return QString("at %1: ").arg(n) + QString::fromStdString(run.message());
+    for (ValueId v : g.valueIds()) {
+      const TensorData* t = run->find(v);
+      const TensorType& type = g.value(v).type;
+      if (!t || !type.rankKnown) continue;
+      if (t->rank() != type.rank()) return "rank differs for " + QString::fromStdString(type.str());
+      for (size_t i = 0; i < type.rank(); ++i) {
+        auto e = DimExpr::of(type.shape[i]);
+        auto want = e ? e->evaluate(at) : std::nullopt;
+        if (!want) continue;  // unknown: nothing claimed
+        checked += !type.shape[i].symbol.empty();
+        if (*want != t->shape[i])
+          return QString("%1 at %2: dim %3 is %4 but %5 evaluates to %6")
+              .arg(QString::fromStdString(g.value(v).name))
+              .arg(n)
+              .arg(i)
+              .arg(t->shape[i])
+              .arg(QString::fromStdString(type.shape[i].str()))
+              .arg(*want);
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 class DimExprTest : public QObject {
@@ -322,6 +366,19 @@ class DimExprTest : public QObject {
            "  return %y\n}"
         << "%y = AveragePool(%x) {ceil_mode=1, kernel_shape=[3], strides=[2]} : "
            "f32[1,2,floor(w/2)]";
+    QTest::newRow("max pool, ceil mode with pads")
+        << "graph @g(%x: f32[1,1,w]) -> (f32[*]) {\n"
+           "  %y = MaxPool(%x) {ceil_mode=1, kernel_shape=[3], pads=[1, 1], strides=[2]} : f32[*]\n"
+           "  return %y\n}"
+        << "%y = MaxPool(%x) {ceil_mode=1, kernel_shape=[3], pads=[1, 1], strides=[2]} : "
+           "f32[1,1,floor(w/2)+1]";
+    QTest::newRow("dilated conv") << "graph @g(%x: f32[1,1,w], %k: f32[1,1,2]) -> (f32[*]) {\n"
+                                     "  %y = Conv(%x, %k) {dilations=[2]} : f32[*]\n  return %y\n}"
+                                  << "%y = Conv(%x, %k) {dilations=[2]} : f32[1,1,w-2]";
+    QTest::newRow("same-padded conv, stride 3")
+        << "graph @g(%x: f32[1,1,w], %k: f32[1,1,4]) -> (f32[*]) {\n"
+           "  %y = Conv(%x, %k) {auto_pad=\"SAME_UPPER\", strides=[3]} : f32[*]\n  return %y\n}"
+        << "%y = Conv(%x, %k) {auto_pad=\"SAME_UPPER\", strides=[3]} : f32[1,1,ceil(w/3)]";
     QTest::newRow("reshape merges seq with heads")
         << "graph @g(%x: f32[batch,seq,768]) -> (f32[*]) {\n"
            "  %s = Constant : i64[3] dense<[0, -1, 64]>\n"
@@ -408,6 +465,16 @@ class DimExprTest : public QObject {
     QFETCH(QString, graph);
     QFETCH(QString, expected);
     QCOMPARE(inferred(graph), expected);
+    // And what it claims is what the kernels make, every symbol at each length.
+    auto g = parseGraph(graph.toStdString());
+    QVERIFY(g.isOk());
+    QVERIFY(inferGraphTypes(*g).isOk());
+    int checked = 0;
+    // SpaceToDepth takes only lengths its block divides.
+    const bool even = graph.contains("SpaceToDepth");
+    QString why = shapesAgreeWithEager(
+        *g, even ? std::vector<int64_t>{4, 8, 64} : std::vector<int64_t>{4, 5, 7, 64}, checked);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
   }
 
   // Every inferred expression is the shape the eager kernels produce: the
@@ -426,45 +493,13 @@ class DimExprTest : public QObject {
     QFETCH(QString, dim);
     auto imported = importOnnxFile(fuselens::test::sourcePath(model.toStdString()));
     QVERIFY2(imported.isOk(), imported.message().c_str());
-    const Graph& g = imported->graph;
     int symbolic = 0;
-    for (ValueId v : g.valueIds())
-      for (const Dim& d : g.value(v).type.shape) symbolic += !d.symbol.empty();
+    for (ValueId v : imported->graph.valueIds())
+      for (const Dim& d : imported->graph.value(v).type.shape) symbolic += !d.symbol.empty();
     QVERIFY(symbolic > 0);
-    int checked = 0;  // symbolic dims compared with a tensor
-    for (int64_t n : {1, 2, 7, 64, 300}) {
-      const std::map<std::string, int64_t> at = {{dim.toStdString(), n}};
-      std::map<std::string, TensorData> inputs;
-      for (ValueId v : g.inputs()) {
-        TensorType t = g.value(v).type;
-        for (Dim& d : t.shape) d = bindDim(d, at);
-        auto r = randomTensor(t, 7);
-        QVERIFY2(r.isOk(), r.message().c_str());
-        inputs[g.value(v).name] = *r;
-      }
-      auto run = runEager(g, inputs);
-      QVERIFY2(run.isOk(), run.message().c_str());
-      for (ValueId v : g.valueIds()) {
-        const TensorData* t = run->find(v);
-        const TensorType& type = g.value(v).type;
-        if (!t || !type.rankKnown) continue;
-        QCOMPARE(t->rank(), type.rank());
-        for (size_t i = 0; i < type.rank(); ++i) {
-          auto e = DimExpr::of(type.shape[i]);
-          auto want = e ? e->evaluate(at) : std::nullopt;
-          if (!want) continue;  // unknown: nothing claimed
-          checked += !type.shape[i].symbol.empty();
-          QVERIFY2(*want == t->shape[i],
-                   qPrintable(QString("%1 at %2=%3: dim %4 is %5 but %6 evaluates to %7")
-                                  .arg(QString::fromStdString(g.value(v).name), dim)
-                                  .arg(n)
-                                  .arg(i)
-                                  .arg(t->shape[i])
-                                  .arg(QString::fromStdString(type.shape[i].str()))
-                                  .arg(*want)));
-        }
-      }
-    }
+    int checked = 0;
+    QString why = shapesAgreeWithEager(imported->graph, {1, 2, 7, 64, 300}, checked);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
     QVERIFY(checked >= 5 * symbolic / 2);  // most values' symbolic dims are claimed
   }
 
