@@ -372,6 +372,14 @@ class DimExprTest : public QObject {
            "  return %y\n}"
         << "%y = MaxPool(%x) {ceil_mode=1, kernel_shape=[3], pads=[1, 1], strides=[2]} : "
            "f32[1,1,floor(w/2)+1]";
+    // The last window must start inside the input: dropped at even lengths
+    // only, so no one expression holds and the dim stays unknown.
+    QTest::newRow("ceil-mode pool whose last window drops")
+        << "graph @g(%x: f32[1,1,w]) -> (f32[*]) {\n"
+           "  %y = MaxPool(%x) {ceil_mode=1, kernel_shape=[2], pads=[0, 1], strides=[2]} : f32[*]\n"
+           "  return %y\n}"
+        << "%y = MaxPool(%x) {ceil_mode=1, kernel_shape=[2], pads=[0, 1], strides=[2]} : "
+           "f32[1,1,?]";
     QTest::newRow("dilated conv") << "graph @g(%x: f32[1,1,w], %k: f32[1,1,2]) -> (f32[*]) {\n"
                                      "  %y = Conv(%x, %k) {dilations=[2]} : f32[*]\n  return %y\n}"
                                   << "%y = Conv(%x, %k) {dilations=[2]} : f32[1,1,w-2]";
