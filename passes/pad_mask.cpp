@@ -76,6 +76,13 @@ class Masker {
     auto t = std::make_shared<TensorData>(TensorData::fromVector<float>(DType::F32, {}, {v}));
     return g_.addConstant("pad_mask/c" + std::to_string(counter_++), t);
   }
+  ValueId ones(const std::vector<int64_t>& shape) {
+    int64_t count = 1;
+    for (int64_t e : shape) count *= e;
+    auto t = std::make_shared<TensorData>(
+        TensorData::fromVector<float>(DType::F32, shape, std::vector<float>(size_t(count), 1.0f)));
+    return g_.addConstant("pad_mask/c" + std::to_string(counter_++), t);
+  }
   ValueId ints(const std::vector<int64_t>& v) {
     auto t = std::make_shared<TensorData>(
         TensorData::fromVector<int64_t>(DType::I64, {int64_t(v.size())}, v));
@@ -222,14 +229,17 @@ Status Masker::maskWindow(const Node& n) {
 // count_include_pad=0: each window averages the positions that are in the
 // input, so the bucket's padded tail must not count either. Both pools below
 // count pads, so their divisors cancel: pool(x*keep) / pool(keep) is the sum
-// over valid positions over their number. keep is broadcast to x's shape
-// (x*0 + keep) so the other spatial axes count their borders as the op does.
-// A window wholly in the padding gives 0/0: the floor on the divisor makes it
-// 0 instead of a NaN that a later mask (NaN*0) would let through.
+// over valid positions over their number. keep is spread over the other
+// spatial axes (times ones of their extents, static here) so their borders
+// count as the op counts them, whatever x holds at padded positions. A window
+// wholly in the padding gives 0/0: the floor on the divisor makes it 0
+// instead of a NaN that a later mask (NaN*0) would let through.
 Status Masker::maskAveragePoolExcludingPads(const Node& n, int64_t axis) {
   const ValueId x = n.inputs[0];
-  const ValueId keep =
-      node("Add", {node("Mul", {x, like(scalar(0), x)}), like(along(keep_, axis, rank(x)), x)});
+  std::vector<int64_t> spread(rank(x), 1);
+  for (size_t a = 2; a < rank(x); ++a)
+    if (int64_t(a) != axis) spread[a] = extents_[x.index][a];
+  const ValueId keep = node("Mul", {like(along(keep_, axis, rank(x)), x), like(ones(spread), x)});
   Attributes attrs = n.attrs;
   attrs.set("count_include_pad", Attribute(int64_t(1)));
   const ValueId sum = node("AveragePool", {node("Mul", {x, keep})}, attrs);

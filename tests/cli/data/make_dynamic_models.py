@@ -152,7 +152,8 @@ def concat_slice(hidden=8, seed=7):
 def layernorm_seq(hidden=8, seed=11):
     """Normalization and pooling across the padded dim: LayerNormalization with
     axis=1 over x[1, seq, h] (statistics over seq and h), then an AveragePool
-    along seq that does not count its pads (count_include_pad=0); and the same
+    along seq that does not count its pads (count_include_pad=0), 1-D and 3x3
+    over [1, 2, h/2, seq]; and the same
     normalization written out over seq alone (ReduceMean, Sub, Pow, ReduceMean,
     Add, Sqrt, Div), as exporters often emit it."""
     b = Builder(seed)
@@ -161,6 +162,9 @@ def layernorm_seq(hidden=8, seed=11):
                 axis=1, epsilon=1e-5)
     t = b.node("Transpose", [ln], "ln_t", perm=[0, 2, 1])
     b.node("AveragePool", [t], "y", kernel_shape=[3], pads=[1, 1], count_include_pad=0)
+    b.init("grid", np.array([1, 2, hidden // 2, -1], dtype=np.int64))
+    b.node("AveragePool", [b.node("Reshape", [t, "grid"], "ln_grid")], "y2",
+           kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=0)
     b.init("two", np.array(2.0, dtype=np.float32))
     b.init("eps", np.array(1e-5, dtype=np.float32))
     mean = b.node("ReduceMean", ["x"], "dn_mean", axes=[1], keepdims=1)
@@ -172,6 +176,8 @@ def layernorm_seq(hidden=8, seed=11):
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
                    [helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, "seq", hidden]),
                     helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, hidden, "seq"]),
+                    helper.make_tensor_value_info("y2", TensorProto.FLOAT,
+                                                  [1, 2, hidden // 2, "seq"]),
                     helper.make_tensor_value_info("dn", TensorProto.FLOAT, [1, "seq", hidden])])
 
 
