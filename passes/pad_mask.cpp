@@ -9,6 +9,7 @@
 
 #include <set>
 
+#include "core/ir/dim_expr.h"
 #include "core/ops/op_util.h"
 #include "core/ops/registry.h"
 #include "passes/const_fold.h"
@@ -25,7 +26,7 @@ Expected<Graph> probe(const Graph& g, const std::string& dim, int64_t value) {
   Graph p = g;
   for (ValueId v : p.valueIds())
     for (Dim& d : p.mutableValue(v).type.shape)
-      if (d.symbol == dim) d = Dim::fixed(value);
+      d = bindDim(d, {{dim, value}});  // seq-1 evaluates too
   FL_RETURN_IF_ERROR(inferGraphTypes(p));
   PassContext ctx;
   PassResult folded = ConstFoldPass(int64_t(1) << 16).run(p, ctx);
@@ -75,6 +76,13 @@ class Masker {
     auto t = std::make_shared<TensorData>(TensorData::fromVector<float>(DType::F32, {}, {v}));
     return g_.addConstant("pad_mask/c" + std::to_string(counter_++), t);
   }
+  ValueId ones(const std::vector<int64_t>& shape) {
+    int64_t count = 1;
+    for (int64_t e : shape) count *= e;
+    auto t = std::make_shared<TensorData>(
+        TensorData::fromVector<float>(DType::F32, shape, std::vector<float>(size_t(count), 1.0f)));
+    return g_.addConstant("pad_mask/c" + std::to_string(counter_++), t);
+  }
   ValueId ints(const std::vector<int64_t>& v) {
     auto t = std::make_shared<TensorData>(
         TensorData::fromVector<int64_t>(DType::I64, {int64_t(v.size())}, v));
@@ -99,6 +107,28 @@ class Masker {
   Status maskReduce(const Node& n);
   Status maskMatMul(const Node& n);
   Status maskWindow(const Node& n);
+  Status maskAveragePoolExcludingPads(const Node& n, int64_t axis);
+  Status maskLayerNorm(const Node& n);
+  // Puts `now` where the node's only result was and drops the node.
+  void replaceResult(const Node& n, ValueId now) {
+    const ValueId old = n.outputs[0];
+    const std::string name = g_.value(old).name;
+    g_.replaceAllUses(old, now);
+    g_.removeNode(n.id);
+    g_.mutableValue(now).name = name;  // graph outputs keep their names
+  }
+  // sum(keep) times the extents of the other `axes`: how many valid positions
+  // a reduction over `axes` of `x` sees, in x's dtype.
+  ValueId validCount(ValueId x, const std::vector<int64_t>& axes) {
+    int64_t others = 1;
+    for (int64_t a : axes)
+      if (kind(x, a) != Axis::Dim) others *= extents_[x.index][a];
+    Attributes scalarSum;
+    scalarSum.set("keepdims", Attribute(int64_t(0)));
+    ValueId count = node("ReduceSum", {keep_}, scalarSum);
+    if (others != 1) count = node("Mul", {count, scalar(float(others))});
+    return like(count, x);
+  }
 
   Graph& g_;
   std::string dim_;
@@ -158,6 +188,7 @@ Status Masker::visit(NodeId id) {
   if (n.op == "ReduceSum" || n.op == "ReduceMean") return maskReduce(n);
   if (n.op == "MatMul") return maskMatMul(n);
   if (n.op == "Conv" || n.op == "MaxPool" || n.op == "AveragePool") return maskWindow(n);
+  if (n.op == "LayerNormalization") return maskLayerNorm(n);
   return refuse(n, "reads across positions");
 }
 
@@ -187,10 +218,71 @@ Status Masker::maskWindow(const Node& n) {
           : n.attrs.getInts("kernel_shape").value_or(std::vector<int64_t>(rank(x), 1))[axis - 2];
   if (kernel == 1) return Status::ok();  // reads one position: nothing to mask
   if (n.op == "AveragePool" && n.attrs.getInt("count_include_pad", 0) == 0)
-    return refuse(n, "averages over a window that excludes its padding");
+    return maskAveragePoolExcludingPads(n, axis);
   const ValueId masked = n.op == "MaxPool" ? node("Add", {x, like(along(bias(), axis, rank(x)), x)})
                                            : node("Mul", {x, like(along(keep_, axis, rank(x)), x)});
   g_.setInput(n.id, 0, masked);
+  ++masks_;
+  return Status::ok();
+}
+
+// count_include_pad=0: each window averages the positions that are in the
+// input, so the bucket's padded tail must not count either. Both pools below
+// count pads, so their divisors cancel: pool(x*keep) / pool(keep) is the sum
+// over valid positions over their number. keep is spread over the other
+// spatial axes (times ones of their extents, static here) so their borders
+// count as the op counts them, whatever x holds at padded positions. A window
+// wholly in the padding gives 0/0: the floor on the divisor makes it 0
+// instead of a NaN that a later mask (NaN*0) would let through.
+Status Masker::maskAveragePoolExcludingPads(const Node& n, int64_t axis) {
+  const ValueId x = n.inputs[0];
+  std::vector<int64_t> spread(rank(x), 1);
+  for (size_t a = 2; a < rank(x); ++a)
+    if (int64_t(a) != axis) spread[a] = extents_[x.index][a];
+  const ValueId keep = node("Mul", {like(along(keep_, axis, rank(x)), x), like(ones(spread), x)});
+  Attributes attrs = n.attrs;
+  attrs.set("count_include_pad", Attribute(int64_t(1)));
+  const ValueId sum = node("AveragePool", {node("Mul", {x, keep})}, attrs);
+  const ValueId count = node("Max", {node("AveragePool", {keep}, attrs), like(scalar(1e-6f), x)});
+  replaceResult(n, node("Div", {sum, count}));
+  ++masks_;
+  return Status::ok();
+}
+
+// LayerNormalization over axes that include `dim`: the statistics of the
+// valid positions only, then the op's own affine map.
+//   mean = sum(x*keep) / count        d = (x - mean) * keep
+//   var  = sum(d*d) / count           y = d / sqrt(var + epsilon) * scale + bias
+// count is sum(keep) times the other normalized extents. Padded positions
+// come out as `bias`, which the slice back drops.
+Status Masker::maskLayerNorm(const Node& n) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i].valid() && !g_.value(n.outputs[i]).users.empty())
+      return refuse(n, "returns its Mean or InvStdDev, which the masked form does not compute,");
+  for (ValueId out : g_.outputs())
+    for (size_t i = 1; i < n.outputs.size(); ++i)
+      if (out == n.outputs[i])
+        return refuse(n, "returns its Mean or InvStdDev, which the masked form does not compute,");
+  const ValueId x = n.inputs[0];
+  const std::vector<int64_t> axes = axesOf(n, rank(x));
+  int64_t dimAxis = 0;
+  for (int64_t a : axes)
+    if (kind(x, a) == Axis::Dim) dimAxis = a;
+  const ValueId keep = like(along(keep_, dimAxis, rank(x)), x);
+  const ValueId count = validCount(x, axes);
+  Attributes keepdims;
+  keepdims.set("keepdims", Attribute(int64_t(1)));
+  auto meanOf = [&](ValueId t) {
+    return node("Div", {node("ReduceSum", {t, ints(axes)}, keepdims), count});
+  };
+  const ValueId mean = meanOf(node("Mul", {x, keep}));
+  const ValueId d = node("Mul", {node("Sub", {x, mean}), keep});
+  const ValueId var = meanOf(node("Mul", {d, d}));
+  const float eps = float(n.attrs.getFloat("epsilon", 1e-5));
+  const ValueId root = node("Sqrt", {node("Add", {var, like(scalar(eps), x)})});
+  ValueId y = node("Mul", {node("Div", {d, root}), n.inputs[1]});
+  if (n.inputs.size() > 2 && n.inputs[2].valid()) y = node("Add", {y, n.inputs[2]});
+  replaceResult(n, y);
   ++masks_;
   return Status::ok();
 }

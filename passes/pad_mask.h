@@ -10,16 +10,20 @@
 //   ReduceSum over a `dim` axis      x -> x * keep
 //   ReduceMean over a `dim` axis     -> ReduceSum(x * keep) / (sum(keep) * other reduced extents)
 //   MatMul contracting over `dim`    A -> A * keep, unless A is a masked Softmax
+//   LayerNorm normalizing over `dim` mean and variance of the valid positions
+//                                    (sums of x*keep over sum(keep)), then scale/bias
+//   AveragePool along `dim`,         pool(x*keep) / pool(keep), pads counted in both
+//     count_include_pad=0            (stride 1, same padding, as for Conv below)
 // Ops that work along other axes (elementwise, row-wise LayerNorm, projections)
 // are left alone: padded rows compute padding, which the slice drops.
 // Which axes are `dim` is found by binding it to two probe values (after
 // constant folding, so Reshape targets computed from Shape count), since
 // symbols do not survive every shape computation. Ops that mix positions
-// along `dim` in a way no mask fixes (Conv or pooling over it, other
-// reductions, LayerNorm, Slice, Concat over it, an axis derived from it such as
-// seq*heads) are refused with a sentence naming the node: compile such models
-// per shape instead. A graph without `dim` is left as it is, with a note.
-// Must run before any pass that binds or folds `dim`.
+// along `dim` in a way no mask fixes (strided Conv or pooling over it, other
+// reductions, Slice, Concat over it, an axis derived from it such as
+// seq*heads, a LayerNorm whose Mean/InvStdDev outputs are used) are refused with a sentence naming
+// the node: compile such models per shape instead. A graph without `dim` is left as it is, with a
+// note. Must run before any pass that binds or folds `dim`.
 #pragma once
 
 #include <string>

@@ -7,6 +7,7 @@
 
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
+#include "core/ir/dim_expr.h"
 #include "core/ops/registry.h"
 #include "session/dim_suggest.h"
 #include "session/session_file.h"
@@ -44,7 +45,7 @@ std::vector<std::string> Session::symbolicDims() const {
   if (model_)
     for (ValueId v : model_->graph.valueIds())
       for (const Dim& d : model_->graph.value(v).type.shape)
-        if (!d.symbol.empty()) symbols.insert(d.symbol);
+        symbols.merge(dimSymbols(d));  // `seq*2` is bound by binding `seq`
   return {symbols.begin(), symbols.end()};
 }
 
@@ -62,9 +63,7 @@ Status Session::bindDims(const std::map<std::string, int64_t>& dims) {
         "--dim " + name);
   }
   for (ValueId v : g.valueIds())
-    for (Dim& d : g.mutableValue(v).type.shape)
-      if (auto it = dims.find(d.symbol); !d.symbol.empty() && it != dims.end())
-        d = Dim::fixed(it->second);
+    for (Dim& d : g.mutableValue(v).type.shape) d = bindDim(d, dims);
   FL_RETURN_IF_ERROR(inferGraphTypes(g));
   dropResults();
   return Status::ok();
@@ -97,7 +96,8 @@ Expected<bool> Session::bindInputShapes(const std::map<std::string, std::vector<
         return Status::error("dim " + std::to_string(d) + " is " + std::to_string(shape[d]) +
                                  " but the model declares " + val.type.str(),
                              where);
-      if (dim.symbol.empty()) continue;
+      // An input dim written as an expression (`s0+1`) binds nothing itself.
+      if (dim.symbol.empty() || dimSymbols(dim) != std::set<std::string>{dim.symbol}) continue;
       auto [at, fresh] = symbols.emplace(dim.symbol, shape[d]);
       if (!fresh && at->second != shape[d])
         return Status::error("dim '" + dim.symbol + "' is " + std::to_string(shape[d]) +
@@ -108,9 +108,7 @@ Expected<bool> Session::bindInputShapes(const std::map<std::string, std::vector<
   }
   if (fixes.empty()) return false;
   for (ValueId v : g.valueIds())
-    for (Dim& d : g.mutableValue(v).type.shape)
-      if (auto it = symbols.find(d.symbol); !d.symbol.empty() && it != symbols.end())
-        d = Dim::fixed(it->second);
+    for (Dim& d : g.mutableValue(v).type.shape) d = bindDim(d, symbols);
   for (const auto& [v, shape] : fixes) {
     TensorType& t = g.mutableValue(v).type;
     t = TensorType::of(t.dtype, shape);
@@ -172,6 +170,16 @@ Status Session::compile(const CompileOptions& opts, const Progress& progress,
   return Status::ok();
 }
 
+namespace {
+// "--dim seq=N (suggested: --dim seq=128)", for each symbol of the dim's expression.
+std::string dimFlags(const Graph& g, const Dim& d) {
+  std::string flags;
+  for (const std::string& s : dimSymbols(d))
+    flags += (flags.empty() ? "--dim " : " and --dim ") + s + "=N" + suggestedDimFlag(g, s);
+  return flags;
+}
+}  // namespace
+
 Expected<std::map<std::string, TensorData>> Session::randomInputs(
     uint64_t seed, const std::map<std::string, TensorData>& skip) const {
   if (!model_) return Expected<std::map<std::string, TensorData>>::error("no model is open");
@@ -186,8 +194,7 @@ Expected<std::map<std::string, TensorData>> Session::randomInputs(
                                  "; give the input a shape (--shape " + v.name +
                                  "=AxB..., Input shapes in the GUI)" +
                                  (d.symbol.empty() ? std::string(" or a tensor")
-                                                   : " or bind the dim with --dim " + d.symbol +
-                                                         "=N" + suggestedDimFlag(g, d.symbol)),
+                                                   : " or bind the dim with " + dimFlags(g, d)),
                              "input '" + v.name + "'");
     auto t = randomTensor(v.type, seed + i);
     if (!t) return Status::error(t.message(), "input '" + v.name + "'");

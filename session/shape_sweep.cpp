@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 
+#include "core/ir/dim_expr.h"
 #include "passes/pad_mask.h"
 #include "session/compile_cache.h"
 #include "session/session.h"
@@ -288,8 +289,7 @@ Expected<SweepReport> runSweep(const Graph& model, const std::string& label,
   if (request.sweep.values.empty()) return Status::error("no value to sweep", "--sweep");
   std::set<std::string> symbols;
   for (ValueId v : model.valueIds())
-    for (const Dim& d : model.value(v).type.shape)
-      if (!d.symbol.empty()) symbols.insert(d.symbol);
+    for (const Dim& d : model.value(v).type.shape) symbols.merge(dimSymbols(d));
   if (!symbols.count(request.sweep.dim)) {
     std::string known;
     for (const std::string& s : symbols) known += (known.empty() ? "" : ", ") + s;

@@ -64,7 +64,8 @@ Status checkInput(const Value& v, const TensorData& t, std::map<std::string, int
     const Dim& d = v.type.shape[i];
     if (d.isStatic())
       ok = d.value == t.shape[i];
-    else if (!d.symbol.empty())
+    else if (!d.symbol.empty() && d.symbol.find_first_of("+-*/()") == std::string::npos)
+      // A plain name binds; an expression (seq*2) follows from its names.
       ok = symbols.emplace(d.symbol, t.shape[i]).first->second == t.shape[i];
   }
   if (!ok)

@@ -1,12 +1,14 @@
 // The IR text parser: reads what printer.cpp writes. A small hand-written
 // lexer and recursive-descent parser; every error names line and column.
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
 #include <type_traits>
 
+#include "core/ir/dim_expr.h"
 #include "core/ir/printer.h"
 
 namespace fuselens {
@@ -18,6 +20,7 @@ struct Token {
   Tok kind = Tok::End;
   std::string text;  // for Ref: the name without '%'; for String: unescaped
   int line = 1, col = 1;
+  size_t offset = 0;  // where the token starts in the text
 };
 
 class Lexer {
@@ -29,6 +32,7 @@ class Lexer {
     Token t;
     t.line = line_;
     t.col = col_;
+    t.offset = i_;
     if (i_ >= s_.size()) return t;
     char c = s_[i_];
     if (c == '%') {
@@ -82,6 +86,27 @@ class Lexer {
     if (std::string("(){}[]<>,:=@*?").find(c) == std::string::npos)
       return err(t, std::string("unexpected character '") + c + "'");
     t.text = std::string(1, get());
+    return t;
+  }
+
+  // The text of one dim of a shape, from `start` to the ',' or ']' that ends
+  // it: a dim is an expression (`seq*2`, `ceil(w/8)`), which the token rules
+  // for the rest of the IR would split.
+  Token rawDim(const Token& start) {
+    i_ = start.offset;
+    line_ = start.line;
+    col_ = start.col;
+    Token t = start;
+    t.kind = Tok::Ident;
+    t.text.clear();
+    int depth = 0;
+    while (i_ < s_.size() && s_[i_] != '\n') {
+      char c = s_[i_];
+      if (depth == 0 && (c == ',' || c == ']')) break;
+      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      if (c != ' ') t.text += c;
+      get();
+    }
     return t;
   }
 
@@ -149,6 +174,18 @@ bool setAs(TensorData& t, int64_t i, double v) {
           v < double(std::numeric_limits<T>::max()) + 1))
       return false;
   t.data<T>()[i] = static_cast<T>(v);
+  return true;
+}
+
+// An i64 written as an integer, read exactly: through a double, 2^63-1 (a
+// Slice's "to the end") would round out of range.
+bool setExactInt(TensorData& t, int64_t i, const std::string& text) {
+  if (t.dtype != DType::I64 || text.find_first_of(".eEin") != std::string::npos) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  t.data<int64_t>()[i] = v;
   return true;
 }
 
@@ -292,6 +329,23 @@ class Parser {
     return it->second;
   }
 
+  // A number, a name, or an expression over names in canonical form.
+  Expected<Dim> parseDim() {
+    const std::string single = tok_.kind == Tok::Ident ? tok_.text : std::string();
+    Token raw = lex_.rawDim(tok_);
+    tok_ = raw;                                         // errors point at the dim's start
+    if (raw.text == single) return Dim::named(single);  // a plain name, '.' allowed
+    auto e = DimExpr::parse(raw.text);
+    if (!e)
+      return Lexer::err(raw,
+                        "expected a dimension (a number, a name or an expression "
+                        "such as seq*2), found '" +
+                            raw.text + "'");
+    if (e->isConstant() && e->constantPart() < 0)
+      return Lexer::err(raw, "a dimension must be a non-negative integer");
+    return e->toDim();
+  }
+
   Expected<TensorType> parseType() {
     if (tok_.kind != Tok::Ident)
       return Lexer::err(tok_, "expected a tensor type such as f32[1,4]" + found());
@@ -308,14 +362,10 @@ class Parser {
       return t;
     }
     while (!isPunct("]")) {
-      if (tok_.kind == Tok::Number) {
-        char* end = nullptr;
-        long long v = std::strtoll(tok_.text.c_str(), &end, 10);
-        if (*end != '\0' || v < 0)
-          return Lexer::err(tok_, "a dimension must be a non-negative integer");
-        t.shape.push_back(Dim::fixed(v));
-      } else if (tok_.kind == Tok::Ident) {
-        t.shape.push_back(Dim::named(tok_.text));
+      if (tok_.kind == Tok::Number || tok_.kind == Tok::Ident) {
+        auto dim = parseDim();
+        if (!dim) return dim.status();
+        t.shape.push_back(*dim);
       } else if (isPunct("?")) {
         t.shape.push_back(Dim::unknown());
       } else {
@@ -361,7 +411,8 @@ class Parser {
                                   " was printed elided (dense<...>); print with "
                                   "elideConstantsOver=-1 to read it back");
     Token at = tok_;
-    auto values = numberList();
+    std::vector<std::string> texts;
+    auto values = numberList(&texts);
     if (!values) return values.status();
     // Counted before allocating: a few bytes of text may name f32[1000000000000].
     int64_t need = 1;
@@ -373,7 +424,7 @@ class Parser {
                                 (huge ? "more than 2^63" : std::to_string(need)));
     auto data = std::make_shared<TensorData>(type->dtype, *shape);
     for (size_t i = 0; i < values->size(); ++i)
-      if (!setElement(*data, int64_t(i), (*values)[i]))
+      if (!setExactInt(*data, int64_t(i), texts[i]) && !setElement(*data, int64_t(i), (*values)[i]))
         return Lexer::err(at, "constant %" + name + ": value #" + std::to_string(i) +
                                   " is out of the range of " + type->str());
     FL_RETURN_IF_ERROR(expectPunct(">"));
@@ -389,7 +440,8 @@ class Parser {
     return expectPunct(")");
   }
 
-  Expected<std::vector<double>> numberList() {
+  // `texts`, when given, gets each number as written (i64 needs all its digits).
+  Expected<std::vector<double>> numberList(std::vector<std::string>* texts = nullptr) {
     std::vector<double> out;
     FL_RETURN_IF_ERROR(expectPunct("["));
     while (!isPunct("]")) {
@@ -397,6 +449,7 @@ class Parser {
           !(tok_.kind == Tok::Ident && (tok_.text == "inf" || tok_.text == "nan")))
         return Lexer::err(tok_, "expected a number" + found());
       out.push_back(std::strtod(tok_.text.c_str(), nullptr));
+      if (texts) texts->push_back(tok_.text);
       FL_RETURN_IF_ERROR(advance());
       if (!isPunct("]")) FL_RETURN_IF_ERROR(expectPunct(","));
     }

@@ -58,7 +58,9 @@ class Printer {
       out_ << "dense<[";
       for (int64_t i = 0; i < t.numel(); ++i)
         out_ << (i ? ", " : "")
-             << (isFloat(t.dtype) ? floatLiteral(t.at(i), digitsFor(t.dtype)) : number(t.at(i)));
+             << (isFloat(t.dtype)        ? floatLiteral(t.at(i), digitsFor(t.dtype))
+                 : t.dtype == DType::I64 ? std::to_string(t.data<int64_t>()[i])  // every digit
+                                         : number(t.at(i)));
       out_ << "]>";
     }
     origin(g, v);

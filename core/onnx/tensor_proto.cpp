@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/ir/dim_expr.h"
+
 namespace fuselens::onnximport {
 namespace {
 
@@ -213,7 +215,7 @@ Expected<TensorType> typeFromProto(const onnx::TypeProto& t, const std::string& 
     // Paddle2ONNX writes "?" for "any size": an unknown dim, not a symbol that
     // would bind every "?" of the model to one size.
     else if (d.has_dim_param() && !d.dim_param().empty() && d.dim_param() != "?")
-      out.shape.push_back(Dim::named(d.dim_param()));
+      out.shape.push_back(Dim::named(canonicalSymbol(d.dim_param())));  // "s0 + 1" is s0+1
     else
       out.shape.push_back(Dim::unknown());
   }

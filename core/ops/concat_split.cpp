@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/ir/dim_expr.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -25,11 +26,10 @@ Types inferConcat(const InferContext& c) {
   auto axis = axisOf(c.node, int64_t(ranked->rank()));
   if (!axis) return axis.status();
   o.shape = ranked->shape;
-  int64_t sum = 0;
-  bool known = true;
+  Dim sum = Dim::fixed(0);  // seq + seq is seq*2: the extents add symbolically
   for (const TensorType& t : c.inputTypes) {
     if (!t.rankKnown) {
-      known = false;
+      sum = Dim::unknown();
       continue;
     }
     if (t.rank() != ranked->rank())
@@ -41,12 +41,9 @@ Types inferConcat(const InferContext& c) {
         return nodeError(c.node, "inputs " + t.str() + " and " + ranked->str() +
                                      " differ outside the concat axis");
     }
-    if (t.shape[*axis].isStatic())
-      sum += t.shape[*axis].value;
-    else
-      known = false;
+    sum = dimAdd(sum, t.shape[*axis]);
   }
-  o.shape[*axis] = known ? Dim::fixed(sum) : Dim::unknown();
+  o.shape[*axis] = sum;
   return std::vector{o};
 }
 
@@ -117,9 +114,16 @@ Types inferSplit(const InferContext& c) {
     if (!s) return s.status();
     sizes = *s;
   }
+  // Equal parts of a symbolic dim: ceil(d/n) each, the rest in the last
+  // (seq*2 in two is seq and seq); as for Slice, for every d of at least n parts.
+  const int64_t parts = int64_t(outs.size());
+  const Dim each = typeAt(c, 1) || d.isStatic() ? Dim::unknown() : dimCeilDiv(d, parts);
   for (size_t i = 0; i < outs.size(); ++i) {
     outs[i] = x;
-    outs[i].shape[*axis] = sizes ? Dim::fixed((*sizes)[i]) : Dim::unknown();
+    outs[i].shape[*axis] = sizes ? Dim::fixed((*sizes)[i])
+                           : int64_t(i) + 1 < parts
+                               ? each
+                               : dimSub(d, dimMul(each, Dim::fixed(parts - 1)));
   }
   return outs;
 }

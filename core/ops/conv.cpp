@@ -7,7 +7,9 @@
 // as ONNX Runtime's CPU kernels do.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
+#include "core/ir/dim_expr.h"
 #include "core/ops/accumulation.h"
 #include "core/ops/op_util.h"
 
@@ -165,9 +167,34 @@ Outputs convKernel(const Node& n, const Inputs& in) {
   }
 }
 
-// Output dims from static input dims; unknown where a dim is not static.
+using Geometry = std::function<Expected<std::vector<Axis>>(const std::vector<int64_t>&)>;
+// One spatial axis' output extent as an expression of its input extent, from
+// the axis as the geometry resolved it at a large length.
+using Extent = std::function<Dim(const Dim& in, const Axis& at)>;
+
+// The symbolic output extent of spatial axis `i`, trusted only where the
+// formula agrees with the geometry over a run of large lengths: a ceil-mode
+// window dropped at some lengths or a dilated SAME pool falls back to unknown.
+Dim symbolicExtent(const Dim& in, size_t i, std::vector<int64_t> probe, const Geometry& geo,
+                   const Extent& extent) {
+  auto at = geo(probe);
+  if (!at) return Dim::unknown();
+  const Axis a = (*at)[i];
+  auto formula = DimExpr::of(extent(Dim::named("n"), a));
+  if (!formula) return Dim::unknown();
+  const int64_t base = probe[i], tries = std::min<int64_t>(2 * a.s + 2, 130);
+  for (int64_t j = 0; j < tries; ++j) {
+    probe[i] = base + j;
+    auto g = geo(probe);
+    if (!g || formula->evaluate({{"n", base + j}}) != (*g)[i].out) return Dim::unknown();
+  }
+  return extent(in, a);
+}
+
+// Output dims: computed where input dims are static, an expression of a
+// symbolic input dim where the op has one (see symbolicExtent).
 Types spatialInfer(const InferContext& c, Dim channels, const std::vector<int64_t>& kernel,
-                   std::function<Expected<std::vector<Axis>>(const std::vector<int64_t>&)> geo) {
+                   const Geometry& geo, const Extent& extent) {
   const TensorType& x = c.inputTypes[0];
   TensorType o;
   o.dtype = x.dtype;
@@ -183,9 +210,25 @@ Types spatialInfer(const InferContext& c, Dim channels, const std::vector<int64_
     probe.push_back(x.shape[i].isStatic() ? x.shape[i].value : 1 << 20);
   auto g = geo(probe);
   if (!g) return g.status();
-  for (size_t i = 2; i < x.rank(); ++i)
-    o.shape.push_back(x.shape[i].isStatic() ? Dim::fixed((*g)[i - 2].out) : Dim::unknown());
+  for (size_t i = 2; i < x.rank(); ++i) {
+    const Dim& d = x.shape[i];
+    o.shape.push_back(d.isStatic()       ? Dim::fixed((*g)[i - 2].out)
+                      : d.symbol.empty() ? Dim::unknown()
+                                         : symbolicExtent(d, i - 2, probe, geo, extent));
+  }
   return std::vector{o};
+}
+
+// Conv and pools: floor((n + pads - dilated kernel)/stride) + 1, ceil in
+// ceil_mode; SAME keeps ceil(n/stride).
+Extent windowExtent(const Node& n, bool ceilMode) {
+  std::string autoPad = n.attrs.getString("auto_pad", "NOTSET");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  return [same, ceilMode](const Dim& in, const Axis& a) {
+    if (same) return dimCeilDiv(in, a.s);
+    Dim span = dimAdd(in, a.pb + a.pe - ((a.k - 1) * a.d + 1));
+    return dimAdd(ceilMode ? dimCeilDiv(span, a.s) : dimFloorDiv(span, a.s), 1);
+  };
 }
 
 Types inferConv(const InferContext& c) {
@@ -202,7 +245,8 @@ Types inferConv(const InferContext& c) {
     return std::vector{unknownRank(c.inputTypes[0].dtype)};
   Dim m = w.rankKnown && !w.shape.empty() ? w.shape[0] : Dim::unknown();
   return spatialInfer(
-      c, m, k, [&](const std::vector<int64_t>& in) { return geometry(c.node, in, k, false); });
+      c, m, k, [&](const std::vector<int64_t>& in) { return geometry(c.node, in, k, false); },
+      windowExtent(c.node, false));
 }
 
 // ---- ConvTranspose ----
@@ -323,8 +367,14 @@ Types inferConvTranspose(const InferContext& c) {
   if (ws.size() < 3) return nodeError(c.node, "weights must have rank 3 to 5, got " + w.str());
   std::vector<int64_t> k(ws.begin() + 2, ws.end());
   Dim m = Dim::fixed(ws[1] * c.node.attrs.getInt("group", 1));
+  // stride*n plus what pads, output_padding and the kernel add (a constant).
+  Extent extent = [fixed = c.node.attrs.getInts("output_shape").has_value()](const Dim& in,
+                                                                             const Axis& a) {
+    return fixed ? Dim::fixed(a.out) : dimAdd(dimMul(in, Dim::fixed(a.s)), a.out - a.s * a.in);
+  };
   return spatialInfer(
-      c, m, k, [&](const std::vector<int64_t>& in) { return transposeGeometry(c.node, in, k); });
+      c, m, k, [&](const std::vector<int64_t>& in) { return transposeGeometry(c.node, in, k); },
+      extent);
 }
 
 // ---- pools ----
@@ -407,9 +457,10 @@ Types inferPool(const InferContext& c) {
   auto k = poolKernelShape(c.node, x.rank() - 2);
   if (!k) return k.status();
   bool ceil = c.node.attrs.getInt("ceil_mode", 0) != 0;
-  auto t = spatialInfer(c, x.shape[1], *k, [&](const std::vector<int64_t>& in) {
-    return geometry(c.node, in, *k, ceil, true);
-  });
+  auto t = spatialInfer(
+      c, x.shape[1], *k,
+      [&](const std::vector<int64_t>& in) { return geometry(c.node, in, *k, ceil, true); },
+      windowExtent(c.node, ceil));
   if (!t) return t;
   std::vector<TensorType> outs{(*t)[0]};
   if (c.node.outputs.size() > 1) {

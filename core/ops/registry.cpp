@@ -7,6 +7,7 @@
 
 #include "core/ops/accumulation.h"
 #include "core/ops/op_util.h"
+#include "core/ops/shape_values.h"
 
 namespace fuselens {
 namespace {
@@ -371,7 +372,11 @@ Status inferNodeTypes(Graph& g, NodeId id) {
 Status inferGraphTypes(Graph& g) {
   auto order = g.topoOrder();
   if (!order) return Status::error("the graph has a cycle, so its types cannot be inferred");
-  for (NodeId id : *order) FL_RETURN_IF_ERROR(inferNodeTypes(g, id));
+  ops::ShapeValues shapes;  // Reshape targets computed from symbolic shapes
+  for (NodeId id : *order) {
+    FL_RETURN_IF_ERROR(inferNodeTypes(g, id));
+    shapes.visit(g, id);
+  }
   return Status::ok();
 }
 

@@ -7,6 +7,7 @@
 // output element is a sum over per-axis taps and weights.
 #include <cmath>
 
+#include "core/ir/dim_expr.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -277,6 +278,13 @@ Outputs resizeKernel(const Node& n, const Inputs& in) {
   return std::vector{std::move(o)};
 }
 
+// A symbolic dim scaled by a whole number (Upsample by 2: seq*2); other
+// scales floor a product the algebra does not hold, so unknown.
+Dim integerScale(const Dim& d, double scale) {
+  if (!(scale >= 1 && scale <= 1 << 20) || scale != std::floor(scale)) return Dim::unknown();
+  return dimMul(d, Dim::fixed(int64_t(scale)));
+}
+
 Types inferResize(const InferContext& c) {
   FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 1, 4));
   TensorType o = c.inputTypes[0];
@@ -307,7 +315,7 @@ Types inferResize(const InferContext& c) {
           o.shape[i] = o.shape[i].isStatic()
                            ? Dim::fixed(int64_t(std::floor(
                                  double(float(o.shape[i].value) * float(s->at(int64_t(i)))))))
-                           : Dim::unknown();
+                           : integerScale(o.shape[i], s->at(int64_t(i)));
       return std::vector{o};
     }
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/ir/dim_expr.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -34,6 +35,14 @@ DimProduct productOf(const std::vector<Dim>& dims, int skip) {
       p.symbols.push_back(dims[i].symbol);
   }
   std::sort(p.symbols.begin(), p.symbols.end());
+  return p;
+}
+
+// The product of the dims but `skip` as one dim (batch*seq*768).
+Dim dimProduct(const std::vector<Dim>& dims, int skip) {
+  Dim p = Dim::fixed(1);
+  for (int i = 0; i < int(dims.size()); ++i)
+    if (i != skip) p = dimMul(p, dims[i]);
   return p;
 }
 
@@ -76,6 +85,10 @@ Expected<std::vector<Dim>> reshapeDims(const Node& n, const std::vector<Dim>& in
     out[neg] = Dim::fixed(pin.staticProduct / pout.staticProduct);
   } else if (comparable && pin.staticProduct != pout.staticProduct) {
     return nodeError(n, fail + " (the element counts differ)");
+  } else if (neg >= 0 && !pin.unknown && !pout.unknown) {
+    // Different symbols on the two sides ([batch,seq,768] -> [0,-1,64]): the
+    // -1 is numel(in) / numel(rest) when that divides for every value.
+    out[neg] = dimDivExact(dimProduct(in, -1), dimProduct(out, neg));
   }
   return out;
 }

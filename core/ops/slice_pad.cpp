@@ -6,7 +6,10 @@
 // bytes, so they work for every dtype.
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <map>
 
+#include "core/ir/dim_expr.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -72,6 +75,37 @@ Expected<std::vector<SliceAxis>> sliceAxes(const Node& n, const std::vector<int6
   return out;
 }
 
+// The extent a constant slice leaves of a symbolic axis, when it is one
+// expression for every length at least as long as the constant bounds: starts
+// count from 0 or (negative) from the end, the end is the axis' end or counts
+// back from it. [1:] of seq is seq-1, [::2] is ceil(seq/2); [0:4] is min(seq,4),
+// which the algebra does not say, so unknown.
+Dim symbolicSliceDim(const Dim& d, int64_t start, int64_t end, int64_t step) {
+  const int64_t toEnd = std::numeric_limits<int32_t>::max();  // exporters write INT_MAX or more
+  if (step <= 0 || start >= toEnd || (end >= 0 && end < toEnd)) return Dim::unknown();
+  auto at = [&](int64_t v) { return v >= toEnd ? d : v < 0 ? dimAdd(d, v) : Dim::fixed(v); };
+  return dimCeilDiv(dimSub(at(end), at(start)), step);
+}
+
+// Per sliced axis of a rank-`rank` input, its symbolic extent (see above).
+std::map<size_t, Dim> symbolicSlice(const InferContext& c, const std::vector<Dim>& shape) {
+  auto starts = constInts(c, 1), ends = constInts(c, 2);
+  auto axes = typeAt(c, 3) ? constInts(c, 3) : std::nullopt;
+  auto steps = typeAt(c, 4) ? constInts(c, 4) : std::nullopt;
+  std::map<size_t, Dim> out;
+  if (!starts || !ends || ends->size() != starts->size() || (typeAt(c, 3) && !axes) ||
+      (typeAt(c, 4) && !steps))
+    return out;
+  for (size_t i = 0; i < starts->size(); ++i) {
+    int64_t a = axes && i < axes->size() ? (*axes)[i] : int64_t(i);
+    auto ax = normalizeAxis(a, int64_t(shape.size()));
+    if (!ax || shape[*ax].isStatic()) continue;
+    int64_t step = steps && i < steps->size() ? (*steps)[i] : 1;
+    out[size_t(*ax)] = symbolicSliceDim(shape[*ax], (*starts)[i], (*ends)[i], step);
+  }
+  return out;
+}
+
 Types inferSlice(const InferContext& c) {
   FL_RETURN_IF_ERROR(checkInputCount(c.node, c.inputTypes.size(), 3, 5));
   const TensorType& x = c.inputTypes[0];
@@ -105,10 +139,15 @@ Types inferSlice(const InferContext& c) {
   for (size_t i = 1; i < c.inputTypes.size(); ++i) ins.push_back(constAt(c, i));
   auto axes = sliceAxes(c.node, probe, ins);
   if (!axes) return axes.status();
+  std::map<size_t, Dim> symbolic = symbolicSlice(c, x.shape);
   for (size_t i = 0; i < x.rank(); ++i) {
     const SliceAxis& s = (*axes)[i];
     bool untouched = s.start == 0 && s.step == 1 && s.count == probe[i];
-    if (!untouched) o.shape[i] = x.shape[i].isStatic() ? Dim::fixed(s.count) : Dim::unknown();
+    if (untouched) continue;
+    auto sym = symbolic.find(i);
+    o.shape[i] = x.shape[i].isStatic()   ? Dim::fixed(s.count)
+                 : sym != symbolic.end() ? sym->second
+                                         : Dim::unknown();
   }
   return std::vector{o};
 }
@@ -191,7 +230,7 @@ Types inferTile(const InferContext& c) {
                         " gives no valid extent for a dim of " + std::to_string(o.shape[i].value));
       o.shape[i] = Dim::fixed(extent);
     } else if ((*reps)[i] != 1)
-      o.shape[i] = Dim::unknown();
+      o.shape[i] = (*reps)[i] >= 0 ? dimMul(o.shape[i], Dim::fixed((*reps)[i])) : Dim::unknown();
   }
   return std::vector{o};
 }
@@ -271,7 +310,7 @@ Types inferPad(const InferContext& c) {
     if (o.shape[i].isStatic())
       o.shape[i] = Dim::fixed(size);
     else if (add != 0)
-      o.shape[i] = Dim::unknown();
+      o.shape[i] = dimAdd(o.shape[i], add);  // seq padded by 1+2 is seq+3; negative pads too
   }
   return std::vector{o};
 }
@@ -344,8 +383,10 @@ Types inferDepthSpace(const InferContext& c, bool toSpace) {
   if (b <= 0) return nodeError(c.node, "blocksize must be positive");
   if (!o.rankKnown) return std::vector{o};
   if (o.rank() != 4) return nodeError(c.node, "expects a 4-D input, got " + o.str());
+  // A symbolic extent the kernel requires to divide exactly: floor is exact there.
   auto scale = [](Dim d, int64_t num, int64_t den) {
-    return d.isStatic() ? Dim::fixed(d.value * num / den) : Dim::unknown();
+    return d.isStatic() ? Dim::fixed(d.value * num / den)
+                        : dimFloorDiv(dimMul(d, Dim::fixed(num)), den);
   };
   o.shape[1] = toSpace ? scale(o.shape[1], 1, b * b) : scale(o.shape[1], b * b, 1);
   for (int i = 2; i < 4; ++i)

@@ -4,6 +4,7 @@
 // shape, so they work for every dtype. Inference keeps symbolic dims.
 #include <algorithm>
 
+#include "core/ir/dim_expr.h"
 #include "core/ops/op_util.h"
 
 namespace fuselens::ops {
@@ -15,22 +16,12 @@ TensorData withShape(const TensorData& x, std::vector<int64_t> shape) {
   return o;
 }
 
-// Product of dims as one Dim: static when all are, a lone symbol kept, else unknown.
+// Product of dims as one Dim: static when all are, else their symbolic
+// product (batch*seq), unknown when a dim is.
 Dim productDim(const std::vector<Dim>& dims, size_t from, size_t to) {
-  int64_t p = 1;
-  const Dim* sym = nullptr;
-  int syms = 0;
-  for (size_t i = from; i < to; ++i) {
-    if (dims[i].isStatic())
-      p *= dims[i].value;
-    else if (!dims[i].symbol.empty())
-      sym = &dims[i], ++syms;
-    else
-      return Dim::unknown();
-  }
-  if (syms == 0) return Dim::fixed(p);
-  if (syms == 1 && p == 1) return *sym;
-  return Dim::unknown();
+  Dim p = Dim::fixed(1);
+  for (size_t i = from; i < to; ++i) p = dimMul(p, dims[i]);
+  return p;
 }
 
 // ---- Flatten ----

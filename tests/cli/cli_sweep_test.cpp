@@ -2,7 +2,9 @@
 // every field; a second process finds every module in the compile cache (the
 // cache survives a restart); a corrupt cache entry is refused with a sentence
 // and recompiled; buckets compile once per bucket on the OCR-style CNN of
-// symbolic width; --dims-default binds what is left and says so.
+// symbolic width; --dims-default binds what is left and says so; shapes that
+// are expressions of seq (Concat, Slice, strided Conv) run and match eager; a
+// LayerNorm and an AveragePool across the padded dim pass --pad-check.
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -22,6 +24,8 @@ Result cli(const QStringList& args) { return fuselens::test::runCli(args, 240000
 
 const QString kTransformer = "tests/cli/data/dyn_transformer/model.onnx";
 const QString kOcr = "tests/cli/data/dyn_ocr/model.onnx";
+const QString kConcatSlice = "tests/cli/data/dyn_concat_slice/model.onnx";
+const QString kLayerNormSeq = "tests/cli/data/dyn_layernorm_seq/model.onnx";
 
 QJsonObject jsonOf(const Result& r) { return QJsonDocument::fromJson(r.out.toUtf8()).object(); }
 
@@ -156,6 +160,44 @@ class CliSweepTest : public QObject {
                         "--output-dir", out.path()};
     r = cli(args << suggestion.section(' ', 1).chopped(1).split(' '));
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+  }
+
+  // Concat along seq, Slice [1:] of it, a stride-2 conv over it and a Reshape
+  // to a target computed from its Shape: inspect
+  // shows the shapes as expressions of seq, and the compiled module matches
+  // eager at the lengths the issue names.
+  void symbolicShapeArithmeticMatchesEager() {
+    Result info = cli({"inspect", kConcatSlice});
+    QVERIFY2(info.code == 0, qPrintable(info.out + info.err));
+    QVERIFY2(info.out.contains("f32[1,seq*2,8]"), qPrintable(info.out));    // the Concat
+    QVERIFY2(info.out.contains("f32[1,seq*2-1,4]"), qPrintable(info.out));  // y, "2*seq - 1"
+    QVERIFY2(info.out.contains("f32[1,4,seq]"), qPrintable(info.out));      // ceil(seq*2/2)
+    // A Reshape whose target is Concat(Shape(cat)[0:2], [2, 4]).
+    QVERIFY2(info.out.contains("f32[1,seq*2,2,4]"), qPrintable(info.out));
+    Result one = cli({"compare", kConcatSlice, "--dim", "seq=7", "--random-inputs"});
+    QVERIFY2(one.code == 0 && one.out.contains("PASS"), qPrintable(one.out + one.err));
+    Result r = cli({"run", kConcatSlice, "--engine", "cpu", "--random-inputs", "--sweep",
+                    "seq=1,2,7,64,300", "--check-eager", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QJsonObject j = jsonOf(r);
+    QCOMPARE(j["runs"].toInt(), 5);
+    QCOMPARE(j["all_match"].toBool(), true);
+  }
+
+  // LayerNorm normalizing over seq, an AveragePool along seq that does not
+  // count its pads, and a normalization over seq written out as ReduceMean,
+  // Sub, Pow, ReduceMean, Sqrt, Div: in buckets, padded runs equal unpadded ones.
+  void layerNormAndAveragePoolOverThePaddedDim() {
+    Result r =
+        cli({"run", kLayerNormSeq, "--engine", "cpu", "--random-inputs", "--sweep", "seq=1:40:6",
+             "--buckets", "seq=8,16,32,64", "--check-eager", "--pad-check", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QJsonObject j = jsonOf(r);
+    QCOMPARE(j["runs"].toInt(), 7);      // 1 7 13 19 25 31 37
+    QCOMPARE(j["compiles"].toInt(), 4);  // buckets 8, 16, 32, 64
+    QCOMPARE(j["all_match"].toBool(), true);
+    for (const auto& row : j["rows"].toArray())
+      QCOMPARE(row.toObject()["pad_match"].toBool(), true);
   }
 
  private:

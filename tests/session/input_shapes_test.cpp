@@ -70,6 +70,32 @@ class InputShapesTest : public QObject {
     QVERIFY(again.isOk() && !*again);
   }
 
+  // Values whose dims are expressions of seq (seq*2, seq*2-1) name only seq as
+  // a dim to bind; binding it, by --dim or by an input's shape, fixes them all.
+  void expressionsOfADimBindWithIt() {
+    const std::string model =
+        fuselens::test::sourcePath("/tests/cli/data/dyn_concat_slice/model.onnx");
+    Session s;
+    QVERIFY(s.open(model).isOk());
+    QCOMPARE(s.symbolicDims(), std::vector<std::string>{"seq"});
+    const Graph& g = s.original();
+    QCOMPARE(QString::fromStdString(g.value(g.outputs()[0]).type.str()),
+             QString("f32[1,seq*2-1,4]"));
+    QVERIFY(s.bindDims({{"seq", 7}}).isOk());
+    QCOMPARE(QString::fromStdString(g.value(g.outputs()[0]).type.str()), QString("f32[1,13,4]"));
+    QCOMPARE(QString::fromStdString(g.value(g.outputs()[1]).type.str()), QString("f32[1,4,7]"));
+    Session byShape;
+    QVERIFY(byShape.open(model).isOk());
+    auto bound = byShape.bindInputShapes(InputShapes{{"x", {1, 300, 8}}});
+    QVERIFY2(bound.isOk() && *bound, bound.message().c_str());
+    for (ValueId v : byShape.original().valueIds())
+      QVERIFY2(byShape.original().value(v).type.isStatic(),
+               byShape.original().value(v).type.str().c_str());
+    QCOMPARE(QString::fromStdString(
+                 byShape.original().value(byShape.original().outputs()[0]).type.str()),
+             QString("f32[1,599,4]"));
+  }
+
   void savedWithTheSession() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("dyn.fuselens.json").toStdString();

@@ -14,6 +14,9 @@ ocr: an OCR-style CNN over an image of symbolic width, x[1, 1, 16, width]:
 only, the mean over the height, then a per-column classifier with Softmax:
 y [1, width, classes], as a CTC recognizer emits.
 
+concat_slice and layernorm_seq: symbolic shape arithmetic (seq*2, seq*2-1)
+and LayerNorm / AveragePool across the padded dim (see their docstrings).
+
 Small by default (the CLI tests); bench/dynamic_shapes.py writes larger ones.
 Deterministic: rerunning writes identical files.
 
@@ -117,6 +120,67 @@ def ocr(height=16, channels=(8, 16), classes=10, seed=5):
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "width", classes])])
 
 
+def concat_slice(hidden=8, seed=7):
+    """Shape arithmetic on seq: Concat of x with Relu(x) along seq ([1, seq*2, h]),
+    Slice [1:] of that ([1, seq*2-1, h]) into a projection, a stride-2 conv
+    over the concatenation, whose output is seq long again, and heads split
+    with a Reshape whose target is computed from Shape, as exporters write
+    x.view(*x.shape[:2], 2, h/2)."""
+    b = Builder(seed)
+    b.init("one", np.array([1], dtype=np.int64))
+    b.init("end", np.array([np.iinfo(np.int64).max], dtype=np.int64))
+    c = b.node("Concat", ["x", b.node("Relu", ["x"], "relu")], "cat", axis=1)
+    s = b.node("Slice", [c, "one", "end", "one"], "tail")
+    b.node("MatMul", [s, b.weight("w", (hidden, 4), 1 / np.sqrt(hidden))], "y")
+    t = b.node("Transpose", [c], "cat_t", perm=[0, 2, 1])
+    b.node("Conv", [t, b.weight("k", (4, hidden, 3), 1 / np.sqrt(3 * hidden))], "z",
+           kernel_shape=[3], pads=[1, 1], strides=[2])
+    b.init("zero", np.array([0], dtype=np.int64))
+    b.init("two", np.array([2], dtype=np.int64))
+    b.init("heads", np.array([2, hidden // 2], dtype=np.int64))
+    lead = b.node("Slice", [b.node("Shape", [c], "cat_shape"), "zero", "two"], "cat_lead")
+    r = b.node("Reshape", [c, b.node("Concat", [lead, "heads"], "split_to", axis=0)], "split")
+    b.node("Transpose", [r], "h", perm=[0, 2, 1, 3])
+    return b.model("dyn_concat_slice",
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "2*seq - 1", 4]),
+                    helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, "seq"]),
+                    helper.make_tensor_value_info("h", TensorProto.FLOAT,
+                                                  [1, 2, "2*seq", hidden // 2])])
+
+
+def layernorm_seq(hidden=8, seed=11):
+    """Normalization and pooling across the padded dim: LayerNormalization with
+    axis=1 over x[1, seq, h] (statistics over seq and h), then an AveragePool
+    along seq that does not count its pads (count_include_pad=0), 1-D and 3x3
+    over [1, 2, h/2, seq]; and the same
+    normalization written out over seq alone (ReduceMean, Sub, Pow, ReduceMean,
+    Add, Sqrt, Div), as exporters often emit it."""
+    b = Builder(seed)
+    g = b.init("ln_g", (1 + 0.1 * b.rng.standard_normal(hidden)).astype(np.float32))
+    ln = b.node("LayerNormalization", ["x", g, b.weight("ln_b", (hidden,), 0.1)], "ln",
+                axis=1, epsilon=1e-5)
+    t = b.node("Transpose", [ln], "ln_t", perm=[0, 2, 1])
+    b.node("AveragePool", [t], "y", kernel_shape=[3], pads=[1, 1], count_include_pad=0)
+    b.init("grid", np.array([1, 2, hidden // 2, -1], dtype=np.int64))
+    b.node("AveragePool", [b.node("Reshape", [t, "grid"], "ln_grid")], "y2",
+           kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=0)
+    b.init("two", np.array(2.0, dtype=np.float32))
+    b.init("eps", np.array(1e-5, dtype=np.float32))
+    mean = b.node("ReduceMean", ["x"], "dn_mean", axes=[1], keepdims=1)
+    d = b.node("Sub", ["x", mean], "dn_d")
+    var = b.node("ReduceMean", [b.node("Pow", [d, "two"], "dn_sq")], "dn_var", axes=[1], keepdims=1)
+    root = b.node("Sqrt", [b.node("Add", [var, "eps"], "dn_var_eps")], "dn_std")
+    b.node("Div", [d, root], "dn")
+    return b.model("dyn_layernorm_seq",
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
+                   [helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, "seq", hidden]),
+                    helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, hidden, "seq"]),
+                    helper.make_tensor_value_info("y2", TensorProto.FLOAT,
+                                                  [1, 2, hidden // 2, "seq"]),
+                    helper.make_tensor_value_info("dn", TensorProto.FLOAT, [1, "seq", hidden])])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kind", choices=["transformer", "ocr"])
@@ -127,6 +191,9 @@ def main():
     if a.kind is None:  # the CLI tests' models
         onnx.save(transformer(), os.path.join(HERE, "dyn_transformer", "model.onnx"))
         onnx.save(ocr(), os.path.join(HERE, "dyn_ocr", "model.onnx"))
+        for name, make in (("dyn_concat_slice", concat_slice), ("dyn_layernorm_seq", layernorm_seq)):
+            os.makedirs(os.path.join(HERE, name), exist_ok=True)
+            onnx.save(make(), os.path.join(HERE, name, "model.onnx"))
         return
     m = (transformer(a.hidden, max(1, a.hidden // 64), 4 * a.hidden) if a.kind == "transformer"
          else ocr(a.height, (32, 64, 128), 40))
