@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <unordered_set>
 
 #include "core/ops/registry.h"
 
@@ -92,9 +93,27 @@ const TensorData* constantOf(const Graph& g, ValueId v) {
 }
 
 std::string freshName(const Graph& g, const std::string& base) {
-  if (!g.findValue(base)) return base;
-  for (int i = 1;; ++i)
-    if (!g.findValue(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
+  // One pass over the values collects the suffixes taken: probing base_1,
+  // base_2, ... with a lookup each made a pass that adds k constants of one
+  // base name O(k^2 * values) (simplify took 0.6 s on a 10,000-node model).
+  bool baseTaken = false;
+  std::unordered_set<int64_t> taken;
+  for (size_t i = 0; i < g.valueCapacity(); ++i) {
+    const ValueId id{int32_t(i)};
+    if (!g.hasValue(id)) continue;
+    const std::string& n = g.value(id).name;
+    if (n.size() < base.size() || n.compare(0, base.size(), base) != 0) continue;
+    if (n.size() == base.size()) {
+      baseTaken = true;
+    } else if (n[base.size()] == '_' && n.size() > base.size() + 1 && n.size() < base.size() + 19 &&
+               n.find_first_not_of("0123456789", base.size() + 1) == std::string::npos &&
+               n[base.size() + 1] != '0') {
+      taken.insert(std::stoll(n.substr(base.size() + 1)));
+    }
+  }
+  if (!baseTaken) return base;
+  for (int64_t i = 1;; ++i)
+    if (!taken.count(i)) return base + "_" + std::to_string(i);
 }
 
 std::shared_ptr<const TensorData> floatTensor(DType t, std::vector<int64_t> shape,
