@@ -84,23 +84,44 @@ QString emulatedVerify(const QString& dir, int blockCap, bool* passed) {
 class CudaBundleEmulationTest : public QObject {
   Q_OBJECT
  private slots:
+  // Blocks are capped at 5 threads (stages must stride and meet with any
+  // block) or run whole (1024: the launch plan's blocks, as on a GPU).
   void verifyPassesOnTheHost_data() {
     QTest::addColumn<QString>("model");
-    QTest::newRow("mlp") << "samples/mlp.onnx";
-    QTest::newRow("matmul_bias_relu") << "samples/matmul_bias_relu.onnx";
-    QTest::newRow("conv_basic") << "tests/fixtures/conv_basic/model.onnx";
-    QTest::newRow("norm_layer") << "tests/fixtures/norm_layer/model.onnx";
-    QTest::newRow("f16_softmax") << "tests/fixtures/f16_softmax/model.onnx";
-    QTest::newRow("data_split_equal") << "tests/fixtures/data_split_equal/model.onnx";
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("blockCap");
+    QTest::newRow("mlp") << "samples/mlp.onnx" << QStringList() << 5;
+    QTest::newRow("matmul_bias_relu") << "samples/matmul_bias_relu.onnx" << QStringList() << 5;
+    QTest::newRow("conv_basic") << "tests/fixtures/conv_basic/model.onnx" << QStringList() << 5;
+    QTest::newRow("norm_layer") << "tests/fixtures/norm_layer/model.onnx" << QStringList() << 5;
+    QTest::newRow("f16_softmax") << "tests/fixtures/f16_softmax/model.onnx" << QStringList() << 5;
+    QTest::newRow("data_split_equal")
+        << "tests/fixtures/data_split_equal/model.onnx" << QStringList() << 5;
+    // Tiled MatMul stages (codegen/cuda/cuda_matmul.cpp) at sizes off the tile
+    // grid, with their epilogues: batched GELU + residual, Gemm alpha/transB,
+    // and a transformer block whose attention MatMuls are batched (seq 17).
+    QTest::newRow("tile_gelu_residual_whole_blocks")
+        << "tests/fixtures/cuda_tile_batched_gelu_residual_2x3x17x65x66/model.onnx" << QStringList()
+        << 1024;
+    QTest::newRow("tile_gemm_transB_whole_blocks")
+        << "tests/fixtures/cuda_tile_gemm_transB_65x130x17/model.onnx" << QStringList() << 1024;
+    QTest::newRow("llama_block_seq17_whole_blocks")
+        << "samples/llama_block.onnx" << QStringList{"--dim", "seq=17"} << 1024;
+    QTest::newRow("llama_block_seq17")
+        << "samples/llama_block.onnx" << QStringList{"--dim", "seq=17"} << 5;
   }
 
   void verifyPassesOnTheHost() {
     QFETCH(QString, model);
+    QFETCH(QStringList, args);
+    QFETCH(int, blockCap);
     QTemporaryDir dir;
-    auto r = runCli({"export", model, "--target", "cuda", "--out", dir.path(), "--ptxas", "none"});
+    auto r = runCli(
+        QStringList{"export", model, "--target", "cuda", "--out", dir.path(), "--ptxas", "none"} +
+        args);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     bool passed = false;
-    const QString last = emulatedVerify(dir.path(), 5, &passed);
+    const QString last = emulatedVerify(dir.path(), blockCap, &passed);
     QVERIFY2(passed, qPrintable(last));
     qInfo("%s", qPrintable(last));
   }
