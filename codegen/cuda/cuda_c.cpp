@@ -145,8 +145,10 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
           << cudaTypeName(b.dtype) << "*)(fl_scratch + " << offsets[b.id.index] << "LL);\n";
     }
     std::ostringstream rows;
-    if (s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared &&
-        emitBlockRows(f, em, s, rows, st)) {
+    const bool parallel = s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared;
+    if (parallel && emitTiledMatMul(f, em, s, rows, st)) {
+      o << rows.str();
+    } else if (parallel && emitBlockRows(f, em, s, rows, st)) {
       o << rows.str();
     } else if (s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared) {
       st.extent = s->extent;

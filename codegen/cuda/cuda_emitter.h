@@ -1,6 +1,7 @@
 // Internal to codegen/cuda: the loop IR -> CUDA C statement and expression
 // emitter shared by the stage shapes (cuda_c.cpp: grid-stride and single
-// thread; cuda_rows.cpp: one block per row).
+// thread; cuda_rows.cpp: one block per row; cuda_matmul.cpp: shared-memory
+// tiled MatMul).
 #pragma once
 
 #include <cmath>
@@ -266,6 +267,12 @@ class Emitter {
   std::string prefix_;
   std::string error_;
 };
+
+// Emits the top-level parallel loop `top` as a shared-memory tiled MatMul
+// stage (cuda_matmul.cpp) and sets the stage's grid and block; false, with
+// nothing written, when the loop nest is not a contraction it recognizes.
+bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::ostringstream& o,
+                     CudaStage& st);
 
 // Emits the top-level parallel loop `row` as a one-block-per-row stage
 // (cuda_rows.cpp) and sets the stage's grid and block; false, with nothing

@@ -7,6 +7,7 @@
 // printed. Skips with a message where NVRTC or ptxas is not installed.
 #include <QtTest>
 #include <filesystem>
+#include <set>
 
 #include "codegen/cuda/cuda_c.h"
 #include "codegen/cuda/cuda_export.h"
@@ -29,6 +30,21 @@ class CudaPtxasTest : public QObject {
   std::vector<std::string> stages_;
   int fixtures_ = 0;
   std::map<std::string, PtxasReport> figures_;
+  std::set<std::string> tiled_;  // the shared-memory tiled MatMul stages (cuda_matmul.cpp)
+
+  // The stages of `text` whose body is a tiled MatMul.
+  static std::vector<std::string> tiledStages(const std::string& text) {
+    const std::string open = "__global__ void ";
+    std::vector<std::string> out;
+    for (size_t at = text.find(open); at != std::string::npos;) {
+      const size_t name = at + open.size();
+      const size_t next = text.find(open, name);
+      if (text.substr(name, next - name).find("// tiled MatMul") != std::string::npos)
+        out.push_back(text.substr(name, text.find('(', name) - name));
+      at = next;
+    }
+    return out;
+  }
 
  private slots:
   void parsesPtxasOutput() {
@@ -96,6 +112,7 @@ class CudaPtxasTest : public QObject {
         }
         for (const CudaStage& st : k->stages) names.push_back(st.name);
       }
+      for (const std::string& name : tiledStages(text)) tiled_.insert(name);
       if (!ok || names.empty()) continue;
       ++fixtures_;
       source_ += text;
@@ -104,6 +121,7 @@ class CudaPtxasTest : public QObject {
     qInfo("%d fixtures, %zu stage functions, %zu KiB of CUDA C", fixtures_, stages_.size(),
           source_.size() / 1024);
     QVERIFY2(fixtures_ >= 150, qPrintable(QString("only %1 fixtures lower").arg(fixtures_)));
+    QVERIFY2(tiled_.size() >= 10, qPrintable(QString("only %1 tiled stages").arg(tiled_.size())));
   }
 
   void ptxasAcceptsEveryStageForSm80AndSm90() {
@@ -129,6 +147,17 @@ class CudaPtxasTest : public QObject {
         maxSpill = std::max(maxSpill, it->second.spillStores);
       }
       QVERIFY2(missing.isEmpty(), qPrintable(missing.mid(0, 10).join(", ")));
+      // The tiled MatMul stages stage K through shared memory and must not spill:
+      // their 4 x 4 accumulators are meant to live in registers.
+      int tiledRegs = 0;
+      for (const std::string& name : tiled_) {
+        const PtxasFigures& t = rep.functions.at(name);
+        QVERIFY2(t.sharedBytes > 0, name.c_str());
+        QVERIFY2(t.spillStores == 0 && t.spillLoads == 0, name.c_str());
+        tiledRegs = std::max(tiledRegs, t.registers);
+      }
+      qInfo("%s: %zu tiled MatMul stages, at most %d registers, no spills", sm, tiled_.size(),
+            tiledRegs);
       qInfo("%s: %zu stages, registers %d..%d, %lld spilling (at most %lld bytes), ptxas %.1f s",
             sm, stages_.size(), minRegs, maxRegs, (long long)spilling, (long long)maxSpill,
             rep.seconds);

@@ -222,9 +222,16 @@ class CudaCTest : public QObject {
     size_t rowStages = 0;
     for (size_t at = 0; (at = program.find("one block per row", at)) != std::string::npos; ++at)
       ++rowStages;
-    qInfo("%zu kernels from %d fixtures, %zu tensors compared, %zu one-block-per-row stages",
-          cases_.size(), fixtures_, compared, rowStages);
+    // So must shared-memory tiled MatMul stages (codegen/cuda/cuda_matmul.cpp).
+    size_t tiledStages = 0;
+    for (size_t at = 0; (at = program.find("// tiled MatMul", at)) != std::string::npos; ++at)
+      ++tiledStages;
+    qInfo(
+        "%zu kernels from %d fixtures, %zu tensors compared, %zu one-block-per-row stages, "
+        "%zu tiled MatMul stages",
+        cases_.size(), fixtures_, compared, rowStages, tiledStages);
     QVERIFY2(rowStages >= 20, qPrintable(QString("only %1 block-row stages").arg(rowStages)));
+    QVERIFY2(tiledStages >= 10, qPrintable(QString("only %1 tiled stages").arg(tiledStages)));
     QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join("\n")));
   }
 
