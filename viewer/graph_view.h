@@ -122,8 +122,9 @@ class GraphView : public QGraphicsView {
   bool isHeatVisible() const { return heatVisible_; }
   // A profile's kernel times by the value each kernel writes first
   // (Session::kernelSecondsByValue): each collapsed scope shows the sum of
-  // the kernels made inside it (the profile dock lists them one by one).
-  // Empty clears them.
+  // the kernels made inside it, an expanded fused cluster the sum of its
+  // members' kernels and a single-op kernel's op its own time, as a chip at
+  // its corner (viewer/kernel_time_item.h). Empty clears them.
   void setKernelTimes(std::map<std::string, double> seconds);
   bool hasKernelTimes() const { return !seconds_.empty(); }
   bool hasHeat() const { return !heat_.empty(); }
