@@ -276,6 +276,59 @@ class CudaCTest : public QObject {
     }
   }
 
+  // The vector stages check alignment at run time: with every pointer 4 bytes
+  // off a 16-byte boundary the stage takes its scalar loop and writes the
+  // same values as from aligned pointers.
+  void vectorStageFallsBackWhenMisaligned() {
+    const fs::path model =
+        fs::path(fuselens::test::sourcePath()) / "tests/fixtures/add_bcast_row/model.onnx";
+    Session s;
+    QVERIFY(s.open(model.string()));
+    QVERIFY(s.optimize(defaultPipeline()));
+    auto m = emitCudaModule(s.finalGraph());
+    QVERIFY2(m, m ? "" : m.message().c_str());
+    QCOMPARE(m->kernels.size(), size_t(1));
+    QVERIFY(m->source.find("// 128-bit vectors") != std::string::npos);
+    const CudaKernel& k = m->kernels[0];
+    std::string args;
+    int64_t at = 0;
+    for (size_t p = 0; p < k.paramTypes.size(); ++p) {
+      QCOMPARE(k.paramTypes[p], DType::F32);
+      args += "p + " + std::to_string(at) + ", ";
+      at += (k.paramElements[p] + 3) / 4 * 4;  // each param 16-byte aligned from p
+    }
+    const int64_t out = at - (k.paramElements.back() + 3) / 4 * 4;
+    const std::string n = std::to_string(k.paramElements.back());
+    std::ostringstream o;
+    o << cudaHostEmulationPrelude() << m->source << "#include <cstdio>\n"
+      << "static float* run(std::vector<float>* mem, size_t shift) {\n"
+      << "  float* p = mem->data() + shift;\n"
+      << "  for (size_t i = 0; i + shift < mem->size(); ++i) p[i] = 0.25f * float(i % 13) - 1;\n"
+      << "  for (long long i = 0; i < " << n << "; ++i) p[" << out << " + i] = 1e30f;\n";
+    for (const CudaStage& st : k.stages)
+      o << "  fl_emu_launch(2, 3, [&] { " << st.name << "(" << args << "nullptr); });\n";
+    o << "  return p + " << out << ";\n}\n"
+      << "int main() {\n  std::vector<float> a(" << at + 8 << "), b(" << at + 8 << ");\n"
+      << "  const float* x = run(&a, 0); const float* y = run(&b, 1);\n"
+      << "  if (((unsigned long long)y & 15) == 0) return 2;\n"
+      << "  for (long long i = 0; i < " << n << "; ++i)\n"
+      << "    if (x[i] == 1e30f || x[i] != y[i]) {\n"
+      << "      std::printf(\"%lld: %g vs %g\\n\", i, x[i], y[i]); return 1; }\n"
+      << "  return 0;\n}\n";
+    QTemporaryDir dir;
+    const QString src = dir.filePath("misaligned.cpp"), exe = dir.filePath("misaligned");
+    std::ofstream(src.toStdString()) << o.str();
+    QProcess cc;
+    cc.start("c++", {"-std=c++20", "-O1", "-w", "-pthread", "-o", exe, src, "-lm"});
+    QVERIFY(cc.waitForFinished(120000));
+    QVERIFY2(cc.exitCode() == 0,
+             qPrintable(QString::fromUtf8(cc.readAllStandardError()).left(3000)));
+    QProcess run;
+    run.start(exe, {});
+    QVERIFY(run.waitForFinished(60000));
+    QVERIFY2(run.exitCode() == 0, qPrintable(QString::fromUtf8(run.readAllStandardOutput())));
+  }
+
   // Elementwise groups read and write 128-bit vectors on the device:
   // ld/st.global.v4.f32 for f32, four 32-bit words of halves for f16.
   void vectorStagesUseV4AccessesInPtx_data() {
