@@ -188,18 +188,18 @@ void counters(const Nest& n, Emitter& em, const std::string& i, const std::strin
       << ll(n.stride.at(l->var.index)) << " % " << ll(l->extent) << ";\n";
 }
 
-// `fn` (fl_vload / fl_vstore) over each 16-byte part of an operand's lanes.
-void vectorCalls(const LoopFunc& f, Emitter& em, const Operand& op, int64_t lanes, const char* fn,
-                 const std::string& pad, std::ostringstream& o) {
+// fl_vload (or fl_vstore when `store`) of each 16-byte part of an operand's lanes.
+void vectorCalls(const LoopFunc& f, Emitter& em, const Operand& op, int64_t lanes, bool store,
+                 std::ostringstream& o) {
   const int64_t per = int64_t(16 / dtypeSize(f.buffers[size_t(op.buffer)].dtype));
   const std::string ptr = em.buf(f.buffers[size_t(op.buffer)].id);
   for (int64_t j = 0; j < lanes; j += per) {
     const std::string mem = ptr + " + fl_g * " + ll(lanes) + " + " + ll(op.offset + j);
     const std::string regs = laneArray(op) + " + " + std::to_string(j);
-    if (std::string(fn) == "fl_vload")
-      o << pad << fn << "(" << regs << ", " << mem << ");\n";
+    if (store)
+      o << "    fl_vstore(" << mem << ", " << regs << ");\n";
     else
-      o << pad << fn << "(" << mem << ", " << regs << ");\n";
+      o << "    fl_vload(" << regs << ", " << mem << ");\n";
   }
 }
 
@@ -240,7 +240,7 @@ bool emitVectorized(const LoopFunc& f, Emitter& em, const StmtRef& top, std::ost
   for (const Operand& op : ins) {
     o << "    " << cudaTypeName(f.buffers[size_t(op.buffer)].dtype) << " " << laneArray(op) << "["
       << L << "];\n";
-    vectorCalls(f, em, op, L, "fl_vload", "    ", o);
+    vectorCalls(f, em, op, L, false, o);
   }
   for (const Operand& op : outs)
     o << "    " << cudaTypeName(f.buffers[size_t(op.buffer)].dtype) << " " << laneArray(op) << "["
@@ -254,7 +254,7 @@ bool emitVectorized(const LoopFunc& f, Emitter& em, const StmtRef& top, std::ost
   em.laneLoads_.clear();
   em.laneStores_.clear();
   o << "    }\n";
-  for (const Operand& op : outs) vectorCalls(f, em, op, L, "fl_vstore", "    ", o);
+  for (const Operand& op : outs) vectorCalls(f, em, op, L, true, o);
   o << "  }\n";
   o << "  for (fl_i64 fl_i = fl_vn * " << ll(L) << " + " << thread << "; fl_i < " << ll(n.numel)
     << "; fl_i += " << threads << ") {\n";
