@@ -150,6 +150,8 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
       o << rows.str();
     } else if (parallel && emitBlockRows(f, em, s, rows, st)) {
       o << rows.str();
+    } else if (parallel && emitVectorized(f, em, s, rows, st)) {
+      o << rows.str();
     } else if (s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared) {
       st.extent = s->extent;
       st.block = std::min<int64_t>(kBlock, std::max<int64_t>(s->extent, 1));

@@ -6,12 +6,13 @@
 // what the previous one wrote, so each becomes its own `__global__` stage,
 // launched in order (a launch boundary is the grid-wide barrier between them).
 // A stage whose loop the schedule marks Parallel is a grid-stride loop over
-// that loop's counter; any other stage runs on one thread. Two loop shapes
+// that loop's counter; any other stage runs on one thread. Three loop shapes
 // get GPU schedules of their own instead: contractions become shared-memory
 // tiled stages (cuda_matmul.cpp), row reductions one block per row
-// (cuda_rows.cpp). Inner loops stay serial loops in each thread; Local
-// buffers become per-thread arrays, Temp buffers live in one global scratch
-// area at the offsets of scratchLayout.
+// (cuda_rows.cpp), and elementwise nests with a contiguous operand 16 bytes a
+// thread through 128-bit loads and stores (cuda_vector.cpp). Inner loops stay
+// serial loops in each thread; Local buffers become per-thread arrays, Temp
+// buffers live in one global scratch area at the offsets of scratchLayout.
 // Arithmetic follows the loop IR's definitions exactly as the LLVM backend
 // does (max as a > b ? a : b, integer division by 0 as division by 1, ONNX
 // casts with saturation, f16/bf16 rounded to nearest even), so the same

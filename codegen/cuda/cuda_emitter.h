@@ -1,11 +1,12 @@
 // Internal to codegen/cuda: the loop IR -> CUDA C statement and expression
 // emitter shared by the stage shapes (cuda_c.cpp: grid-stride and single
 // thread; cuda_rows.cpp: one block per row; cuda_matmul.cpp: shared-memory
-// tiled MatMul).
+// tiled MatMul; cuda_vector.cpp: 128-bit vector loads and stores).
 #pragma once
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -68,6 +69,8 @@ class Emitter {
       case ExprKind::VarRef:
         return var(e->var);
       case ExprKind::Load:
+        if (auto lane = laneLoads_.find(e.get()); lane != laneLoads_.end())
+          return lane->second + "[fl_k]";
         return buf(e->buffer) + "[" + expr(e->ops[0]) + "]";
       case ExprKind::Binary:
         return binary(e);
@@ -223,6 +226,10 @@ class Emitter {
         o << pad << "}\n";
         return;
       case StmtKind::Store:
+        if (auto lane = laneStores_.find(s.get()); lane != laneStores_.end()) {
+          o << pad << lane->second << "[fl_k] = " << expr(s->value) << ";\n";
+          return;
+        }
         o << pad << buf(s->buffer) << "[" << expr(s->index) << "] = " << expr(s->value) << ";\n";
         return;
       case StmtKind::Let:
@@ -261,6 +268,11 @@ class Emitter {
   }
 
   std::set<int32_t> inScratch_;
+  // Set while a vectorized stage (cuda_vector.cpp) emits its per-lane body:
+  // these loads and stores use lane fl_k of a register array that the stage
+  // fills from, or writes to, memory with 128-bit accesses.
+  std::map<const Expr*, std::string> laneLoads_;
+  std::map<const Stmt*, std::string> laneStores_;
 
  private:
   const LoopFunc& f_;
@@ -279,5 +291,12 @@ bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::os
 // written, when the loop does not have the row-reduction shape.
 bool emitBlockRows(const LoopFunc& f, Emitter& em, const StmtRef& row, std::ostringstream& o,
                    CudaStage& st);
+
+// Emits the top-level parallel loop `top` as a stage whose threads take 16
+// bytes of consecutive elements each, with 128-bit loads and stores
+// (cuda_vector.cpp), and sets the stage's grid and block; false, with nothing
+// written, when the loop is not an elementwise nest with a contiguous access.
+bool emitVectorized(const LoopFunc& f, Emitter& em, const StmtRef& top, std::ostringstream& o,
+                    CudaStage& st);
 
 }  // namespace fuselens::cudaemit

@@ -106,6 +106,43 @@ template <class T> __device__ __forceinline__ T fl_block_sum(T v) { return fl_bl
 template <class T> __device__ __forceinline__ T fl_block_max(T v) { return fl_block_reduce(v, fl_op_max()); }
 template <class T> __device__ __forceinline__ T fl_block_min(T v) { return fl_block_reduce(v, fl_op_min()); }
 
+// 128-bit accesses of vectorized stages: 16 bytes of consecutive elements
+// between registers and a 16-byte aligned address (ld/st.global.v4).
+__device__ __forceinline__ void fl_vload(float* d, const float* p) {
+  const float4 v = *(const float4*)p;
+  d[0] = v.x; d[1] = v.y; d[2] = v.z; d[3] = v.w;
+}
+__device__ __forceinline__ void fl_vstore(float* p, const float* s) {
+  float4 v; v.x = s[0]; v.y = s[1]; v.z = s[2]; v.w = s[3];
+  *(float4*)p = v;
+}
+__device__ __forceinline__ void fl_vload(fl_i32* d, const fl_i32* p) {
+  const int4 v = *(const int4*)p;
+  d[0] = v.x; d[1] = v.y; d[2] = v.z; d[3] = v.w;
+}
+__device__ __forceinline__ void fl_vstore(fl_i32* p, const fl_i32* s) {
+  int4 v; v.x = s[0]; v.y = s[1]; v.z = s[2]; v.w = s[3];
+  *(int4*)p = v;
+}
+// 16-bit elements (f16, bf16, i16) travel two to a 32-bit word, low half first.
+__device__ __forceinline__ void fl_vload(unsigned short* d, const unsigned short* p) {
+  const uint4 v = *(const uint4*)p;
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+  for (int k = 0; k < 8; ++k) d[k] = (unsigned short)(w[k >> 1] >> ((k & 1) * 16));
+}
+__device__ __forceinline__ void fl_vstore(unsigned short* p, const unsigned short* s) {
+  uint4 v;
+  v.x = s[0] | ((unsigned)s[1] << 16); v.y = s[2] | ((unsigned)s[3] << 16);
+  v.z = s[4] | ((unsigned)s[5] << 16); v.w = s[6] | ((unsigned)s[7] << 16);
+  *(uint4*)p = v;
+}
+__device__ __forceinline__ void fl_vload(fl_i16* d, const fl_i16* p) {
+  fl_vload((unsigned short*)d, (const unsigned short*)p);
+}
+__device__ __forceinline__ void fl_vstore(fl_i16* p, const fl_i16* s) {
+  fl_vstore((unsigned short*)p, (const unsigned short*)s);
+}
+
 )";
 }
 
@@ -120,6 +157,9 @@ std::string cudaHostEmulationPrelude() {
 #include <thread>
 #include <vector>
 struct fl_dim3 { unsigned x = 0, y = 0, z = 0; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
 static fl_dim3 blockIdx, blockDim, gridDim;
 static thread_local fl_dim3 threadIdx;
 static std::barrier<>* fl_emu_barrier = nullptr;

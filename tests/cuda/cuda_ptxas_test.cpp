@@ -30,16 +30,17 @@ class CudaPtxasTest : public QObject {
   std::vector<std::string> stages_;
   int fixtures_ = 0;
   std::map<std::string, PtxasReport> figures_;
-  std::set<std::string> tiled_;  // the shared-memory tiled MatMul stages (cuda_matmul.cpp)
+  std::set<std::string> tiled_;   // the shared-memory tiled MatMul stages (cuda_matmul.cpp)
+  std::set<std::string> vector_;  // the stages with 128-bit accesses (cuda_vector.cpp)
 
-  // The stages of `text` whose body is a tiled MatMul.
-  static std::vector<std::string> tiledStages(const std::string& text) {
+  // The stages of `text` whose body holds `marker`.
+  static std::vector<std::string> stagesWith(const std::string& text, const std::string& marker) {
     const std::string open = "__global__ void ";
     std::vector<std::string> out;
     for (size_t at = text.find(open); at != std::string::npos;) {
       const size_t name = at + open.size();
       const size_t next = text.find(open, name);
-      if (text.substr(name, next - name).find("// tiled MatMul") != std::string::npos)
+      if (text.substr(name, next - name).find(marker) != std::string::npos)
         out.push_back(text.substr(name, text.find('(', name) - name));
       at = next;
     }
@@ -112,16 +113,19 @@ class CudaPtxasTest : public QObject {
         }
         for (const CudaStage& st : k->stages) names.push_back(st.name);
       }
-      for (const std::string& name : tiledStages(text)) tiled_.insert(name);
+      for (const std::string& name : stagesWith(text, "// tiled MatMul")) tiled_.insert(name);
+      for (const std::string& name : stagesWith(text, "// 128-bit vectors")) vector_.insert(name);
       if (!ok || names.empty()) continue;
       ++fixtures_;
       source_ += text;
       stages_.insert(stages_.end(), names.begin(), names.end());
     }
-    qInfo("%d fixtures, %zu stage functions, %zu KiB of CUDA C", fixtures_, stages_.size(),
-          source_.size() / 1024);
+    qInfo("%d fixtures, %zu stage functions (%zu with 128-bit vectors), %zu KiB of CUDA C",
+          fixtures_, stages_.size(), vector_.size(), source_.size() / 1024);
     QVERIFY2(fixtures_ >= 150, qPrintable(QString("only %1 fixtures lower").arg(fixtures_)));
     QVERIFY2(tiled_.size() >= 10, qPrintable(QString("only %1 tiled stages").arg(tiled_.size())));
+    QVERIFY2(vector_.size() >= 100,
+             qPrintable(QString("only %1 vector stages").arg(vector_.size())));
   }
 
   void ptxasAcceptsEveryStageForSm80AndSm90() {
@@ -158,6 +162,15 @@ class CudaPtxasTest : public QObject {
       }
       qInfo("%s: %zu tiled MatMul stages, at most %d registers, no spills", sm, tiled_.size(),
             tiledRegs);
+      // Vector stages hold a thread's 16 bytes per operand in registers: no spills either.
+      int vectorRegs = 0;
+      for (const std::string& name : vector_) {
+        const PtxasFigures& t = rep.functions.at(name);
+        QVERIFY2(t.spillStores == 0 && t.spillLoads == 0, name.c_str());
+        vectorRegs = std::max(vectorRegs, t.registers);
+      }
+      qInfo("%s: %zu stages with 128-bit vectors, at most %d registers, no spills", sm,
+            vector_.size(), vectorRegs);
       qInfo("%s: %zu stages, registers %d..%d, %lld spilling (at most %lld bytes), ptxas %.1f s",
             sm, stages_.size(), minRegs, maxRegs, (long long)spilling, (long long)maxSpill,
             rep.seconds);

@@ -36,7 +36,20 @@ struct Case {
   CudaKernel kernel;
   std::vector<TensorData> inputs;    // per input param
   std::vector<TensorData> expected;  // per output param, the eager tensors
+  bool vectorTail = false;           // a 128-bit vector stage with a scalar tail
+  bool vectorScalar = false;         // a 128-bit vector stage with a scalar-loaded operand
 };
+
+// The "// 128-bit vectors: N elements, L a thread, tail T, ..., S scalar
+// operands" lines of an emitted kernel (codegen/cuda/cuda_vector.cpp).
+void noteVectors(const std::string& text, Case& c) {
+  const std::string mark = "// 128-bit vectors: ";
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at + 1)) {
+    const std::string line = text.substr(at, text.find('\n', at) - at);
+    c.vectorTail |= line.find(", tail 0,") == std::string::npos;
+    c.vectorScalar |= line.find(", 0 scalar operands") == std::string::npos;
+  }
+}
 
 bool writeBytes(const std::string& path, const TensorData& t) {
   std::ofstream f(path, std::ios::binary);
@@ -142,7 +155,9 @@ class CudaCTest : public QObject {
         f.name = "f" + std::to_string(emitted_++) + "_" + f.name;
         Case c;
         c.where = fixture + " / " + n.name + " (" + n.op + ")";
+        const size_t before = source.size();
         auto k = emitCudaKernel(f, &source);
+        noteVectors(source.substr(before), c);
         if (!k) {
           failures << QString::fromStdString(c.where + ": " + k.message());
           continue;
@@ -201,7 +216,7 @@ class CudaCTest : public QObject {
     QCOMPARE(run.exitCode(), 0);
 
     QStringList wrong;
-    size_t compared = 0;
+    size_t compared = 0, tails = 0, scalars = 0;
     for (size_t c = 0; c < cases_.size(); ++c) {
       const Case& k = cases_[c];
       for (size_t o = 0; o < k.expected.size(); ++o) {
@@ -212,6 +227,8 @@ class CudaCTest : public QObject {
         f.read(reinterpret_cast<char*>(got.bytes.data()), std::streamsize(got.bytes.size()));
         TensorMetrics m = compareTensors(k.expected[o], got, toleranceFor(got.dtype));
         ++compared;
+        tails += k.vectorTail && m.withinTolerance();
+        scalars += k.vectorScalar && m.withinTolerance();
         if (!m.withinTolerance())
           wrong << QString::fromStdString(k.where) + QString(": max abs %1, %2 out of tolerance")
                                                          .arg(m.maxAbs)
@@ -226,10 +243,22 @@ class CudaCTest : public QObject {
     size_t tiledStages = 0;
     for (size_t at = 0; (at = program.find("// tiled MatMul", at)) != std::string::npos; ++at)
       ++tiledStages;
+    // And stages with 128-bit accesses (codegen/cuda/cuda_vector.cpp), some with
+    // a scalar tail (numel not a multiple of the lanes), some with an operand
+    // read lane by lane (a broadcast or a transposed input), matching eager.
+    size_t vectorStages = 0;
+    for (size_t at = 0; (at = program.find("// 128-bit vectors", at)) != std::string::npos; ++at)
+      ++vectorStages;
     qInfo(
         "%zu kernels from %d fixtures, %zu tensors compared, %zu one-block-per-row stages, "
-        "%zu tiled MatMul stages",
-        cases_.size(), fixtures_, compared, rowStages, tiledStages);
+        "%zu tiled MatMul stages, %zu 128-bit vector stages (matching eager: %zu outputs with "
+        "a scalar tail, %zu with scalar operands)",
+        cases_.size(), fixtures_, compared, rowStages, tiledStages, vectorStages, tails, scalars);
+    QVERIFY2(vectorStages >= 50, qPrintable(QString("only %1 vector stages").arg(vectorStages)));
+    QVERIFY2(tails >= 5 && scalars >= 5,
+             qPrintable(QString("vector stages checked: %1 with a tail, %2 with scalar operands")
+                            .arg(tails)
+                            .arg(scalars)));
     QVERIFY2(rowStages >= 20, qPrintable(QString("only %1 block-row stages").arg(rowStages)));
     QVERIFY2(tiledStages >= 10, qPrintable(QString("only %1 tiled stages").arg(tiledStages)));
     QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join("\n")));
@@ -245,6 +274,100 @@ class CudaCTest : public QObject {
       QVERIFY2(ptx.isOk(), qPrintable(QString::fromStdString(fixture + ": " + ptx.message())));
       QVERIFY(ptx->find(".entry") != std::string::npos);
     }
+  }
+
+  // The vector stages check alignment at run time: with every pointer 4 bytes
+  // off a 16-byte boundary the stage takes its scalar loop and writes the
+  // same values as from aligned pointers.
+  void vectorStageFallsBackWhenMisaligned() {
+    const fs::path model =
+        fs::path(fuselens::test::sourcePath()) / "tests/fixtures/add_bcast_row/model.onnx";
+    Session s;
+    QVERIFY(s.open(model.string()));
+    QVERIFY(s.optimize(defaultPipeline()));
+    auto m = emitCudaModule(s.finalGraph());
+    QVERIFY2(m, m ? "" : m.message().c_str());
+    QCOMPARE(m->kernels.size(), size_t(1));
+    QVERIFY(m->source.find("// 128-bit vectors") != std::string::npos);
+    const CudaKernel& k = m->kernels[0];
+    std::string args;
+    int64_t at = 0;
+    for (size_t p = 0; p < k.paramTypes.size(); ++p) {
+      QCOMPARE(k.paramTypes[p], DType::F32);
+      args += "p + " + std::to_string(at) + ", ";
+      at += (k.paramElements[p] + 3) / 4 * 4;  // each param 16-byte aligned from p
+    }
+    const int64_t out = at - (k.paramElements.back() + 3) / 4 * 4;
+    const std::string n = std::to_string(k.paramElements.back());
+    std::ostringstream o;
+    o << cudaHostEmulationPrelude() << m->source << "#include <cstdio>\n"
+      << "static float* run(std::vector<float>* mem, size_t shift) {\n"
+      << "  float* p = mem->data() + shift;\n"
+      << "  for (size_t i = 0; i + shift < mem->size(); ++i) p[i] = 0.25f * float(i % 13) - 1;\n"
+      << "  for (long long i = 0; i < " << n << "; ++i) p[" << out << " + i] = 1e30f;\n";
+    for (const CudaStage& st : k.stages)
+      o << "  fl_emu_launch(2, 3, [&] { " << st.name << "(" << args << "nullptr); });\n";
+    o << "  return p + " << out << ";\n}\n"
+      << "int main() {\n  std::vector<float> a(" << at + 8 << "), b(" << at + 8 << ");\n"
+      << "  const float* x = run(&a, 0); const float* y = run(&b, 1);\n"
+      << "  if (((unsigned long long)y & 15) == 0) return 2;\n"
+      << "  for (long long i = 0; i < " << n << "; ++i)\n"
+      << "    if (x[i] == 1e30f || x[i] != y[i]) {\n"
+      << "      std::printf(\"%lld: %g vs %g\\n\", i, x[i], y[i]); return 1; }\n"
+      << "  return 0;\n}\n";
+    QTemporaryDir dir;
+    const QString src = dir.filePath("misaligned.cpp"), exe = dir.filePath("misaligned");
+    std::ofstream(src.toStdString()) << o.str();
+    QProcess cc;
+    cc.start("c++", {"-std=c++20", "-O1", "-w", "-pthread", "-o", exe, src, "-lm"});
+    QVERIFY(cc.waitForFinished(120000));
+    QVERIFY2(cc.exitCode() == 0,
+             qPrintable(QString::fromUtf8(cc.readAllStandardError()).left(3000)));
+    QProcess run;
+    run.start(exe, {});
+    QVERIFY(run.waitForFinished(60000));
+    QVERIFY2(run.exitCode() == 0, qPrintable(QString::fromUtf8(run.readAllStandardOutput())));
+  }
+
+  // Elementwise groups read and write 128-bit vectors on the device:
+  // ld/st.global.v4.f32 for f32, four 32-bit words of halves for f16.
+  void vectorStagesUseV4AccessesInPtx_data() {
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QString>("load");
+    QTest::addColumn<QString>("store");
+    QTest::newRow("f32 gelu") << "ew_gelu"
+                              << "ld.global.v4.f32"
+                              << "st.global.v4.f32";
+    QTest::newRow("f32 bias along a row") << "add_bcast_row"
+                                          << "ld.global.v4.f32"
+                                          << "st.global.v4.f32";
+    // The transposed input stays a scalar load; the output is still a vector.
+    QTest::newRow("f32 transposed input") << "transpose_perm"
+                                          << "ld.global.f32"
+                                          << "st.global.v4.f32";
+    QTest::newRow("f16 sigmoid") << "f16_sigmoid"
+                                 << "ld.global.v4.u32"
+                                 << "st.global.v4.u32";
+  }
+
+  void vectorStagesUseV4AccessesInPtx() {
+    QFETCH(QString, fixture);
+    QFETCH(QString, load);
+    QFETCH(QString, store);
+    std::string why;
+    if (!nvrtcAvailable(&why)) QSKIP(why.c_str());
+    const fs::path model = fs::path(fuselens::test::sourcePath()) / "tests/fixtures" /
+                           fixture.toStdString() / "model.onnx";
+    Session s;
+    QVERIFY(s.open(model.string()));
+    QVERIFY(s.optimize(defaultPipeline()));
+    auto m = emitCudaModule(s.finalGraph());
+    QVERIFY2(m, m ? "" : m.message().c_str());
+    QVERIFY2(m->source.find("// 128-bit vectors") != std::string::npos, m->source.c_str());
+    auto ptx = compileToPtx(m->source, "compute_80", fixture.toStdString() + ".cu");
+    QVERIFY2(ptx, ptx ? "" : ptx.message().c_str());
+    QVERIFY2(ptx->find(load.toStdString()) != std::string::npos, ptx->c_str());
+    QVERIFY2(ptx->find(store.toStdString()) != std::string::npos, ptx->c_str());
   }
 
   void nvrtcReportsAnErrorInOneSentence() {
