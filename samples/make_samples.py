@@ -273,7 +273,7 @@ def fusion_limits():
     whose live values pass the register budget (register-pressure)."""
     b = Builder(15)
     h = b.op("MatMul", ["x", b.w("proj/weight", [64, 64])], "proj")
-    for i in range(12):  # twelve elementwise ops after one anchor: past max-ops=8
+    for i in range(12):  # twelve elementwise ops after one anchor: 13 ops, past max-ops=12
         h = b.op(["Add", "Mul", "Tanh", "Sigmoid"][i % 4],
                  [h, b.w(f"chain/c{i}", [64])] if i % 4 < 2 else [h], "chain")
     s = b.op("Softmax", [b.op("MatMul", [h, b.w("scores/weight", [64, 64])], "scores")], "scores", axis=-1)

@@ -235,8 +235,8 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("model", args->model, "ONNX model file (not needed with --reproduce)");
   cmd->add_option("--passes", args->passes,
                   "Pipeline string, e.g. 'const-fold,cse,simplify,dce,fuse-ops{max-ops=8}' "
-                  "(default: -O2, which "
-                  "also runs layout{block=8} and fuse-patterns)");
+                  "(default: -O2: cleanups, layout{block=8}, fuse-patterns, "
+                  "fuse-ops{max-ops=12})");
   addPrecisionOption(cmd, args->precision);
   cmd->add_option("-O", args->level,
                   "Default pipeline of an optimization level: -O0, -O1, -O2 (default), -O3")

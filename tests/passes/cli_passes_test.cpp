@@ -26,7 +26,7 @@ class CliPassesTest : public QObject {
     Result o1 = cli({"compile", kMlp, "-O1"});
     QVERIFY2(o1.out.contains("simplify") && !o1.out.contains("fuse-ops"), qPrintable(o1.out));
     Result o2 = cli({"compile", kMlp});
-    QVERIFY2(o2.out.contains("fuse-ops{max-ops=8}") && o2.out.contains("2 fused groups"),
+    QVERIFY2(o2.out.contains("fuse-ops{max-ops=12}") && o2.out.contains("2 fused groups"),
              qPrintable(o2.out));
     Result bad = cli({"compile", kMlp, "-O2", "--passes", "dce"});
     QCOMPARE(bad.code, 2);
@@ -45,7 +45,7 @@ class CliPassesTest : public QObject {
   void irViews() {
     Result r = cli({"compile", kMlp, "--print-ir-before=fuse-ops", "--print-ir-after-change"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QCOMPARE(r.out.count("// ----- IR before fuse-ops{max-ops=8} -----"), 1);
+    QCOMPARE(r.out.count("// ----- IR before fuse-ops{max-ops=12} -----"), 1);
     // fuse-patterns forms both groups (Gemm+Relu, MatMul+bias), so fuse-ops changes nothing.
     QVERIFY2(r.out.contains("// ----- IR after fuse-patterns -----"), qPrintable(r.out));
     QVERIFY2(!r.out.contains("// ----- IR after fuse-ops{max-ops=8} -----"), qPrintable(r.out));
