@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "codegen/driver/specialize.h"
 #include "codegen/lower/lower.h"
 #include "core/compare/storage_floor.h"
 #include "core/ir/layout_store.h"
@@ -149,6 +150,29 @@ Expected<std::map<std::string, TensorData>> kernelFeeds(const Graph& g, const Ke
   return feeds;
 }
 
+// A kernel whose inputs are typed with dynamic dims (an If's outputs, known
+// only when the branch has run) is compiled for the shapes of the eager
+// tensors it is fed, as the end-to-end run compiles it when first met.
+Status specializeToFeeds(KernelGraph& k, const std::map<std::string, TensorData>& feeds) {
+  std::vector<TensorType> types;
+  bool dynamic = false;
+  for (ValueId in : k.graph.inputs()) {
+    const Value& v = k.graph.value(in);
+    TensorType t = v.type;
+    if (auto f = feeds.find(v.name); f != feeds.end() && !t.staticShape()) {
+      dynamic = true;
+      t.shape.clear();
+      for (int64_t d : f->second.shape) t.shape.push_back(Dim::fixed(d));
+    }
+    types.push_back(std::move(t));
+  }
+  if (!dynamic) return Status::ok();
+  auto spec = specializeGraph(k.graph, types);
+  if (!spec) return spec.status();
+  k.graph = std::move(*spec);
+  return Status::ok();
+}
+
 // The verdict from the own and carried checks (rounding) or metrics (fixed).
 IsolatedVerdict judge(const IsolatedRow& r) {
   const bool ownBad =
@@ -196,6 +220,8 @@ Expected<IsolatedReport> compareIsolated(
     auto feeds = kernelFeeds(g, k, eager);
     if (!feeds) {
       why = feeds.message();
+    } else if (Status st = specializeToFeeds(k, *feeds); !st) {
+      why = st.message();
     } else if (auto mod = compileGraph(k.graph, compileOpts, {}, cancel); !mod) {
       why = mod.message();
     } else if (auto run = (*mod)->run(*feeds, cancel); !run) {

@@ -40,6 +40,27 @@ class IsolatedCompareTest : public QObject {
     QVERIFY(rep->firstKernelDiffering() == nullptr);
   }
 
+  // The Relu after an If reads a value whose length only the branch decides
+  // (f32[1,?]): alone, it is compiled for the shape of the eager tensor it is
+  // fed, on both branches, never skipped.
+  void aKernelAfterAnIfIsCompiledForItsFeeds() {
+    Session s;
+    QVERIFY(s.open(fuselens::test::sourcePath("/tests/cli/data/if_dynamic/model.onnx")).isOk());
+    QVERIFY(s.optimize(defaultPipeline()).isOk());
+    for (float sign : {1.0f, -1.0f}) {
+      TensorData x(DType::F32, {1, 8});
+      for (int64_t i = 0; i < 8; ++i) x.data<float>()[i] = sign * float(i + 1) * 0.25f;
+      auto rep = s.compareIsolated({{"x", x}}, CompareOptions{});
+      QVERIFY2(rep.isOk(), rep.message().c_str());
+      QCOMPARE(rep->rows.size(), size_t(3));
+      for (const IsolatedRow& r : rep->rows) {
+        QVERIFY2(r.skipped.empty(), r.skipped.c_str());
+        QCOMPARE(int(r.verdict), int(IsolatedVerdict::Ok));
+      }
+      QCOMPARE(rep->rows.back().isolated.count, sign > 0 ? 8 : 3);
+    }
+  }
+
   void verdictsBlameTheRightPlace() {
     Session s;
     QVERIFY(s.open(sample("mlp.onnx")).isOk());

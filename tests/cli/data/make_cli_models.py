@@ -8,6 +8,11 @@ two_convs: Conv -> Relu -> Conv on 16 channels, which the default pipeline
 blocks to NCHW8c, so the value between the two kernels is stored blocked and
 compare --isolated must feed the second kernel a blocked tensor.
 
+if_dynamic: an If whose branches return tensors of different lengths (as
+silero-vad's sample-rate branches do), so the value after it is typed with a
+dynamic dim; compare --isolated must compile the Relu that follows for the
+shape it is fed, not skip it.
+
 Deterministic: rerunning writes identical files.
 """
 import os
@@ -56,6 +61,37 @@ def two_convs():
     np.save(os.path.join(out, "input_x.npy"), rng.uniform(-1, 1, (1, 8, 12, 10)).astype(np.float32))
 
 
+def if_dynamic():
+    out = os.path.join(HERE, "if_dynamic")
+    os.makedirs(out, exist_ok=True)
+    then_out = helper.make_tensor_value_info("t", TensorProto.FLOAT, None)
+    else_out = helper.make_tensor_value_info("e", TensorProto.FLOAT, None)
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"], name="double")],
+                               "then", [], [then_out],
+                               [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    starts = helper.make_tensor("starts", TensorProto.INT64, [1], [0])
+    ends = helper.make_tensor("ends", TensorProto.INT64, [1], [3])
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    else_g = helper.make_graph(
+        [helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["e"], name="head")],
+        "else", [], [else_out], [starts, ends, axes])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["c"], name="positive"),
+        helper.make_node("If", ["c"], ["b"], name="branch", then_branch=then_g, else_branch=else_g),
+        helper.make_node("Relu", ["b"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "if_dynamic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                              producer_name="fuselens-tests")
+    model.ir_version = 8
+    save(model, os.path.join(out, "model.onnx"))
+
+
 if __name__ == "__main__":
     resize_linear_u8()
     two_convs()
+    if_dynamic()
