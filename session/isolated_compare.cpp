@@ -161,8 +161,7 @@ Status specializeToFeeds(KernelGraph& k, const std::map<std::string, TensorData>
     TensorType t = v.type;
     if (auto f = feeds.find(v.name); f != feeds.end() && !t.staticShape()) {
       dynamic = true;
-      t.shape.clear();
-      for (int64_t d : f->second.shape) t.shape.push_back(Dim::fixed(d));
+      t = TensorType::of(t.dtype, f->second.shape);  // also when even the rank was unknown
     }
     types.push_back(std::move(t));
   }

@@ -8,10 +8,10 @@ two_convs: Conv -> Relu -> Conv on 16 channels, which the default pipeline
 blocks to NCHW8c, so the value between the two kernels is stored blocked and
 compare --isolated must feed the second kernel a blocked tensor.
 
-if_dynamic: an If whose branches return tensors of different lengths (as
-silero-vad's sample-rate branches do), so the value after it is typed with a
-dynamic dim; compare --isolated must compile the Relu that follows for the
-shape it is fed, not skip it.
+if_dynamic: an If whose branches return tensors of different shapes and
+ranks ([1,8] or [3], as silero-vad's sample-rate branches differ), so the
+value after it has not even a known rank; compare --isolated must compile the
+Relu that follows for the shape it is fed, not skip it.
 
 Deterministic: rerunning writes identical files.
 """
@@ -72,9 +72,11 @@ def if_dynamic():
     starts = helper.make_tensor("starts", TensorProto.INT64, [1], [0])
     ends = helper.make_tensor("ends", TensorProto.INT64, [1], [3])
     axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    zero_axis = helper.make_tensor("zero_axis", TensorProto.INT64, [1], [0])
     else_g = helper.make_graph(
-        [helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["e"], name="head")],
-        "else", [], [else_out], [starts, ends, axes])
+        [helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["h"], name="head"),
+         helper.make_node("Squeeze", ["h", "zero_axis"], ["e"], name="flat")],
+        "else", [], [else_out], [starts, ends, axes, zero_axis])
     nodes = [
         helper.make_node("ReduceSum", ["x"], ["s"], name="sum", keepdims=0),
         helper.make_node("Greater", ["s", "zero"], ["c"], name="positive"),
