@@ -1,8 +1,5 @@
 #include "codegen/cuda/device_binaries.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,24 +10,6 @@ namespace fuselens {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A private temporary folder, removed with the object: tools read and write
-// files, and exports may run several at once.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    static std::atomic<int> runs{0};
-    std::error_code ec;
-    path = fs::temp_directory_path(ec) /
-           ("fuselens-devbin-" + std::to_string(getpid()) + "-" + std::to_string(++runs));
-    fs::create_directories(path, ec);
-    if (ec) path.clear();
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
 
 bool writeBytes(const fs::path& p, const std::string& bytes) {
   std::ofstream f(p, std::ios::binary);
@@ -46,17 +25,6 @@ Expected<std::string> readBytes(const fs::path& p) {
   return s.str();
 }
 
-// The first line of a tool's log that says error or fatal, else its first line.
-std::string firstError(const std::string& log) {
-  std::istringstream s(log);
-  std::string first, line;
-  std::getline(s, first);
-  for (std::istringstream all(log); std::getline(all, line);)
-    if (line.find("error") != std::string::npos || line.find("fatal") != std::string::npos)
-      return line;
-  return first;
-}
-
 }  // namespace
 
 Expected<std::string> makeFatbin(const std::map<std::string, std::string>& cubins,
@@ -65,24 +33,25 @@ Expected<std::string> makeFatbin(const std::map<std::string, std::string>& cubin
   if (tool.empty())
     return Status::error(
         "fatbinary is not installed (looked in $CUDA_HOME/bin, /usr/local/cuda/bin and the PATH)");
-  ScratchDir dir;
-  if (dir.path.empty()) return Status::error("cannot create a temporary folder for fatbinary");
+  ToolScratchDir dir("fatbin");
+  if (!dir.ok()) return Status::error("cannot create a temporary folder for fatbinary");
   std::string cmd =
-      shellQuoted(tool) + " --64 --create=" + shellQuoted((dir.path / "out.fatbin").string());
+      shellQuoted(tool) + " --64 --create=" + shellQuoted((dir.path() / "out.fatbin").string());
   for (const auto& [sm, bytes] : cubins) {
-    const fs::path f = dir.path / (sm + ".cubin");
+    const fs::path f = dir.path() / (sm + ".cubin");
     if (!writeBytes(f, bytes)) return Status::error("cannot write " + f.string());
     cmd += " --image3=kind=elf,sm=" + sm.substr(3) + ",file=" + shellQuoted(f.string());
   }
   if (!ptx.empty()) {
-    const fs::path f = dir.path / "kernels.ptx";
+    const fs::path f = dir.path() / "kernels.ptx";
     if (!writeBytes(f, ptx)) return Status::error("cannot write " + f.string());
     const std::string vsm = ptxArch.rfind("compute_", 0) == 0 ? ptxArch.substr(8) : ptxArch;
     cmd += " --image3=kind=ptx,sm=" + vsm + ",file=" + shellQuoted(f.string());
   }
   std::string log;
-  if (runToolCommand(cmd, &log) != 0) return Status::error("fatbinary failed: " + firstError(log));
-  return readBytes(dir.path / "out.fatbin");
+  if (runToolCommand(cmd, &log) != 0)
+    return Status::error("fatbinary failed: " + firstErrorLine(log));
+  return readBytes(dir.path() / "out.fatbin");
 }
 
 Expected<std::string> disassembleCubin(const std::string& cubin) {
@@ -97,13 +66,13 @@ Expected<std::string> disassembleCubin(const std::string& cubin) {
         "SASS needs cuobjdump or nvdisasm, and neither is installed (looked in $CUDA_HOME/bin, "
         "/usr/local/cuda/bin and the PATH); the cubin itself is written by `export --target "
         "cuda`");
-  ScratchDir dir;
-  if (dir.path.empty()) return Status::error("cannot create a temporary folder for SASS");
-  const fs::path f = dir.path / "kernels.cubin";
+  ToolScratchDir dir("sass");
+  if (!dir.ok()) return Status::error("cannot create a temporary folder for SASS");
+  const fs::path f = dir.path() / "kernels.cubin";
   if (!writeBytes(f, cubin)) return Status::error("cannot write " + f.string());
   std::string out;
   if (runToolCommand(shellQuoted(tool) + args + shellQuoted(f.string()), &out) != 0)
-    return Status::error(fs::path(tool).filename().string() + " failed: " + firstError(out));
+    return Status::error(fs::path(tool).filename().string() + " failed: " + firstErrorLine(out));
   return out;
 }
 

@@ -1,8 +1,5 @@
 #include "codegen/cuda/ptxas.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -61,47 +58,29 @@ Expected<PtxasReport> runPtxas(const std::string& ptx, const std::string& sm) {
   std::string why;
   const std::string ptxas = findPtxas(&why);
   if (ptxas.empty()) return Status::error(why);
-  namespace fs = std::filesystem;
-  static std::atomic<int> runs{0};  // one folder per call: exports may run ptxas in parallel
-  std::error_code ec;
-  const fs::path dir = fs::temp_directory_path(ec) / ("fuselens-ptxas-" + std::to_string(getpid()) +
-                                                      "-" + std::to_string(++runs));
-  fs::create_directories(dir, ec);
-  if (ec) return Status::error("cannot create a temporary folder for ptxas: " + ec.message());
-  const fs::path in = dir / "kernels.ptx";
+  ToolScratchDir dir("ptxas");
+  if (!dir.ok()) return Status::error("cannot create a temporary folder for ptxas");
+  const std::filesystem::path in = dir.path() / "kernels.ptx";
+  const std::filesystem::path out = dir.path() / "kernels.cubin";
   {
     std::ofstream f(in);
     f << ptx;
-    if (!f) {
-      fs::remove_all(dir, ec);
-      return Status::error("cannot write " + in.string() + " for ptxas");
-    }
+    if (!f) return Status::error("cannot write " + in.string() + " for ptxas");
   }
   const auto start = std::chrono::steady_clock::now();
   std::string log;
   const int rc = runToolCommand(shellQuoted(ptxas) + " -arch=" + shellQuoted(sm) + " -v " +
-                                    shellQuoted(in.string()) + " -o " +
-                                    shellQuoted((dir / "kernels.cubin").string()),
+                                    shellQuoted(in.string()) + " -o " + shellQuoted(out.string()),
                                 &log);
-  std::string cubin;
-  if (rc == 0) {
-    std::ifstream f(dir / "kernels.cubin", std::ios::binary);
-    std::ostringstream bytes;
-    bytes << f.rdbuf();
-    cubin = bytes.str();
-  }
-  fs::remove_all(dir, ec);
-  if (rc != 0) {
-    std::string first = log.substr(0, log.find('\n'));
-    for (std::istringstream s(log); std::getline(s, first);)
-      if (first.find("error") != std::string::npos || first.find("fatal") != std::string::npos)
-        break;
-    return Status::error("ptxas rejected the PTX for " + sm + ": " + first);
-  }
+  if (rc != 0)
+    return Status::error("ptxas rejected the PTX for " + sm + ": " + firstErrorLine(log));
+  std::ifstream f(out, std::ios::binary);
+  std::ostringstream cubin;
+  cubin << f.rdbuf();
   PtxasReport r;
   r.arch = sm;
   r.functions = parsePtxasLog(log);
-  r.cubin = std::move(cubin);
+  r.cubin = cubin.str();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -37,6 +38,31 @@ std::string shellQuoted(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+std::string firstErrorLine(const std::string& log) {
+  std::istringstream s(log);
+  std::string first, line;
+  std::getline(s, first);
+  for (std::istringstream all(log); std::getline(all, line);)
+    if (line.find("error") != std::string::npos || line.find("fatal") != std::string::npos)
+      return line;
+  return first;
+}
+
+ToolScratchDir::ToolScratchDir(const std::string& tag) {
+  namespace fs = std::filesystem;
+  static std::atomic<int> runs{0};
+  std::error_code ec;
+  path_ = fs::temp_directory_path(ec) /
+          ("fuselens-" + tag + "-" + std::to_string(getpid()) + "-" + std::to_string(++runs));
+  fs::create_directories(path_, ec);
+  if (ec) path_.clear();
+}
+
+ToolScratchDir::~ToolScratchDir() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace fuselens
