@@ -11,14 +11,17 @@ with like. Models:
   ocr          an OCR-style CNN over x[1, 1, 32, width], per-column classes
                (make_dynamic_models.py --kind ocr)
 
-For each: per shape (every length compiled) and buckets (lengths padded up to
-the next power of two from 32, masked by pad-mask), each cold (an empty cache
-folder) and again warm (a second process on the cache the cold run filled).
-Columns: compiles, compile cache hits, total compile seconds, total run
+For each: per shape (every length compiled), buckets (lengths padded up to
+the next power of two from 32, masked by pad-mask) and symbolic (--dynamic:
+kernels generalized over the dim, compiled once for every length; the graph
+is still planned per length), each cold (an empty cache folder) and again
+warm (a second process on the cache the cold run filled).
+Columns: compiles, compile cache hits, kernels LLVM compiled, symbolic
+kernels (of the kernels per run), total compile seconds (for symbolic: the
+samples' lowering, per-length planning and linking included), total run
 seconds, padding waste (padded elements over elements computed), whether every
 run matched eager (rounding verdicts; with --check-eager, else None), and the
 whole process's seconds.
-There is no fully symbolic mode (--dynamic) to compare yet.
 
     python3 bench/dynamic_shapes.py --cli build/app/fuselens-cli [--only transformer,ocr] [--check-eager]
 """
@@ -65,7 +68,9 @@ def generate(name, folder):
 def sweep(cli, path, dim, values, buckets, cache_home, check):
     cmd = [cli, "run", path, "--engine", "cpu", "--random-inputs", "--sweep", f"{dim}={values}",
            "--json"] + (["--check-eager"] if check else [])
-    if buckets:
+    if buckets == "dynamic":
+        cmd += ["--dynamic"]
+    elif buckets:
         cmd += ["--buckets", f"{dim}={buckets}"]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, env=dict(os.environ, XDG_CACHE_HOME=cache_home), capture_output=True,
@@ -74,6 +79,15 @@ def sweep(cli, path, dim, values, buckets, cache_home, check):
     if r.returncode not in (0, 1):
         raise RuntimeError(f"{path}: fuselens-cli failed:\n{r.stderr[-2000:]}")
     return json.loads(r.stdout), seconds
+
+
+def symbolic(j):
+    """'30/34': symbolic kernels of the kernels per run (the most in any run)."""
+    rows = j.get("rows", [])
+    if j.get("mode") != "symbolic" or not rows:
+        return "-"
+    best = max(rows, key=lambda r: r["symbolic_kernels"])
+    return f"{best['symbolic_kernels']}/{best['kernels']}"
 
 
 def main():
@@ -87,16 +101,18 @@ def main():
     os.makedirs(a.models, exist_ok=True)
     print(host())
     print(f"{'model':12} {'sweep':18} {'mode':10} {'cache':5} {'runs':>4} {'compiles':>8} {'hits':>4} "
-          f"{'compile s':>9} {'run s':>8} {'waste':>6} {'match':>5} {'wall s':>7}")
+          f"{'kern comp':>9} {'symbolic':>8} {'compile s':>9} {'run s':>8} {'waste':>6} "
+          f"{'match':>5} {'wall s':>7}")
     for name in a.only.split(","):
         path = generate(name, a.models)
         dim, values, buckets = MODELS[name][2:]
-        for mode, b in (("per-shape", ""), ("buckets", buckets)):
+        for mode, b in (("per-shape", ""), ("buckets", buckets), ("symbolic", "dynamic")):
             with tempfile.TemporaryDirectory() as cache:
                 for state in ("cold", "warm"):
                     j, wall = sweep(a.cli, path, dim, values, b, cache, a.check_eager)
                     print(f"{name:12} {dim + '=' + values:18} {mode:10} {state:5} {j['runs']:4d} "
-                          f"{j['compiles']:8d} {j['cache_hits']:4d} {j['compile_seconds']:9.2f} "
+                          f"{j['compiles']:8d} {j['cache_hits']:4d} {j['kernel_compiles']:9d} "
+                          f"{symbolic(j):>8} {j['compile_seconds']:9.2f} "
                           f"{j['run_seconds']:8.3f} {100 * j['padding_waste']:5.1f}% "
                           f"{str(j['all_match']):>5} {wall:7.1f}", flush=True)
 

@@ -21,6 +21,7 @@
 #include "codegen/runtime/memory_plan.h"
 #include "codegen/schedule/schedule.h"
 #include "codegen/schedule/tuner.h"
+#include "codegen/symbolic/symbolic_plan.h"
 #include "codegen/target.h"
 #include "core/ops/registry.h"
 
@@ -147,7 +148,11 @@ std::string compileStatsText(const CompileStats& s) {
                 "LLVM %.2f s",
                 s.kernels, s.uniqueKernels, s.cachedKernels, s.compiledKernels, s.compileThreads,
                 s.compileThreads == 1 ? "" : "s", s.lowerSeconds, s.llvmWallSeconds);
-  return buf;
+  std::string text = buf;
+  if (s.symbolicKernels > 0)
+    text += "; " + std::to_string(s.symbolicKernels) + " symbolic (" +
+            std::to_string(s.verifiedSymbolic) + " verified at this shape)";
+  return text;
 }
 
 std::string fallbackKernelList(const std::vector<KernelInfo>& kernels) {
@@ -305,6 +310,7 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
   if (cancel.cancelled()) return Status::error("compilation cancelled");
   report(progress, double(n) / double(n + 1), "LLVM optimize and JIT");
   CompileStats stats;
+  if (opts.symbolic) applySymbolicKernels(*opts.symbolic, g, *plan, stats);
   stats.lowerSeconds = plan->lowerSeconds;
   // A kernel's schedule is part of its key; most kernels share the plan's.
   const std::string planSchedule = plan->schedule.toJson();

@@ -18,6 +18,8 @@
 
 namespace fuselens {
 
+struct SymbolicKernels;  // codegen/symbolic/symbolic_plan.h
+
 struct CompileOptions {
   int optLevel = 3;  // LLVM optimization level, 0..3
   // The schedule for every kernel; unset: Schedule::defaults() for the host.
@@ -37,6 +39,10 @@ struct CompileOptions {
   // The memory-plan pass's plan of this graph (PassRecord::bufferPlan). Unset,
   // or made for another graph: the compiler calls the same planner itself.
   std::shared_ptr<const BufferPlan> bufferPlan;
+  // Symbolic kernels (`--dynamic`): a kernel the table has a symbolic form of
+  // runs as that form's instance at this shape, so every shape shares one
+  // compiled kernel (codegen/symbolic/symbolic_kernel.h). Null: none.
+  std::shared_ptr<const SymbolicKernels> symbolic;
 };
 
 // One launch of the compiled run: a fused group or a single op.
@@ -71,6 +77,9 @@ struct CompileStats {
   // (structurally identical kernels share one); cached: unique ones whose
   // object came from the disk cache; compiled: unique ones LLVM compiled now.
   size_t kernels = 0, uniqueKernels = 0, cachedKernels = 0, compiledKernels = 0;
+  // Kernels that ran as a symbolic kernel's instance (CompileOptions::symbolic),
+  // and of them those whose lowering at this shape matched the forms exactly.
+  size_t symbolicKernels = 0, verifiedSymbolic = 0;
   int compileThreads = 1;
   std::string cacheDir;  // where compiled kernels are cached; empty when off
 };

@@ -115,13 +115,13 @@ std::string compileCacheTarget() {
 
 Expected<CachedCompile> compileCached(Session& session, const CompileCache& cache,
                                       CompileCacheEntry key, std::string& note,
-                                      const CancelToken& cancel) {
+                                      const CancelToken& cancel, const CompileOptions& opts) {
   key.target = compileCacheTarget();
   auto found = cache.load(key);
   if (!found) note = found.status().message();
   const bool known = found && found->has_value();
   auto start = std::chrono::steady_clock::now();
-  FL_RETURN_IF_ERROR(session.compile({}, {}, cancel));
+  FL_RETURN_IF_ERROR(session.compile(opts, {}, cancel));
   CachedCompile out;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const CompileStats stats = session.compiled()->stats();

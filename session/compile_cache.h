@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "codegen/compiler.h"
 #include "core/ir/graph.h"
 #include "core/support/cancel.h"
 #include "core/support/status.h"
@@ -69,6 +70,6 @@ struct CachedCompile {
 };
 Expected<CachedCompile> compileCached(Session& session, const CompileCache& cache,
                                       CompileCacheEntry key, std::string& note,
-                                      const CancelToken& cancel);
+                                      const CancelToken& cancel, const CompileOptions& opts = {});
 
 }  // namespace fuselens

@@ -11,10 +11,12 @@
 #include <memory>
 #include <set>
 
+#include "codegen/symbolic/symbolic_plan.h"
 #include "core/ir/dim_expr.h"
 #include "passes/pad_mask.h"
 #include "session/compile_cache.h"
 #include "session/session.h"
+#include "session/sweep_dynamic.h"
 #include "session/sweep_tensors.h"
 
 namespace fuselens {
@@ -122,6 +124,11 @@ std::string SweepReport::summary() const {
                 runs.size(), compiles, compiles == 1 ? "" : "s", cacheHits,
                 cacheHits == 1 ? "" : "s", compileSeconds, runSeconds, paddingWaste * 100);
   std::string s = buf;
+  if (dynamic)
+    s += ", " + std::to_string(symbolicKernels) + " symbolic kernel" +
+         (symbolicKernels == 1 ? "" : "s") + " (" + std::to_string(perShapeKernels.size()) +
+         " per shape), " + std::to_string(kernelCompiles) + " kernel compile" +
+         (kernelCompiles == 1 ? "" : "s");
   if (allMatch) s += *allMatch ? ", all match eager" : ", NOT all match eager";
   return s;
 }
@@ -152,6 +159,7 @@ class Sweeper {
   const CancelToken& cancel_;
   CompileCache cache_ = CompileCache::fromEnvironment();
   std::map<int64_t, Module> modules_;
+  std::optional<SymbolicTableReport> symbolic_;
   SweepReport rep_;
 };
 
@@ -186,13 +194,42 @@ Expected<Sweeper::Module*> Sweeper::moduleFor(int64_t shape, SweepRun& run) {
   CompileCacheEntry key;
   key.graphHash = compileCacheGraphHash(graph, pipeline);
   key.shapes = dim() + "=" + std::to_string(shape);
+  CompileOptions opts;
+  double tableSeconds = 0;
+  if (req_.dynamic) {
+    if (!symbolic_) {
+      auto t = symbolicKernelsFor(model_, label_, dim(), req_.pipeline, cancel_);
+      if (!t) return t.status();
+      symbolic_ = std::move(*t);
+      tableSeconds = symbolic_->seconds;
+      rep_.symbolicKernels = symbolic_->symbolic;
+      rep_.perShapeKernels = symbolic_->reasons;
+      rep_.symbolicSamples = symbolic_->samples;
+      rep_.symbolicSeconds = tableSeconds;
+    }
+    opts.symbolic = symbolic_->table;
+    opts.schedule = symbolicSchedule();
+    key.shapes += " symbolic";
+  }
   std::string note;
-  auto compiled = compileCached(*m.session, cache_, key, note, cancel_);
+  auto compiled = compileCached(*m.session, cache_, key, note, cancel_, opts);
   if (!compiled) return compiled.status();
   if (!note.empty()) rep_.notes.push_back(note);
+  const CompileStats stats = m.session->compiled()->stats();
+  run.kernels = stats.kernels;
+  run.kernelCompiles = stats.compiledKernels;
+  run.symbolicKernels = stats.symbolicKernels;
+  run.verifiedSymbolic = stats.verifiedSymbolic;
   run.compiled = true;
   run.cacheHit = compiled->hit;
-  run.compileSeconds = compiled->seconds;
+  if (req_.dynamic) {
+    // A shape whose kernels all came from earlier runs' symbolic code is no
+    // compile; the first run builds the table and the kernels.
+    const bool first = tableSeconds > 0;
+    run.compiled = first || stats.compiledKernels > 0;
+    run.cacheHit = run.compiled && stats.compiledKernels == 0;
+  }
+  run.compileSeconds = compiled->seconds + tableSeconds;
   run.firstCompileSeconds = compiled->firstSeconds;
   return &modules_.emplace(shape, std::move(m)).first->second;
 }
@@ -259,6 +296,7 @@ Status Sweeper::runOne(int64_t value, SweepRun& run) {
 Expected<SweepReport> Sweeper::run(const SweepObserver& observer) {
   rep_.dim = dim();
   rep_.buckets = req_.buckets;
+  rep_.dynamic = req_.dynamic;
   rep_.cacheDir = cache_.dir();
   int64_t elements = 0, padded = 0;
   for (size_t i = 0; i < req_.sweep.values.size(); ++i) {
@@ -266,6 +304,7 @@ Expected<SweepReport> Sweeper::run(const SweepObserver& observer) {
     SweepRun run;
     FL_RETURN_IF_ERROR(runOne(req_.sweep.values[i], run));
     rep_.compiles += run.compiled;
+    rep_.kernelCompiles += run.kernelCompiles;
     rep_.cacheHits += run.cacheHit;
     rep_.compileSeconds += run.compileSeconds;
     rep_.firstCompileSeconds += run.firstCompileSeconds;
@@ -298,6 +337,9 @@ Expected<SweepReport> runSweep(const Graph& model, const std::string& label,
             (known.empty() ? " (all its dims are bound)" : " (it has: " + known + ")"),
         "--sweep " + request.sweep.dim);
   }
+  if (request.dynamic && !request.buckets.empty())
+    return Status::error("symbolic kernels run every length unpadded: give --dynamic or --buckets",
+                         "--dynamic");
   Sweeper sweeper(model, label, request, cancel);
   return sweeper.run(observer);
 }

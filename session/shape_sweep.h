@@ -8,6 +8,11 @@
 //              pad-mask pass masks the padding where semantics need it, the
 //              module is compiled once per bucket, inputs are padded with zeros
 //              and outputs sliced back to the value.
+//   dynamic    symbolic kernels (session/sweep_dynamic.h): every kernel whose
+//              loop IR generalizes over the dim is compiled once and serves
+//              every value; the graph is still planned per value (passes and
+//              lowering, no LLVM), and kernels that do not generalize are
+//              compiled per value.
 // Every compile goes through the compile cache (session/compile_cache.h), so
 // a second process finds the modules the first compiled.
 #pragma once
@@ -39,6 +44,7 @@ Expected<std::vector<int64_t>> parseBuckets(const std::string& text, const std::
 struct SweepRequest {
   SweepSpec sweep;
   std::vector<int64_t> buckets;  // empty: one compile per distinct value
+  bool dynamic = false;          // symbolic kernels (no buckets)
   std::string pipeline;
   uint64_t seed = 0;
   bool checkEager = false;  // compiled outputs against eager on the unpadded shape
@@ -48,9 +54,13 @@ struct SweepRequest {
 
 struct SweepRun {
   int64_t value = 0;
-  int64_t bucket = 0;     // the shape compiled for: the value itself per shape
-  bool compiled = false;  // the first run of its shape or bucket compiled it
-  bool cacheHit = false;  // that compile found the module in the compile cache
+  int64_t bucket = 0;         // the shape compiled for: the value itself per shape
+  bool compiled = false;      // the first run of its shape or bucket compiled it (dynamic: the
+                              // first run, and any run that compiled a kernel of its own)
+  bool cacheHit = false;      // that compile found the module in the compile cache
+  size_t kernels = 0;         // kernels of its module
+  size_t kernelCompiles = 0;  // of them, compiled by LLVM for this run (not from a cache)
+  size_t symbolicKernels = 0, verifiedSymbolic = 0;  // dynamic: served by a symbolic kernel
   double compileSeconds = 0, runSeconds = 0;
   double firstCompileSeconds = 0;  // a cache hit: its compile when the entry was stored
   int64_t elements = 0;            // elements of every tensor the run computed
@@ -66,13 +76,23 @@ struct SweepReport {
   std::vector<int64_t> buckets;  // empty per shape
   std::vector<SweepRun> runs;
   size_t compiles = 0, cacheHits = 0;  // misses: compiles - cacheHits
+  size_t kernelCompiles = 0;           // kernels LLVM compiled over the sweep
+  bool dynamic = false;
+  // dynamic: the symbolic kernels found, the kernels left per shape with why,
+  // the sample lengths and the seconds it took (counted in compileSeconds).
+  size_t symbolicKernels = 0;
+  std::vector<std::string> perShapeKernels;
+  std::vector<int64_t> symbolicSamples;
+  double symbolicSeconds = 0;
   double compileSeconds = 0, runSeconds = 0;
   double firstCompileSeconds = 0;  // what the cache hits took when first compiled
   double paddingWaste = 0;         // padded elements / elements computed, over every run
   std::optional<bool> allMatch;    // with checkEager (and padCheck)
   std::vector<std::string> notes;  // compile-cache entries refused, each a sentence
   std::string cacheDir;            // the compile cache's folder; empty when off
-  std::string mode() const { return buckets.empty() ? "per-shape" : "buckets"; }
+  std::string mode() const {
+    return dynamic ? "symbolic" : buckets.empty() ? "per-shape" : "buckets";
+  }
   // "12 runs, 3 compiles (1 cache hit), compile 2.1 s, run 0.04 s, padding waste 18%, all match"
   std::string summary() const;
 };

@@ -20,6 +20,10 @@ Expected<SweepRequest> makeSweepRequest(const SweepOptions& o) {
   request.seed = o.seed;
   request.checkEager = o.checkEager;
   request.padCheck = o.padCheck;
+  request.dynamic = o.dynamic;
+  if (o.dynamic && !o.buckets.empty())
+    return Status::error("symbolic kernels run every length unpadded: give --dynamic or --buckets",
+                         "--dynamic");
   if (!o.buckets.empty()) {
     int64_t top = 1;
     for (int64_t v : spec->values) top = std::max(top, v);

@@ -21,6 +21,7 @@ struct SweepOptions {
   uint64_t seed = 0;
   bool checkEager = false;
   bool padCheck = false;
+  bool dynamic = false;  // symbolic kernels
 };
 
 // The flags' text as a SweepRequest; a bad spec is one sentence naming the flag.

@@ -51,6 +51,12 @@ BucketPanel::BucketPanel(QWidget* parent)
   sweepEdit_->setToolTip(tr("As fuselens-cli's --sweep: seq=1:300:37 or seq=1,2,7"));
   checkEager_ = new QCheckBox(tr("Check eager"), this);
   checkEager_->setChecked(true);
+  symbolic_ = new QCheckBox(tr("Symbolic kernels"), this);
+  symbolic_->setObjectName("symbolicKernels");
+  symbolic_->setToolTip(
+      tr("As fuselens-cli's --dynamic: kernels generalized over the dim, compiled once for "
+         "every value, unpadded (the bucket policy is not used)"));
+  connect(symbolic_, &QCheckBox::toggled, this, [this](bool on) { bucketsEdit_->setEnabled(!on); });
   sweepButton_ = new QPushButton(tr("Sweep"), this);
   cancelButton_ = new QPushButton(tr("Cancel"), this);
   cancelButton_->hide();
@@ -74,6 +80,7 @@ BucketPanel::BucketPanel(QWidget* parent)
   form->addWidget(new QLabel(tr("Sweep"), this));
   form->addWidget(sweepEdit_, 1);
   form->addWidget(checkEager_);
+  form->addWidget(symbolic_);
   form->addWidget(sweepButton_);
   form->addWidget(cancelButton_);
   auto* layout = new QVBoxLayout(this);
@@ -122,6 +129,7 @@ void BucketPanel::clear() { setModel({}, {}, {}); }
 void BucketPanel::setBuckets(const QString& policy) { bucketsEdit_->setText(policy); }
 void BucketPanel::setSweep(const QString& range) { sweepEdit_->setText(range); }
 void BucketPanel::setCheckEager(bool check) { checkEager_->setChecked(check); }
+void BucketPanel::setSymbolic(bool on) { symbolic_->setChecked(on); }
 bool BucketPanel::isRunning() const { return watcher_->isRunning(); }
 QString BucketPanel::dimsText() const { return dimsLabel_->text(); }
 QString BucketPanel::statusText() const { return status_->text(); }
@@ -164,7 +172,9 @@ void BucketPanel::startSweep() {
   SweepOptions options;
   options.sweep = sweepEdit_->text().trimmed().toStdString();
   const QString policy = bucketsEdit_->text().trimmed();
-  if (!policy.isEmpty())  // the CLI's flag wants the dim; the panel lets it be implied
+  options.dynamic = symbolic_->isChecked();
+  if (!policy.isEmpty() &&
+      !options.dynamic)  // the CLI's flag wants the dim; the panel lets it be implied
     options.buckets =
         (policy.contains('=') ? policy
                               : sweepEdit_->text().section('=', 0, 0).trimmed() + "=" + policy)

@@ -54,6 +54,7 @@ class BucketPanel : public QWidget {
   void setBuckets(const QString& policy);  // "seq=32,64", "pow2", "step:32"
   void setSweep(const QString& range);     // "seq=1:300:37", "seq=1,2,7"
   void setCheckEager(bool check);
+  void setSymbolic(bool on);  // symbolic kernels (--dynamic) instead of buckets
   void startSweep();
   void cancel();
 
@@ -82,6 +83,7 @@ class BucketPanel : public QWidget {
   QLineEdit* bucketsEdit_;
   QLineEdit* sweepEdit_;
   QCheckBox* checkEager_;
+  QCheckBox* symbolic_;
   QPushButton* sweepButton_;
   QPushButton* cancelButton_;
   QProgressBar* progress_;

@@ -38,8 +38,9 @@ int runRun(const RunArgs& a) {
   if (!passes) return fail(passes.status());
   if (!a.sweep.sweep.empty())
     return runSweepCommand(a.sweep, a.model, a.engine, *passes, a.inputs, a.json);
-  if (!a.sweep.buckets.empty() || a.sweep.checkEager || a.sweep.padCheck)
-    return fail(Status::error("--buckets, --check-eager and --pad-check go with --sweep", "run"));
+  if (!a.sweep.buckets.empty() || a.sweep.checkEager || a.sweep.padCheck || a.sweep.dynamic)
+    return fail(Status::error("--buckets, --dynamic, --check-eager and --pad-check go with --sweep",
+                              "run"));
   Session session;
   if (Status s = openAndOptimize(session, a.model, a.engine != "eager" ? *passes : "", a.inputs);
       !s)

@@ -15,6 +15,10 @@ void printRun(const SweepRun& r, size_t index, size_t total) {
   if (r.compiled)
     std::fprintf(stderr, ": compiled in %.3f s%s", r.compileSeconds,
                  r.cacheHit ? " (compile cache hit)" : "");
+  else if (r.kernels > 0 && r.symbolicKernels > 0)
+    std::fprintf(stderr, ": planned in %.3f s", r.compileSeconds);
+  if (r.symbolicKernels > 0)
+    std::fprintf(stderr, ", %zu of %zu kernels symbolic", r.symbolicKernels, r.kernels);
   std::fprintf(stderr, ", ran in %.3f ms", r.runSeconds * 1e3);
   if (r.match) std::fprintf(stderr, ", %s", r.verdict.c_str());
   if (r.padMatch) std::fprintf(stderr, ", padded eager %s", r.padVerdict.c_str());
@@ -31,6 +35,13 @@ void printTable(const SweepReport& rep) {
                 (long long)r.bucket, compiled.c_str(), r.compileSeconds, r.runSeconds * 1e3, padded,
                 r.match ? r.verdict.c_str() : "-");
   }
+  if (rep.dynamic) {
+    std::printf("symbolic kernels: %zu, lowered at %s=", rep.symbolicKernels, rep.dim.c_str());
+    for (size_t i = 0; i < rep.symbolicSamples.size(); ++i)
+      std::printf("%s%lld", i ? "," : "", (long long)rep.symbolicSamples[i]);
+    std::printf(" in %.3f s\n", rep.symbolicSeconds);
+    for (const std::string& why : rep.perShapeKernels) std::printf("per shape: %s\n", why.c_str());
+  }
   if (!rep.buckets.empty())  // the Buckets dock's rows, as lines
     for (const BucketRow& row : bucketRows(rep)) std::printf("%s\n", row.str().c_str());
   std::printf("%s\n", rep.summary().c_str());
@@ -45,6 +56,9 @@ void addSweepOptions(CLI::App* cmd, SweepArgs& a) {
   cmd->add_option("--buckets", a.buckets,
                   "With --sweep: pad each value up to a bucket and compile once per bucket: "
                   "NAME=32,64,128, NAME=pow2 or NAME=step:32");
+  cmd->add_flag("--dynamic", a.dynamic,
+                "With --sweep: symbolic kernels, compiled once for every value of the dim "
+                "(kernels that do not generalize are compiled per value)");
   cmd->add_flag("--check-eager", a.checkEager,
                 "With --sweep: compare every run's outputs with eager on the unpadded shape");
   cmd->add_flag("--pad-check", a.padCheck,
@@ -59,7 +73,8 @@ int runSweepCommand(const SweepArgs& a, const std::string& model, const std::str
   if (!in.inputs.empty())
     return fail(Status::error("a sweep feeds random inputs of each shape; drop --input",
                               "--sweep " + a.sweep));
-  auto request = makeSweepRequest({a.sweep, a.buckets, passes, in.seed, a.checkEager, a.padCheck});
+  auto request =
+      makeSweepRequest({a.sweep, a.buckets, passes, in.seed, a.checkEager, a.padCheck, a.dynamic});
   if (!request) return fail(request.status());
   Session session;  // the model with every other dim bound; the swept one stays symbolic
   if (Status s = openAndOptimize(session, model, "", in, {request->sweep.dim}); !s) return fail(s);

@@ -14,6 +14,7 @@ struct SweepArgs {
   std::string buckets;  // "seq=32,64", "seq=pow2", "seq=step:32"; empty: per shape
   bool checkEager = false;
   bool padCheck = false;
+  bool dynamic = false;
 };
 
 void addSweepOptions(CLI::App* cmd, SweepArgs& args);

@@ -159,6 +159,13 @@ class Emitter {
   }
 
   void emitFor(const StmtRef& s) {
+    if (s->runtimeExtent) {  // a symbolic kernel's loop: no constant to unroll or vectorize by
+      if (s->forKind == ForKind::Parallel && lanes_ == 0 && outline(s)) return;
+      emitLoop(
+          s->var, b_.getInt64(0), expr(s->runtimeExtent), s->body,
+          s->forKind == ForKind::Vectorized && lanes_ == 0 ? ForKind::Vectorized : ForKind::Serial);
+      return;
+    }
     if (s->extent <= 0) return;
     if (s->forKind == ForKind::Parallel && lanes_ == 0 && outline(s)) return;
     if (s->forKind == ForKind::Unrolled && s->extent <= kMaxUnroll) {
@@ -214,6 +221,10 @@ class Emitter {
         if (e->bin == BinOp::Mul && e->ops[0]->kind == ExprKind::IntConst) return *c * e->ops[0]->i;
         if (*a == 0 && *c == 0) return 0;
         return std::nullopt;
+      }
+      case ExprKind::Load: {  // one address in every lane: a symbolic kernel's dim
+        auto a = laneStride(e->ops[0]);
+        return a == std::optional<int64_t>(0) ? a : std::nullopt;
       }
       default:
         return std::nullopt;
@@ -385,7 +396,8 @@ class Emitter {
 
     auto* parTy = llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, ptrTy, b_.getInt64Ty()}, false);
     llvm::FunctionCallee parFor = m_.getOrInsertFunction(kParallelForSymbol, parTy);
-    b_.CreateCall(parFor, {body, ctx, b_.getInt64(s->extent)});
+    llvm::Value* extent = s->runtimeExtent ? expr(s->runtimeExtent) : b_.getInt64(s->extent);
+    b_.CreateCall(parFor, {body, ctx, extent});
     return true;
   }
 

@@ -42,6 +42,10 @@ struct Buffer {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::shared_ptr<const TensorData> data;  // set for Constant buffers
+  // A symbolic kernel's param (codegen/symbolic): its shape as the printer and
+  // the kernel key show it ("[1,d0,256]"), so one kernel serves every value of
+  // its dims; `shape` still holds the instance's numbers.
+  std::string symbolicShape;
   int64_t numel() const;
 };
 
@@ -137,6 +141,10 @@ struct Stmt {
   StmtKind kind = StmtKind::Seq;
   VarId var;           // For: the counter; Let/Assign: the local
   int64_t extent = 0;  // For: iterates var over [0, extent)
+  // For: an extent known only at run time (an i64 expression over the kernel's
+  // params: a symbolic kernel's dims). When set, code runs [0, runtimeExtent)
+  // and `extent` is only this instance's value, for costs.
+  ExprRef runtimeExtent;
   ForKind forKind = ForKind::Serial;
   bool pinned = false;        // For: kinds set by a schedule template; applySchedule keeps the nest
   BufferId buffer;            // Store target; Allocate'd temp

@@ -212,8 +212,9 @@ class StmtPrinter {
         break;
       case StmtKind::For: {
         const std::string& v = f_.var(s->var).name;
-        out_ << pad << "for (int64 " << v << " = 0; " << v << " < " << s->extent << "; ++" << v
-             << ") {";
+        out_ << pad << "for (int64 " << v << " = 0; " << v << " < "
+             << (s->runtimeExtent ? exprs_.print(s->runtimeExtent) : std::to_string(s->extent))
+             << "; ++" << v << ") {";
         if (s->forKind != ForKind::Serial) out_ << "  // " << forKindName(s->forKind);
         out_ << "\n";
         for (const auto& c : s->body) print(c, depth + 1);
@@ -278,7 +279,7 @@ std::string printLoopFunc(const LoopFunc& f) {
     const Buffer& b = f.buffer(f.params[i]);
     s += i ? ", " : "";
     s += (b.kind == BufferKind::Input ? "const " : "") + cTypeName(b.dtype) + "* " + b.name +
-         " /*" + shapeText(b.shape) + "*/";
+         " /*" + (b.symbolicShape.empty() ? shapeText(b.shape) : b.symbolicShape) + "*/";
   }
   s += ") {\n";
   for (const Buffer& b : f.buffers)

@@ -204,11 +204,10 @@ class TiledMatMul {
         StmtRef inner = tileRows(mul(varRef(ib), intConst(mr_)), mr_);
         rows.push_back(rowsOuter ? inner : pinnedLoop(ib, mb_, ForKind::Serial, {inner}));
       }
-      if (mt_ > 0) {
+      if (hasRowTail()) {
         Var jr2 = kb_.newLoopVar();
         ExprRef panel2 = add(mul(varRef(jc), intConst(nc_)), varRef(jr2));
-        rows.push_back(pinnedLoop(jr2, nc_, ForKind::Serial,
-                                  {tile(bd, bOff, intConst(mb_ * mr_), mt_, panel2, nr_)}));
+        rows.push_back(pinnedLoop(jr2, nc_, ForKind::Serial, {rowTail(bd, bOff, panel2, nr_)}));
       }
       if (!rowsOuter) {
         out.push_back(pinnedLoop(jc, jcN, parallel && jcN >= 2 ? par() : ForKind::Serial, rows));
@@ -216,13 +215,12 @@ class TiledMatMul {
         // ib outermost: the full-row tiles, then the row tail for every block.
         StmtRef full = pinnedLoop(jc, jcN, ForKind::Serial, {rows[0]});
         out.push_back(pinnedLoop(ib, mb_, parallel ? par() : ForKind::Serial, {full}));
-        if (mt_ > 0) {
+        if (hasRowTail()) {
           Var jc2 = kb_.newLoopVar(), jr2 = kb_.newLoopVar();
           ExprRef panel2 = add(mul(varRef(jc2), intConst(nc_)), varRef(jr2));
-          out.push_back(
-              pinnedLoop(jc2, jcN, ForKind::Serial,
-                         {pinnedLoop(jr2, nc_, ForKind::Serial,
-                                     {tile(bd, bOff, intConst(mb_ * mr_), mt_, panel2, nr_)})}));
+          out.push_back(pinnedLoop(
+              jc2, jcN, ForKind::Serial,
+              {pinnedLoop(jr2, nc_, ForKind::Serial, {rowTail(bd, bOff, panel2, nr_)})}));
         }
       }
     }
@@ -234,9 +232,19 @@ class TiledMatMul {
             pinnedLoop(ib, mb_, ForKind::Serial,
                        {tile(bd, bOff, mul(varRef(ib), intConst(mr_)), mr_, panel, nt_)}));
       }
-      if (mt_ > 0) out.push_back(tile(bd, bOff, intConst(mb_ * mr_), mt_, panel, nt_));
+      if (hasRowTail()) out.push_back(rowTail(bd, bOff, panel, nt_));
     }
     return out;
+  }
+
+  bool hasRowTail() const { return mt_ > 0 || t_.rowTailLoop; }
+  // The rows [mb*mr, M): one tile of them, or with rowTailLoop one one-row
+  // tile per row (a loop of extent M % mr, possibly 0).
+  StmtRef rowTail(const std::vector<ExprRef>& bd, ExprRef bOff, ExprRef panel, int64_t w) {
+    if (!t_.rowTailLoop) return tile(bd, bOff, intConst(mb_ * mr_), mt_, panel, w);
+    Var r = kb_.newLoopVar();
+    return pinnedLoop(r, mt_, ForKind::Serial,
+                      {tile(bd, bOff, add(intConst(mb_ * mr_), varRef(r)), 1, panel, w)});
   }
 
   // One mr x w register tile at rows [row, row+mr) of packed panel `panel`.

@@ -69,6 +69,10 @@ struct MatMulTiling {
   int64_t ncPanels = 0;       // panels per cache block; 0: sized from K for about 512 KiB
   int64_t minWork = 1 << 13;  // M*N*K below this keeps the plain loop nest
   bool rowsOuter = false;     // ib outside jc (for N too narrow to parallelize over panels)
+  // The M % mr last rows as a loop of one-row tiles rather than one tile of
+  // that many rows: slower by a little, but the nest is the same for every M,
+  // which symbolic kernels (codegen/symbolic) need.
+  bool rowTailLoop = false;
   bool operator==(const MatMulTiling&) const = default;
 };
 

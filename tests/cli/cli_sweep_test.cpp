@@ -112,6 +112,55 @@ class CliSweepTest : public QObject {
       QCOMPARE(row.toObject()["pad_match"].toBool(), true);
   }
 
+  // --dynamic: kernels generalized over the dim serve every length, each
+  // length matches eager, and far fewer kernels are compiled than lengths
+  // times kernels; a second process compiles none.
+  void symbolicKernelsServeEveryLength_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("sweep");
+    QTest::newRow("transformer, seq") << kTransformer << "seq=1,2,7,64,300";
+    QTest::newRow("ocr cnn, width") << kOcr << "width=1,2,7,64,300";
+  }
+  void symbolicKernelsServeEveryLength() {
+    QFETCH(QString, model);
+    QFETCH(QString, sweep);
+    const QStringList args = {"run",     model, "--engine",  "cpu",           "--random-inputs",
+                              "--sweep", sweep, "--dynamic", "--check-eager", "--json"};
+    Result cold = cli(args);
+    QVERIFY2(cold.code == 0, qPrintable(cold.out + cold.err));
+    QJsonObject j = jsonOf(cold);
+    QCOMPARE(j["mode"].toString(), QString("symbolic"));
+    QCOMPARE(j["all_match"].toBool(), true);
+    QCOMPARE(j["padding_waste"].toDouble(), 0.0);
+    for (const char* key : {"kernel_compiles", "symbolic_kernels", "per_shape_kernels",
+                            "symbolic_samples", "symbolic_seconds"})
+      QVERIFY2(j.contains(key), key);
+    const int symbolic = j["symbolic_kernels"].toInt();
+    QVERIFY2(symbolic >= 1, qPrintable(cold.out));
+    int kernels = 0, lastSymbolic = 0;
+    for (const auto& row : j["rows"].toArray()) {
+      kernels += row.toObject()["kernels"].toInt();
+      lastSymbolic = row.toObject()["symbolic_kernels"].toInt();
+    }
+    QCOMPARE(lastSymbolic, symbolic);  // 300 is past every sample, and still served
+    // Every symbolic kernel is compiled once, not once per length.
+    QVERIFY2(j["kernel_compiles"].toInt() <= kernels - 4 * symbolic,
+             qPrintable(QString("%1 kernel compiles of %2 kernels run, %3 symbolic")
+                            .arg(j["kernel_compiles"].toInt())
+                            .arg(kernels)
+                            .arg(symbolic)));
+    Result warm = cli(args);
+    QVERIFY2(warm.code == 0, qPrintable(warm.out + warm.err));
+    QCOMPARE(jsonOf(warm)["kernel_compiles"].toInt(), 0);
+  }
+
+  void dynamicAndBucketsIsOneSentence() {
+    Result r = cli({"run", kTransformer, "--engine", "cpu", "--random-inputs", "--sweep", "seq=1,2",
+                    "--dynamic", "--buckets", "seq=pow2"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("give --dynamic or --buckets"), qPrintable(r.err));
+  }
+
   void badSweepIsOneSentence() {
     Result r = cli({"run", kTransformer, "--engine", "cpu", "--sweep", "seq=5:1:1"});
     QCOMPARE(r.code, 2);

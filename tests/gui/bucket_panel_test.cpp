@@ -90,6 +90,26 @@ class BucketPanelTest : public QObject {
     QVERIFY(panel.statusText().contains("all match eager"));
   }
 
+  // The Symbolic kernels box is the CLI's --dynamic: unpadded runs, the
+  // bucket policy set aside, and the summary's words about symbolic kernels.
+  void symbolicKernelsBoxIsDynamic() {
+    BucketPanel panel;
+    panel.setModel(QString::fromStdString(kModel), modelDims(), {{"seq", 5}});
+    panel.setBuckets("seq=4,8");
+    panel.setSymbolic(true);
+    panel.setSweep("seq=2,5");
+    QSignalSpy done(&panel, &BucketPanel::sweepFinished);
+    panel.startSweep();
+    QVERIFY(done.wait(kTimeoutMs));
+    QVERIFY2(panel.report(), qPrintable(panel.statusText()));
+    QCOMPARE(panel.report()->mode(), std::string("symbolic"));
+    QCOMPARE(panel.report()->paddingWaste, 0.0);
+    QVERIFY(panel.report()->symbolicKernels > 0);
+    QCOMPARE(panel.model()->rowCount(), 2);  // one row per length
+    QVERIFY2(panel.statusText().contains("symbolic kernel"), qPrintable(panel.statusText()));
+    QVERIFY(panel.statusText().contains("all match eager"));
+  }
+
   void badRangeIsTheCliSentence() {
     BucketPanel panel;
     panel.setModel(QString::fromStdString(kModel), modelDims(), {{"seq", 5}});
