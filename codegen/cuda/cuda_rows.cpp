@@ -26,24 +26,6 @@
 namespace fuselens::cudaemit {
 namespace {
 
-bool readsVar(const ExprRef& e, VarId v) {
-  if (e->kind == ExprKind::VarRef && e->var == v) return true;
-  for (const ExprRef& o : e->ops)
-    if (readsVar(o, v)) return true;
-  return false;
-}
-
-void loadsOf(const ExprRef& e, std::set<int32_t>& out) {
-  if (e->kind == ExprKind::Load) out.insert(e->buffer.index);
-  for (const ExprRef& o : e->ops) loadsOf(o, out);
-}
-
-void loadsOf(const StmtRef& s, std::set<int32_t>& out) {
-  if (s->index) loadsOf(s->index, out);
-  if (s->value) loadsOf(s->value, out);
-  for (const StmtRef& c : s->body) loadsOf(c, out);
-}
-
 const char* reduceHelper(BinOp op) {
   switch (op) {
     case BinOp::Add:
@@ -55,11 +37,6 @@ const char* reduceHelper(BinOp op) {
     default:
       return nullptr;
   }
-}
-
-bool isZero(const ExprRef& e) {
-  return (e->kind == ExprKind::FloatConst && e->f == 0) ||
-         (e->kind == ExprKind::IntConst && e->i == 0);
 }
 
 enum class Shape { Let, Reduce, Map, Store, Assign };
