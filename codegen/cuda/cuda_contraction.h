@@ -24,6 +24,10 @@ std::optional<Contraction> matchContraction(const LoopFunc& f, const StmtRef& to
 // The small-M stage (M <= kSmallRows): one output column per thread, all M
 // rows' accumulators in its registers, A's rows staged through shared memory.
 inline constexpr int64_t kSmallRows = 16;
+// Whether B's load steps by one element per column, so a warp's 32 columns
+// read 32 consecutive elements. An M = 1 contraction whose B does not (a
+// Linear's transposed weight) stays a block per output, which reads along K.
+bool columnsCoalesce(const Contraction& c);
 void emitSmallMatMul(Emitter& em, const Contraction& c, std::ostringstream& o, CudaStage& st);
 
 // gridDim.y and .z stop at 65535 (x too, as every stage caps it): past that

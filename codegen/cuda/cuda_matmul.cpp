@@ -158,7 +158,7 @@ std::optional<Contraction> matchContraction(const LoopFunc& f, const StmtRef& to
 bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::ostringstream& o,
                      CudaStage& st) {
   const std::optional<Contraction> c = matchContraction(f, top);
-  if (!c || c->cols->extent < kMinCols) return false;
+  if (!c || c->cols->extent < kMinCols || (!c->rows && !columnsCoalesce(*c))) return false;
   if (!c->rows || c->rows->extent <= kSmallRows) {
     emitSmallMatMul(em, *c, o, st);
     return !em.failed();

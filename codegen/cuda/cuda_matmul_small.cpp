@@ -29,7 +29,33 @@ namespace {
 constexpr int64_t kCols = 128;  // output columns per block, one per thread
 constexpr int64_t kStepK = 32;  // K per shared-memory stage
 
+// The coefficient of `v` in the index expression `e` when it is affine in v
+// (sums, differences, products by constants, integer casts), else nothing.
+std::optional<int64_t> coefficient(const ExprRef& e, VarId v) {
+  if (!readsVar(e, v)) return 0;
+  if (e->kind == ExprKind::VarRef) return 1;
+  if (e->kind == ExprKind::Cast && !isFloatType(e->type)) return coefficient(e->ops[0], v);
+  if (e->kind != ExprKind::Binary) return std::nullopt;
+  const auto a = coefficient(e->ops[0], v), b = coefficient(e->ops[1], v);
+  if (!a || !b) return std::nullopt;
+  if (e->bin == BinOp::Add) return *a + *b;
+  if (e->bin == BinOp::Sub) return *a - *b;
+  if (e->bin == BinOp::Mul) {
+    if (e->ops[0]->kind == ExprKind::IntConst) return e->ops[0]->i * *b;
+    if (e->ops[1]->kind == ExprKind::IntConst) return e->ops[1]->i * *a;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+bool columnsCoalesce(const Contraction& c) {
+  ExprRef b = c.b;
+  while (b->kind == ExprKind::Cast) b = b->ops[0];  // f16 storage read as f32
+  if (b->kind != ExprKind::Load) return false;
+  const std::optional<int64_t> step = coefficient(b->ops[0], c.cols->var);
+  return step && *step == 1;
+}
 
 void emitSmallMatMul(Emitter& em, const Contraction& c, std::ostringstream& o, CudaStage& st) {
   // No row loop: M = 1 (the lowering drops a loop of one iteration).

@@ -145,6 +145,15 @@ class CudaSchedulesTest : public QObject {
     QCOMPARE(st[0].gridZ, int64_t(gridZ));
   }
 
+  // M = 1 with B read along K (Gemm transB: a Linear's weight) keeps a block
+  // per output: a thread per column would read B with a stride of K.
+  void transposedGemvKeepsABlockPerOutput() {
+    auto m = fixtureModule("cuda_gemv_transB_1x70x40");
+    QVERIFY2(m, m ? "" : m.message().c_str());
+    QVERIFY(stagesWith(*m, "// small-M MatMul").empty());
+    QCOMPARE(int(stagesWith(*m, "// one block per row").size()), 1);
+  }
+
   // A batch past gridDim.z's limit is folded: 65535 blocks on z, each striding on.
   void batchPastTheGridLimitFolds() {
     Graph g;
