@@ -27,9 +27,7 @@
 // max, min), maps that store into buffers the row never reads, lets,
 // assigns and row stores; a kernel body without a parallel loop (a
 // whole-tensor reduction) is one row.
-#include <map>
-
-#include "codegen/cuda/cuda_emitter.h"
+#include "codegen/cuda/cuda_row_steps.h"
 
 namespace fuselens::cudaemit {
 namespace {
@@ -44,94 +42,8 @@ constexpr int64_t kMinChunk = 2048;
 constexpr int64_t kTargetBlocks = 264;
 constexpr int64_t kMaxParts = 64;
 
-const char* combiner(BinOp op) {
-  switch (op) {
-    case BinOp::Add:
-      return "add";
-    case BinOp::Max:
-      return "max";
-    case BinOp::Min:
-      return "min";
-    default:
-      return nullptr;
-  }
-}
-
-enum class Shape { Let, Assign, Store, Reduce, Map };
-
-struct Step {
-  Shape shape;
-  StmtRef stmt;
-  std::vector<StmtRef> nest;  // Reduce and Map: the loops, outermost first
-  int64_t extent = 1;         // iterations of the whole nest
-  BinOp op = BinOp::Add;
-  VarId acc;
-  int64_t scratch = 0;  // Reduce: byte offset of its partials in fl_scratch
-};
-
-// A perfect nest of serial loops from `s` down (`s` itself may be parallel).
-std::vector<StmtRef> nestOf(const StmtRef& s) {
-  std::vector<StmtRef> loops = {s};
-  while (loops.back()->body.size() == 1 && loops.back()->body[0]->kind == StmtKind::For &&
-         loops.back()->body[0]->forKind != ForKind::Parallel)
-    loops.push_back(loops.back()->body[0]);
-  return loops;
-}
-
-// The steps of a row body, or empty when it does not have the row shape.
-std::vector<Step> rowSteps(const LoopFunc& f, const std::vector<StmtRef>& body) {
-  std::set<int32_t> loaded;
-  for (const StmtRef& s : body) loadsOf(s, loaded);
-  std::map<int32_t, ExprRef> lets;  // var -> initial value
-  std::vector<Step> steps;
-  bool reduces = false;
-  for (const StmtRef& s : body) {
-    if (s->kind == StmtKind::Let || s->kind == StmtKind::Assign) {
-      if (s->kind == StmtKind::Let) lets[s->var.index] = s->value;
-      steps.push_back({s->kind == StmtKind::Let ? Shape::Let : Shape::Assign, s});
-      continue;
-    }
-    if (s->kind == StmtKind::Store) {
-      if (loaded.count(s->buffer.index)) return {};
-      steps.push_back({Shape::Store, s});
-      continue;
-    }
-    if (s->kind != StmtKind::For || s->forKind == ForKind::Parallel) return {};
-    Step step{Shape::Map, s, nestOf(s)};
-    for (const StmtRef& l : step.nest) step.extent *= l->extent;
-    const std::vector<StmtRef>& inner = step.nest.back()->body;
-    if (inner.empty()) return {};
-    const StmtRef& a = inner.back();
-    bool letsThenAssign = a->kind == StmtKind::Assign;
-    for (size_t i = 0; letsThenAssign && i + 1 < inner.size(); ++i)
-      letsThenAssign = inner[i]->kind == StmtKind::Let && !readsVar(inner[i]->value, a->var);
-    if (letsThenAssign) {
-      const ExprRef& v = a->value;
-      const DType t = f.var(a->var).type;
-      if (v->kind != ExprKind::Binary || !combiner(v->bin) || !lets.count(a->var.index) ||
-          !(t == DType::F32 || t == DType::F64 || t == DType::I32 || t == DType::I64))
-        return {};
-      const bool left = v->ops[0]->kind == ExprKind::VarRef && v->ops[0]->var == a->var;
-      const bool right = v->ops[1]->kind == ExprKind::VarRef && v->ops[1]->var == a->var;
-      if (!left && !right) return {};
-      if (readsVar(left ? v->ops[1] : v->ops[0], a->var)) return {};
-      // Every chunk starts from the initial value.
-      if (v->bin == BinOp::Add && !isZero(lets[a->var.index])) return {};
-      step.shape = Shape::Reduce;
-      step.op = v->bin;
-      step.acc = a->var;
-      reduces = true;
-    } else {
-      for (const StmtRef& c : inner)
-        if ((c->kind != StmtKind::Store && c->kind != StmtKind::Let) ||
-            (c->kind == StmtKind::Store && loaded.count(c->buffer.index)))
-          return {};
-    }
-    steps.push_back(step);
-  }
-  if (!reduces) return {};
-  return steps;
-}
+// The prelude's functor for op (fl_op_add, _max, _min).
+const char* opName(BinOp op) { return op == BinOp::Add ? "add" : op == BinOp::Max ? "max" : "min"; }
 
 class SplitWriter {
  public:
@@ -189,13 +101,12 @@ class SplitWriter {
       } else if (seen++ < pass) {
         const std::string acc = em_.var(s.acc), t = cudaTypeName(f_.var(s.acc).type);
         o << "    for (fl_i64 fl_c = 0; fl_c < " << ll(parts_) << "; ++fl_c)\n"
-          << "      " << acc << " = fl_op_" << combiner(s.op) << "()(" << acc << ", ((const " << t
+          << "      " << acc << " = fl_op_" << opName(s.op) << "()(" << acc << ", ((const " << t
           << "*)(fl_scratch + " << ll(s.scratch) << "))[fl_row * " << ll(parts_) << " + fl_c]);\n";
       } else {
         const std::string acc = em_.var(s.acc), t = cudaTypeName(f_.var(s.acc).type);
         chunkLoop(s, o);
-        o << "    " << acc << " = fl_block_" << (s.op == BinOp::Add ? "sum" : combiner(s.op)) << "("
-          << acc << ");\n"
+        o << "    " << acc << " = " << blockReduce(s.op) << "(" << acc << ");\n"
           << "    if (threadIdx.x == 0) ((" << t << "*)(fl_scratch + " << ll(s.scratch)
           << "))[fl_w] = " << acc << ";\n";
         break;
