@@ -12,6 +12,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/export/export.h"
 #include "codegen/target.h"
+#include "core/compare/storage_floor.h"
 #include "core/ir/printer.h"
 #include "session/reference_runs.h"
 #include "session/session.h"
@@ -144,6 +145,7 @@ Expected<ExportFiles> Session::exportCuda(const CudaExportRequest& request,
     }
     if (data.exact.size() != g.outputs().size() || data.inputs.size() != g.inputs().size())
       data.exact.clear(), data.sample.clear(), data.inputs.clear();
+    data.storage = storagePrecision(original(), g);
   }
   if (!refs || data.exact.empty())
     note = "the bundle has no reference outputs (" +

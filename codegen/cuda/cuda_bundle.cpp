@@ -51,6 +51,7 @@ nlohmann::json tensorsJson(const std::vector<CudaTensorSpec>& ts, const char* di
 nlohmann::json stageJson(const CudaStage& s, const CudaBundleData& data) {
   nlohmann::json j = {
       {"function", s.name}, {"grid", s.grid}, {"block", s.block}, {"extent", s.extent}};
+  if (s.gridY > 1 || s.gridZ > 1) j["grid_yz"] = {s.gridY, s.gridZ};  // a 3-D launch
   for (const auto& [sm, rep] : data.ptxas)
     if (auto it = rep.functions.find(s.name); it != rep.functions.end())
       j["ptxas"][sm] = {{"registers", it->second.registers},
@@ -182,6 +183,9 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
     FL_RETURN_IF_ERROR(npy(base + ".exact.npy", asF64(data.exact[i])));
     FL_RETURN_IF_ERROR(npy(base + ".sample.npy", asF64(data.sample[i])));
   }
+  if (data.storage != DType::F32 && !data.exact.empty())
+    FL_RETURN_IF_ERROR(
+        write("reference/storage.txt", std::to_string(cDTypeCode(data.storage)) + "\n"));
   FL_RETURN_IF_ERROR(write("manifest.json", manifestJson(g, plan, data, name)));
   return files;
 }

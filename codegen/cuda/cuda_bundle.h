@@ -33,6 +33,9 @@ namespace fuselens {
 struct CudaBundleData {
   std::vector<TensorData> inputs;
   std::vector<TensorData> exact, sample;  // per output
+  // Float storage between kernels (--precision): its ulp is the verdicts'
+  // floor (core/compare/storage_floor.h), written as reference/storage.txt.
+  DType storage = DType::F32;
   // Per kernel node of the optimized graph: the imported node names it stands for.
   std::map<int32_t, std::vector<std::string>> origins;
   // Per sm ("sm_80"): ptxas figures of every stage function.

@@ -2,7 +2,9 @@
 // verify` runs the graph once on inputs/*.npy and judges every output against
 // the reference as `fuselens-cli compare` does (core/compare/rounding.h: the
 // error against the f64 run over the f32 sample's, margin 8×, wrong on NaN/Inf
-// mismatches, a cosine under 0.99 or large values of the wrong sign), printing
+// mismatches, a cosine under 0.99 or large values of the wrong sign; under
+// --precision f16/bf16 an ulp of the storage at least, reference/storage.txt,
+// as core/compare/storage_floor.h), printing
 // the same columns and words; `bench` times runs and each kernel with events.
 // It is plain C++ over the launcher's C API, so nvcc alone builds it.
 #include "codegen/cuda/cuda_bundle.h"
@@ -89,9 +91,10 @@ double ulpOf(double v, int code) {
 
 struct Verdict { double maxAbs = 0, maxRel = 0, rmse = 0, cosine = 1, expected = 0, ratio = 0; std::string status; };
 
-// actual against exact (f64 run), expected error from the f32 sample.
+// actual against exact (f64 run), expected error from the f32 sample and at
+// least an ulp of the storage between kernels (`storage`: a dtype code, 0 for none).
 Verdict judge(const unsigned char* act, int code, const std::vector<double>& exact,
-              const std::vector<double>& sample) {
+              const std::vector<double>& sample, int storage) {
   Verdict v;
   const bool fp = code == 1 || code == 10 || code == 11 || code == 16;
   double dot = 0, ne = 0, na = 0, sq = 0, largest = 0, maxErr = 0;
@@ -110,6 +113,7 @@ Verdict judge(const unsigned char* act, int code, const std::vector<double>& exa
     v.maxRel = std::max(v.maxRel, d / std::max(std::fabs(x), 1e-12));
     sq += d * d;
     largest = std::max(largest, std::max(std::fabs(s - x), ulpOf(x, code)));
+    if (storage) largest = std::max(largest, ulpOf(x, storage));
     maxErr = std::max(maxErr, d);
     dot += x * a, ne += x * x, na += a * a;
   }
@@ -199,6 +203,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   @NAME@_destroy(ctx);
+  // --precision f16/bf16 exports name the storage between kernels (10 f16, 16 bf16).
+  int storage = 0;
+  if (FILE* f = std::fopen((dir + "/reference/storage.txt").c_str(), "r")) {
+    if (std::fscanf(f, "%d", &storage) != 1) storage = 0;
+    std::fclose(f);
+  }
   std::printf("%-32s %10s %10s %10s %9s %10s  %s\n", "tensor", "max abs", "max rel", "rmse",
               "cosine", "expected", "status");
   std::string first;
@@ -209,7 +219,7 @@ int main(int argc, char** argv) {
     std::vector<double> exact = loadDoubles(base + ".exact.npy", n, &okE);
     std::vector<double> sample = loadDoubles(base + ".sample.npy", n, &okS);
     if (!okE || !okS) return fail("cannot read the reference of output '" + std::string(@NAME@_output_name(i)) + "' in " + base + ".*.npy");
-    Verdict v = judge(out[i].data(), @NAME@_output_dtype(i), exact, sample);
+    Verdict v = judge(out[i].data(), @NAME@_output_dtype(i), exact, sample, storage);
     std::printf("%-32.32s %10.3g %10.3g %10.3g %9.6f %10.3g  %s (output)\n", @NAME@_output_name(i),
                 v.maxAbs, v.maxRel, v.rmse, v.cosine, v.expected, v.status.c_str());
     if (first.empty() && v.status != "within rounding")
@@ -217,8 +227,8 @@ int main(int argc, char** argv) {
               (v.status.rfind("wrong", 0) == 0 ? "wrong " + v.status.substr(6) : v.status);
   }
   if (!first.empty()) { std::printf("%s\n", first.c_str()); return 1; }
-  std::printf("PASS: %d tensor%s within rounding (max error against the f64 reference, margin 8×)\n",
-              no, no == 1 ? "" : "s");
+  std::printf("PASS: %d tensor%s within rounding (max error against the f64 reference, margin 8×%s)\n",
+              no, no == 1 ? "" : "s", storage == 10 ? ", f16 storage" : storage == 16 ? ", bf16 storage" : "");
   return 0;
 }
 )RUNNER";

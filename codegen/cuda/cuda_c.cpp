@@ -130,12 +130,10 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
   int64_t scratchBytes = 0;
   std::map<int32_t, int64_t> offsets = scratchLayout(f, &scratchBytes);
   k.scratchBytes = scratchBytes;
-  for (size_t si = 0; si < top.size(); ++si) {
-    const StmtRef& s = top[si];
-    CudaStage st;
-    st.name = f.name + "_s" + std::to_string(si);
+  // A stage's opening: origins, signature, Local arrays and scratch temps.
+  auto open = [&](const std::string& name) {
     if (!from.empty()) o << "// from: " << from << "\n";
-    o << signature(f, em, st.name) << " {\n";
+    o << signature(f, em, name) << " {\n";
     for (const Buffer& b : f.buffers) {
       if (b.kind == BufferKind::Local)
         o << "  " << cudaTypeName(b.dtype) << " " << em.buf(b.id) << "["
@@ -144,8 +142,25 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
         o << "  " << cudaTypeName(b.dtype) << "* " << em.buf(b.id) << " = ("
           << cudaTypeName(b.dtype) << "*)(fl_scratch + " << offsets[b.id.index] << "LL);\n";
     }
-    std::ostringstream rows;
+  };
+  for (size_t si = 0; si < top.size(); ++si) {
+    const StmtRef& s = top[si];
+    CudaStage st;
+    st.name = f.name + "_s" + std::to_string(si);
     const bool parallel = s->kind == StmtKind::For && s->forKind == ForKind::Parallel && !shared;
+    // Few long rows: one stage per reduction, each row split across blocks.
+    std::vector<SplitStage> split;
+    if ((parallel || (shared && s->kind == StmtKind::Seq)) &&
+        emitSplitReduction(f, em, s, st.name, &k.scratchBytes, &split)) {
+      for (SplitStage& part : split) {
+        open(part.stage.name);
+        o << part.body << "}\n\n";
+        k.stages.push_back(std::move(part.stage));
+      }
+      continue;
+    }
+    open(st.name);
+    std::ostringstream rows;
     if (parallel && emitTiledMatMul(f, em, s, rows, st)) {
       o << rows.str();
     } else if (parallel && emitBlockRows(f, em, s, rows, st)) {

@@ -39,6 +39,9 @@ struct CudaStage {
   std::string name;    // the __global__ function
   int64_t extent = 1;  // iterations of its grid-stride loop (1: a single-thread stage)
   int64_t grid = 1, block = 1;
+  // A 2-D or 3-D grid's other dims (tiled MatMul: row tiles on y, batch on
+  // z), each at most 65535; the stage grid-strides over every dim.
+  int64_t gridY = 1, gridZ = 1;
 };
 
 // One kernel of the plan in CUDA C. Every stage takes the kernel's params in

@@ -1,6 +1,7 @@
 // Internal to codegen/cuda: the loop IR -> CUDA C statement and expression
 // emitter shared by the stage shapes (cuda_c.cpp: grid-stride and single
-// thread; cuda_rows.cpp: one block per row; cuda_matmul.cpp: shared-memory
+// thread; cuda_rows.cpp: one block per row; cuda_reduce_split.cpp: long rows
+// split across blocks; cuda_matmul.cpp: shared-memory
 // tiled MatMul; cuda_vector.cpp: 128-bit vector loads and stores).
 #pragma once
 
@@ -44,6 +45,33 @@ inline std::string intLiteral(int64_t v, DType t) {
   if (t == DType::Bool) return v ? "((fl_bool)1)" : "((fl_bool)0)";
   std::string s = v == INT64_MIN ? "(-9223372036854775807LL - 1)" : std::to_string(v) + "LL";
   return std::string("((") + cudaTypeName(t) + ")" + s + ")";
+}
+
+// An int64 literal of the emitted code.
+inline std::string ll(int64_t v) { return std::to_string(v) + "LL"; }
+
+// Loop IR queries the stage shapes share.
+inline bool readsVar(const ExprRef& e, VarId v) {
+  if (e->kind == ExprKind::VarRef && e->var == v) return true;
+  for (const ExprRef& o : e->ops)
+    if (readsVar(o, v)) return true;
+  return false;
+}
+
+inline void loadsOf(const ExprRef& e, std::set<int32_t>& out) {
+  if (e->kind == ExprKind::Load) out.insert(e->buffer.index);
+  for (const ExprRef& o : e->ops) loadsOf(o, out);
+}
+
+inline void loadsOf(const StmtRef& s, std::set<int32_t>& out) {
+  if (s->index) loadsOf(s->index, out);
+  if (s->value) loadsOf(s->value, out);
+  for (const StmtRef& c : s->body) loadsOf(c, out);
+}
+
+inline bool isZero(const ExprRef& e) {
+  return (e->kind == ExprKind::FloatConst && e->f == 0) ||
+         (e->kind == ExprKind::IntConst && e->i == 0);
 }
 
 class Emitter {
@@ -291,6 +319,20 @@ bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::os
 // written, when the loop does not have the row-reduction shape.
 bool emitBlockRows(const LoopFunc& f, Emitter& em, const StmtRef& row, std::ostringstream& o,
                    CudaStage& st);
+
+// One stage of a split reduction: its body (inside the braces) and launch.
+struct SplitStage {
+  std::string body;
+  CudaStage stage;
+};
+
+// Emits `top` (a parallel row loop, or a kernel body without one) as a
+// reduction split across blocks, one stage per reduction and one for the
+// results (cuda_reduce_split.cpp), named `name`_p0, _p1, ...; its partials
+// go in fl_scratch from *scratchBytes on, which it advances. False, with
+// nothing written, unless the rows are few and long.
+bool emitSplitReduction(const LoopFunc& f, Emitter& em, const StmtRef& top, const std::string& name,
+                        int64_t* scratchBytes, std::vector<SplitStage>* out);
 
 // Emits the top-level parallel loop `top` as a stage whose threads take 16
 // bytes of consecutive elements each, with 128-bit loads and stores

@@ -56,6 +56,7 @@ std::string cudaManifestJson(const Graph& g, const CudaModuleSource& m, const st
     for (const CudaStage& s : k.stages) {
       nlohmann::json st = {
           {"function", s.name}, {"grid", s.grid}, {"block", s.block}, {"extent", s.extent}};
+      if (s.gridY > 1 || s.gridZ > 1) st["grid_yz"] = {s.gridY, s.gridZ};  // a 3-D launch
       if (nlohmann::json f = figuresJson(s.name, ptxas); !f.empty()) st["ptxas"] = f;
       stages.push_back(st);
     }

@@ -2,8 +2,8 @@
 // shared-memory tiling. With cudaSchedule() (no CPU packing) a contraction
 // group lowers to the nest on the left; it becomes the stage on the right.
 //
-//   for b.. (parallel), i < M, j < N:   for tile = blockIdx.x; tile < B*TM*TN; tile += gridDim.x
-//     let acc = 0                         (b.., tm, tn) = tile     // tn fastest: A tile reuse
+//   for b.. (parallel), i < M, j < N:   for bz, tm, tn from blockIdx.z, .y, .x (grid-stride each)
+//     let acc = 0                         (b..) = bz               // batch on z, row tiles on y
 //     for k < K:                          t = ty*16 + tx           // 16 x 16 threads
 //       acc = acc + A(b.., i, k)          acc[4][4] = 0            // rows ty+16r, cols tx+16c
 //                 * B(b.., k, j)          for k0 = 0; k0 < K; k0 += 16
@@ -28,17 +28,18 @@
 // one-thread-per-output stage. As has a 65th column so that its transposing
 // store (consecutive threads, consecutive k) falls in distinct banks.
 //
-// Batch dims and tiles share blockIdx.x (grid-stride, like every stage) so
-// the launch plan's 1-D grid and the host emulation both run it unchanged.
-// A block narrower than 256 threads (the emulation's) runs the 256 logical
+// Column tiles run on blockIdx.x, row tiles on .y and the batch on .z (a
+// block's neighbours in x share its A tile in L2); each dim grid-strides, so a
+// batch past gridDim.z's 65535 folds onto the same blocks and any launch
+// (the emulation's few blocks) covers every tile. M <= 16 takes the small-M
+// stage of cuda_matmul_small.cpp instead: a 64-row tile would be mostly
+// empty. A block narrower than 256 threads (the emulation's) runs the 256 logical
 // threads in rounds, each round its own pass over K; every thread makes the
 // same number of __syncthreads calls. Anything else keeps today's stage:
 // another shape of body (lets in the k loop, nested reductions), integer or
 // mixed accumulation (the wrapping order must stay the reference's), Local
-// buffers, or a single row or column (a GEMV: a tile would reuse nothing).
-#include <optional>
-
-#include "codegen/cuda/cuda_emitter.h"
+// buffers, or a single column (a dot product per row: nothing to reuse).
+#include "codegen/cuda/cuda_contraction.h"
 
 namespace fuselens::cudaemit {
 namespace {
@@ -46,16 +47,11 @@ namespace {
 constexpr int64_t kTile = 64;      // output rows and columns per block
 constexpr int64_t kTileK = 16;     // K per shared-memory stage
 constexpr int64_t kThreads = 256;  // 16 x 16, each a 4 x 4 micro-tile
-constexpr int64_t kMinRowsCols = 2;
+constexpr int64_t kMinCols = 2;    // a single column (a dot product per row) reuses nothing
 
 void varsOf(const ExprRef& e, std::set<int32_t>& out) {
   if (e->kind == ExprKind::VarRef) out.insert(e->var.index);
   for (const ExprRef& o : e->ops) varsOf(o, out);
-}
-
-void loadsOf(const ExprRef& e, std::set<int32_t>& out) {
-  if (e->kind == ExprKind::Load) out.insert(e->buffer.index);
-  for (const ExprRef& o : e->ops) loadsOf(o, out);
 }
 
 bool onlyVars(const ExprRef& e, const std::set<int32_t>& allowed) {
@@ -80,15 +76,6 @@ bool isEpilogue(const StmtRef& s, std::set<int32_t>& stored) {
   return s->kind == StmtKind::Let || s->kind == StmtKind::Assign;
 }
 
-struct Contraction {
-  std::vector<StmtRef> batch;  // the loops above i
-  StmtRef rows, cols, k;       // the i, j and k loops
-  VarId acc;
-  DType type = DType::F32;
-  ExprRef a, b;                   // the factors: a reads i and k, b reads j and k
-  std::vector<StmtRef> epilogue;  // after the k loop
-};
-
 // The factors of acc's update `acc + a * b` (either order, or fma(a, b, acc)).
 bool factors(const ExprRef& v, VarId acc, ExprRef& a, ExprRef& b) {
   auto isAcc = [&](const ExprRef& e) { return e->kind == ExprKind::VarRef && e->var == acc; };
@@ -109,17 +96,14 @@ bool factors(const ExprRef& v, VarId acc, ExprRef& a, ExprRef& b) {
   return true;
 }
 
-std::optional<Contraction> match(const LoopFunc& f, const StmtRef& top) {
-  for (const Buffer& b : f.buffers)
-    if (b.kind == BufferKind::Local) return std::nullopt;  // per-thread arrays per output
-  std::vector<StmtRef> chain = {top};
-  while (chain.back()->body.size() == 1 && chain.back()->body[0]->kind == StmtKind::For &&
-         chain.back()->body[0]->forKind != ForKind::Parallel)
-    chain.push_back(chain.back()->body[0]);
-  if (chain.size() < 2) return std::nullopt;
+// The contraction of the loop nest `chain`, its last loop the columns and the
+// one before it the rows, or (`hasRows` false: M = 1, whose row loop the
+// lowering drops) every loop above the columns a batch loop.
+std::optional<Contraction> matchNest(const LoopFunc& f, const std::vector<StmtRef>& chain,
+                                     bool hasRows) {
   Contraction c;
-  c.batch.assign(chain.begin(), chain.end() - 2);
-  c.rows = chain[chain.size() - 2];
+  c.batch.assign(chain.begin(), chain.end() - (hasRows ? 2 : 1));
+  if (hasRows) c.rows = chain[chain.size() - 2];
   c.cols = chain.back();
   const std::vector<StmtRef>& body = c.cols->body;
   if (body.size() < 3 || body[0]->kind != StmtKind::Let || body[1]->kind != StmtKind::For ||
@@ -139,7 +123,7 @@ std::optional<Contraction> match(const LoopFunc& f, const StmtRef& top) {
   for (const StmtRef& l : c.batch) outer.insert(l->var.index);
   outer.insert(c.k->var.index);
   std::set<int32_t> aVars = outer, bVars = outer;
-  aVars.insert(c.rows->var.index);
+  if (c.rows) aVars.insert(c.rows->var.index);
   bVars.insert(c.cols->var.index);
   if (!onlyVars(c.a, aVars) || !onlyVars(c.b, bVars)) {
     std::swap(c.a, c.b);
@@ -154,18 +138,31 @@ std::optional<Contraction> match(const LoopFunc& f, const StmtRef& top) {
   loadsOf(c.b, loaded);
   for (int32_t b : stored)
     if (loaded.count(b)) return std::nullopt;
-  if (c.rows->extent < kMinRowsCols || c.cols->extent < kMinRowsCols) return std::nullopt;
   return c;
 }
 
-std::string ll(int64_t v) { return std::to_string(v) + "LL"; }
-
 }  // namespace
+
+std::optional<Contraction> matchContraction(const LoopFunc& f, const StmtRef& top) {
+  for (const Buffer& b : f.buffers)
+    if (b.kind == BufferKind::Local) return std::nullopt;  // per-thread arrays per output
+  std::vector<StmtRef> chain = {top};
+  while (chain.back()->body.size() == 1 && chain.back()->body[0]->kind == StmtKind::For &&
+         chain.back()->body[0]->forKind != ForKind::Parallel)
+    chain.push_back(chain.back()->body[0]);
+  if (chain.size() >= 2)
+    if (auto c = matchNest(f, chain, true)) return c;
+  return matchNest(f, chain, false);
+}
 
 bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::ostringstream& o,
                      CudaStage& st) {
-  const std::optional<Contraction> c = match(f, top);
-  if (!c) return false;
+  const std::optional<Contraction> c = matchContraction(f, top);
+  if (!c || c->cols->extent < kMinCols || (!c->rows && !columnsCoalesce(*c))) return false;
+  if (!c->rows || c->rows->extent <= kSmallRows) {
+    emitSmallMatMul(em, *c, o, st);
+    return !em.failed();
+  }
   const int64_t m = c->rows->extent, n = c->cols->extent, k = c->k->extent;
   const int64_t tilesM = (m + kTile - 1) / kTile, tilesN = (n + kTile - 1) / kTile;
   int64_t batch = 1;
@@ -179,17 +176,12 @@ bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::os
     << "  __shared__ " << t << " fl_As[" << kTileK << "][" << kTile + 1 << "];\n"
     << "  __shared__ " << t << " fl_Bs[" << kTileK << "][" << kTile << "];\n"
     << "  const unsigned fl_rounds = (" << kThreads << "u + blockDim.x - 1u) / blockDim.x;\n"
-    << "  for (fl_i64 fl_tile = blockIdx.x; fl_tile < " << ll(tiles)
-    << "; fl_tile += gridDim.x) {\n"
-    << "    const fl_i64 fl_i0 = fl_tile / " << ll(tilesN) << " % " << ll(tilesM) << " * "
-    << ll(kTile) << ";\n"
-    << "    const fl_i64 fl_j0 = fl_tile % " << ll(tilesN) << " * " << ll(kTile) << ";\n";
-  int64_t inner = batch;
-  for (const StmtRef& l : c->batch) {
-    inner /= l->extent;
-    s << "    const fl_i64 " << em.var(l->var) << " = fl_tile / " << ll(tilesM * tilesN * inner)
-      << " % " << ll(l->extent) << ";\n";
-  }
+    << "  for (fl_i64 fl_bz = blockIdx.z; fl_bz < " << ll(batch) << "; fl_bz += gridDim.z)\n"
+    << "  for (fl_i64 fl_tm = blockIdx.y; fl_tm < " << ll(tilesM) << "; fl_tm += gridDim.y)\n"
+    << "  for (fl_i64 fl_tn = blockIdx.x; fl_tn < " << ll(tilesN) << "; fl_tn += gridDim.x) {\n"
+    << "    const fl_i64 fl_i0 = fl_tm * " << ll(kTile) << ", fl_j0 = fl_tn * " << ll(kTile)
+    << ";\n";
+  batchVars(em, c->batch, s);
   s << "    for (unsigned fl_r = 0; fl_r < fl_rounds; ++fl_r) {\n"
     << "      const unsigned fl_t = fl_r * blockDim.x + threadIdx.x;\n"
     << "      const int fl_ty = (int)(fl_t / 16u), fl_tx = (int)(fl_t % 16u);\n"
@@ -250,7 +242,9 @@ bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::os
   if (em.failed()) return false;
   st.extent = tiles;
   st.block = kThreads;
-  st.grid = std::min<int64_t>(tiles, 65535);
+  st.grid = std::min<int64_t>(tilesN, kMaxGridDim);
+  st.gridY = std::min<int64_t>(tilesM, kMaxGridDim);
+  st.gridZ = std::min<int64_t>(batch, kMaxGridDim);
   o << s.str();
   return true;
 }

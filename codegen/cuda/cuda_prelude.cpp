@@ -22,6 +22,13 @@ __device__ __forceinline__ float fl_inff() { return fl_bits_f(0x7f800000u); }
 __device__ __forceinline__ float fl_nanf() { return fl_bits_f(0x7fc00000u); }
 
 // f16 <-> f32, round to nearest even (what ONNX Runtime's MLFloat16 does).
+// On the device a conversion to or from f16 (and to bf16 from sm_80) is one
+// cvt instruction (cvt.rn rounds to nearest even); the bit-level forms are
+// the host emulation's and give the same values (a NaN's payload aside).
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ float fl_h2f(fl_f16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ fl_f16 fl_f2h(float f) { fl_f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+#else
 __device__ __forceinline__ float fl_h2f(fl_f16 h) {
   unsigned s = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   if (e == 0) {
@@ -39,12 +46,17 @@ __device__ __forceinline__ fl_f16 fl_f2h(float f) {
   unsigned r = a - 0x38000000u;
   return (fl_f16)(s | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
 }
+#endif
 __device__ __forceinline__ float fl_b2f(fl_bf16 b) { return fl_bits_f((unsigned)b << 16); }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ __forceinline__ fl_bf16 fl_f2b(float f) { fl_bf16 b; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
+#else
 __device__ __forceinline__ fl_bf16 fl_f2b(float f) {
   unsigned u = fl_f_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (fl_bf16)((u >> 16) | 0x40u);
   return (fl_bf16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
+#endif
 
 // float -> integer as ONNX Cast: truncate toward zero through i64, NaN -> 0, saturating.
 __device__ __forceinline__ fl_i64 fl_f2i(double v) {
@@ -148,7 +160,7 @@ __device__ __forceinline__ void fl_vstore(fl_i16* p, const fl_i16* s) {
 
 std::string cudaHostEmulationPrelude() {
   return R"(// Host emulation of the CUDA built-ins the emitted code uses (C++20, -pthread):
-// fl_emu_launch runs a stage block by block, each block's threads as real
+// fl_emu_launch (fl_emu_launch3: a 3-D grid) runs a stage block by block, each block's threads as real
 // threads, so __syncthreads is a barrier, __shared__ is one static per
 // function, and a warp shuffle passes values through a slot per thread.
 #include <math.h>
@@ -177,17 +189,22 @@ template <class T> T __shfl_down_sync(unsigned, T v, unsigned delta) {
   __syncthreads();
   return r;
 }
+template <class F> void fl_emu_launch3(unsigned gx, unsigned gy, unsigned gz, unsigned block, F stage) {
+  gridDim.x = gx; gridDim.y = gy; gridDim.z = gz;
+  blockDim.x = block; blockDim.y = blockDim.z = 1;
+  for (unsigned z = 0; z < gz; ++z)
+    for (unsigned y = 0; y < gy; ++y)
+      for (unsigned b = 0; b < gx; ++b) {
+        blockIdx.x = b; blockIdx.y = y; blockIdx.z = z;
+        std::barrier<> bar((std::ptrdiff_t)block);
+        fl_emu_barrier = &bar;
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < block; ++t) threads.emplace_back([&stage, t] { threadIdx.x = t; stage(); });
+        for (std::thread& th : threads) th.join();
+      }
+}
 template <class F> void fl_emu_launch(unsigned grid, unsigned block, F stage) {
-  gridDim.x = grid;
-  blockDim.x = block;
-  for (unsigned b = 0; b < grid; ++b) {
-    blockIdx.x = b;
-    std::barrier<> bar((std::ptrdiff_t)block);
-    fl_emu_barrier = &bar;
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t) threads.emplace_back([&stage, t] { threadIdx.x = t; stage(); });
-    for (std::thread& th : threads) th.join();
-  }
+  fl_emu_launch3(grid, 1, 1, block, stage);
 }
 )";
 }

@@ -21,105 +21,10 @@
 // keeps the one-thread-per-row stage of cuda_c.cpp.
 #include <map>
 
-#include "codegen/cuda/cuda_emitter.h"
+#include "codegen/cuda/cuda_row_steps.h"
 
 namespace fuselens::cudaemit {
 namespace {
-
-bool readsVar(const ExprRef& e, VarId v) {
-  if (e->kind == ExprKind::VarRef && e->var == v) return true;
-  for (const ExprRef& o : e->ops)
-    if (readsVar(o, v)) return true;
-  return false;
-}
-
-void loadsOf(const ExprRef& e, std::set<int32_t>& out) {
-  if (e->kind == ExprKind::Load) out.insert(e->buffer.index);
-  for (const ExprRef& o : e->ops) loadsOf(o, out);
-}
-
-void loadsOf(const StmtRef& s, std::set<int32_t>& out) {
-  if (s->index) loadsOf(s->index, out);
-  if (s->value) loadsOf(s->value, out);
-  for (const StmtRef& c : s->body) loadsOf(c, out);
-}
-
-const char* reduceHelper(BinOp op) {
-  switch (op) {
-    case BinOp::Add:
-      return "fl_block_sum";
-    case BinOp::Max:
-      return "fl_block_max";
-    case BinOp::Min:
-      return "fl_block_min";
-    default:
-      return nullptr;
-  }
-}
-
-bool isZero(const ExprRef& e) {
-  return (e->kind == ExprKind::FloatConst && e->f == 0) ||
-         (e->kind == ExprKind::IntConst && e->i == 0);
-}
-
-enum class Shape { Let, Reduce, Map, Store, Assign };
-
-struct Step {
-  Shape shape;
-  StmtRef stmt;
-  BinOp op = BinOp::Add;
-};
-
-// The steps of a row body, or empty when it does not have the row shape.
-std::vector<Step> rowSteps(const LoopFunc& f, const StmtRef& row) {
-  // `row` is the innermost of the row loops (rowLoops below).
-  std::set<int32_t> loaded;
-  loadsOf(row, loaded);
-  std::map<int32_t, ExprRef> lets;  // var -> initial value
-  std::vector<Step> steps;
-  bool reduces = false;
-  for (const StmtRef& s : row->body) {
-    if (s->kind == StmtKind::Let || s->kind == StmtKind::Assign) {
-      if (s->kind == StmtKind::Let) lets[s->var.index] = s->value;
-      steps.push_back({s->kind == StmtKind::Let ? Shape::Let : Shape::Assign, s});
-      continue;
-    }
-    if (s->kind == StmtKind::Store) {
-      if (loaded.count(s->buffer.index)) return {};
-      steps.push_back({Shape::Store, s});
-      continue;
-    }
-    if (s->kind != StmtKind::For || s->forKind == ForKind::Parallel) return {};
-    const StmtRef& a = s->body.empty() ? s : s->body.back();
-    bool letsThenAssign = a->kind == StmtKind::Assign;
-    for (size_t i = 0; i + 1 < s->body.size(); ++i)
-      letsThenAssign &= s->body[i]->kind == StmtKind::Let && a->kind == StmtKind::Assign &&
-                        !readsVar(s->body[i]->value, a->var);
-    if (letsThenAssign) {
-      const ExprRef& v = a->value;
-      const DType t = f.var(a->var).type;
-      if (v->kind != ExprKind::Binary || !reduceHelper(v->bin) || !lets.count(a->var.index) ||
-          !(t == DType::F32 || t == DType::F64 || t == DType::I32 || t == DType::I64))
-        return {};
-      const bool left = v->ops[0]->kind == ExprKind::VarRef && v->ops[0]->var == a->var;
-      const ExprRef& other = left ? v->ops[1] : v->ops[0];
-      if ((!left && !(v->ops[1]->kind == ExprKind::VarRef && v->ops[1]->var == a->var)) ||
-          readsVar(other, a->var))
-        return {};
-      if (v->bin == BinOp::Add && !isZero(lets[a->var.index])) return {};
-      steps.push_back({Shape::Reduce, s, v->bin});
-      reduces = true;
-      continue;
-    }
-    for (const StmtRef& c : s->body)
-      if ((c->kind != StmtKind::Store && c->kind != StmtKind::Let) ||
-          (c->kind == StmtKind::Store && loaded.count(c->buffer.index)))
-        return {};
-    steps.push_back({Shape::Map, s});
-  }
-  if (!reduces) return {};
-  return steps;
-}
 
 // The row loops: the parallel loop and the serial loops that are each the
 // only statement of the one above (LayerNorm over [N, C, L] rows: n, then c).
@@ -137,6 +42,84 @@ std::vector<StmtRef> rowLoops(const StmtRef& top) {
 
 }  // namespace
 
+const char* blockReduce(BinOp op) {
+  switch (op) {
+    case BinOp::Add:
+      return "fl_block_sum";
+    case BinOp::Max:
+      return "fl_block_max";
+    case BinOp::Min:
+      return "fl_block_min";
+    default:
+      return nullptr;
+  }
+}
+
+std::vector<StmtRef> nestOf(const StmtRef& s) {
+  std::vector<StmtRef> loops = {s};
+  while (loops.back()->body.size() == 1 && loops.back()->body[0]->kind == StmtKind::For &&
+         loops.back()->body[0]->forKind != ForKind::Parallel)
+    loops.push_back(loops.back()->body[0]);
+  return loops;
+}
+
+std::vector<Step> rowSteps(const LoopFunc& f, const std::vector<StmtRef>& body) {
+  std::set<int32_t> loaded;
+  for (const StmtRef& s : body) loadsOf(s, loaded);
+  std::map<int32_t, ExprRef> lets;  // var -> initial value
+  std::vector<Step> steps;
+  bool reduces = false;
+  for (const StmtRef& s : body) {
+    if (s->kind == StmtKind::Let || s->kind == StmtKind::Assign) {
+      if (s->kind == StmtKind::Let) lets[s->var.index] = s->value;
+      steps.push_back({s->kind == StmtKind::Let ? Shape::Let : Shape::Assign, s});
+      continue;
+    }
+    if (s->kind == StmtKind::Store) {
+      if (loaded.count(s->buffer.index)) return {};
+      steps.push_back({Shape::Store, s});
+      continue;
+    }
+    if (s->kind != StmtKind::For || s->forKind == ForKind::Parallel) return {};
+    Step step{Shape::Map, s, nestOf(s)};
+    for (const StmtRef& l : step.nest) step.extent *= l->extent;
+    const std::vector<StmtRef>& inner = step.nest.back()->body;
+    if (inner.empty()) {  // nothing to do per element: a map of nothing
+      steps.push_back(step);
+      continue;
+    }
+    const StmtRef& a = inner.back();
+    bool letsThenAssign = a->kind == StmtKind::Assign;
+    for (size_t i = 0; letsThenAssign && i + 1 < inner.size(); ++i)
+      letsThenAssign = inner[i]->kind == StmtKind::Let && !readsVar(inner[i]->value, a->var);
+    if (letsThenAssign) {
+      const ExprRef& v = a->value;
+      const DType t = f.var(a->var).type;
+      if (v->kind != ExprKind::Binary || !blockReduce(v->bin) || !lets.count(a->var.index) ||
+          !(t == DType::F32 || t == DType::F64 || t == DType::I32 || t == DType::I64))
+        return {};
+      const bool left = v->ops[0]->kind == ExprKind::VarRef && v->ops[0]->var == a->var;
+      const bool right = v->ops[1]->kind == ExprKind::VarRef && v->ops[1]->var == a->var;
+      if (!left && !right) return {};
+      if (readsVar(left ? v->ops[1] : v->ops[0], a->var)) return {};
+      // Every chunk starts from the initial value.
+      if (v->bin == BinOp::Add && !isZero(lets[a->var.index])) return {};
+      step.shape = Shape::Reduce;
+      step.op = v->bin;
+      step.acc = a->var;
+      reduces = true;
+    } else {
+      for (const StmtRef& c : inner)
+        if ((c->kind != StmtKind::Store && c->kind != StmtKind::Let) ||
+            (c->kind == StmtKind::Store && loaded.count(c->buffer.index)))
+          return {};
+    }
+    steps.push_back(step);
+  }
+  if (!reduces) return {};
+  return steps;
+}
+
 bool emitBlockRows(const LoopFunc& f, Emitter& em, const StmtRef& row, std::ostringstream& o,
                    CudaStage& st) {
   for (const Buffer& b : f.buffers)
@@ -144,7 +127,12 @@ bool emitBlockRows(const LoopFunc& f, Emitter& em, const StmtRef& row, std::ostr
   const std::vector<StmtRef> chain = rowLoops(row);
   std::vector<Step> steps;
   size_t used = chain.size();
-  for (; used > 0 && steps.empty(); --used) steps = rowSteps(f, chain[used - 1]);
+  for (; used > 0 && steps.empty(); --used) {
+    steps = rowSteps(f, chain[used - 1]->body);
+    // A block strides one loop per step here; nests are the split stage's.
+    for (const Step& s : steps)
+      if (s.nest.size() > 1) steps.clear();
+  }
   if (steps.empty()) return false;
   ++used;  // the loop count that gave the steps
   int64_t rows = 1, longest = 1;
@@ -183,7 +171,7 @@ bool emitBlockRows(const LoopFunc& f, Emitter& em, const StmtRef& row, std::ostr
       o << "    }\n";
       if (s.shape == Shape::Reduce) {
         const std::string acc = em.var(s.stmt->body.back()->var);
-        o << "    " << acc << " = " << reduceHelper(s.op) << "(" << acc << ");\n";
+        o << "    " << acc << " = " << blockReduce(s.op) << "(" << acc << ");\n";
       }
     }
   }

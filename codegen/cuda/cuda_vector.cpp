@@ -174,8 +174,6 @@ Plan planVectors(const LoopFunc& f, const Nest& n) {
   return p;
 }
 
-std::string ll(int64_t v) { return std::to_string(v) + "LL"; }
-
 std::string laneArray(const Operand& op) {
   return "fl_v" + std::to_string(op.buffer) + (op.offset ? "_" + std::to_string(op.offset) : "");
 }

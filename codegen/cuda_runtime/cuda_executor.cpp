@@ -132,9 +132,10 @@ Expected<CudaRunResult> runOnCuda(const CudaLaunchPlan& plan, const std::string&
     for (const CudaStage& st : plan.module.kernels[k].stages) {
       auto f = run.function(st.name);
       if (!f) return f.status();
-      FL_RETURN_IF_ERROR(run.check(a.launchKernel(*f, unsigned(st.grid), 1, 1, unsigned(st.block),
-                                                  1, 1, 0, run.stream(), params.data(), nullptr),
-                                   "launch " + st.name));
+      FL_RETURN_IF_ERROR(run.check(
+          a.launchKernel(*f, unsigned(st.grid), unsigned(st.gridY), unsigned(st.gridZ),
+                         unsigned(st.block), 1, 1, 0, run.stream(), params.data(), nullptr),
+          "launch " + st.name));
     }
   }
   FL_RETURN_IF_ERROR(run.check(a.eventRecord(marks.back(), run.stream()), "record an event"));

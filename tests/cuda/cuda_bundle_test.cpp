@@ -22,18 +22,30 @@ class CudaBundleTest : public QObject {
   void buildsWithNvccAlone_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("name");
+    QTest::addColumn<QStringList>("args");
     QTest::newRow("mlp") << "samples/mlp.onnx"
-                         << "mlp";
+                         << "mlp" << QStringList();
     QTest::newRow("conv_basic") << "tests/fixtures/conv_basic/model.onnx"
-                                << "conv";
+                                << "conv" << QStringList();
+    // A 3-D launch (batch on blockIdx.z: FL_LAUNCH3), a reduction split
+    // across blocks, and f16 storage (cvt instructions on the device).
+    QTest::newRow("batched_tiles_3d_grid")
+        << "tests/fixtures/cuda_tile_batched_z_5x2x66x40x70/model.onnx"
+        << "bmm" << QStringList();
+    QTest::newRow("split_softmax") << "tests/fixtures/cuda_split_softmax_2x20000/model.onnx"
+                                   << "softmax" << QStringList();
+    QTest::newRow("mlp_f16") << "samples/mlp.onnx"
+                             << "mlp16" << QStringList{"--precision", "f16"};
   }
 
   void buildsWithNvccAlone() {
     QFETCH(QString, model);
     QFETCH(QString, name);
+    QFETCH(QStringList, args);
     QTemporaryDir dir;
-    auto r = runCli({"export", model, "--target", "cuda", "--out", dir.path(), "--name", name,
-                     "--ptxas", "none"});
+    auto r = runCli(QStringList{"export", model, "--target", "cuda", "--out", dir.path(), "--name",
+                                name, "--ptxas", "none"} +
+                    args);
     QVERIFY2(r.code == 0, qPrintable(r.err));
 
     QFile mf(dir.filePath("manifest.json"));

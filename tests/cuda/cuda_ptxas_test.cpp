@@ -32,6 +32,8 @@ class CudaPtxasTest : public QObject {
   std::map<std::string, PtxasReport> figures_;
   std::set<std::string> tiled_;   // the shared-memory tiled MatMul stages (cuda_matmul.cpp)
   std::set<std::string> vector_;  // the stages with 128-bit accesses (cuda_vector.cpp)
+  std::set<std::string> split_;   // long rows split across blocks (cuda_reduce_split.cpp)
+  std::set<std::string> small_;   // small-M MatMul stages (cuda_matmul_small.cpp)
 
   // The stages of `text` whose body holds `marker`.
   static std::vector<std::string> stagesWith(const std::string& text, const std::string& marker) {
@@ -115,6 +117,8 @@ class CudaPtxasTest : public QObject {
       }
       for (const std::string& name : stagesWith(text, "// tiled MatMul")) tiled_.insert(name);
       for (const std::string& name : stagesWith(text, "// 128-bit vectors")) vector_.insert(name);
+      for (const std::string& name : stagesWith(text, "// split reduction")) split_.insert(name);
+      for (const std::string& name : stagesWith(text, "// small-M MatMul")) small_.insert(name);
       if (!ok || names.empty()) continue;
       ++fixtures_;
       source_ += text;
@@ -123,9 +127,16 @@ class CudaPtxasTest : public QObject {
     qInfo("%d fixtures, %zu stage functions (%zu with 128-bit vectors), %zu KiB of CUDA C",
           fixtures_, stages_.size(), vector_.size(), source_.size() / 1024);
     QVERIFY2(fixtures_ >= 150, qPrintable(QString("only %1 fixtures lower").arg(fixtures_)));
-    QVERIFY2(tiled_.size() >= 10, qPrintable(QString("only %1 tiled stages").arg(tiled_.size())));
+    // M > 16 as 64x64 tiles; the many small fixture MatMuls as the small-M stage.
+    QVERIFY2(tiled_.size() >= 4, qPrintable(QString("only %1 tiled stages").arg(tiled_.size())));
     QVERIFY2(vector_.size() >= 100,
              qPrintable(QString("only %1 vector stages").arg(vector_.size())));
+    // tests/fixtures/cuda_split_*: six long-row reductions, 2 or 3 passes each.
+    QVERIFY2(split_.size() >= 14, qPrintable(QString("only %1 split stages").arg(split_.size())));
+    // tests/fixtures/cuda_smallm_*, cuda_tile_matmul_m1 and the op fixtures' MatMuls: M <= 16.
+    QVERIFY2(small_.size() >= 50, qPrintable(QString("only %1 small-M stages").arg(small_.size())));
+    qInfo("%zu tiled, %zu small-M MatMul stages, %zu split-reduction stages", tiled_.size(),
+          small_.size(), split_.size());
   }
 
   void ptxasAcceptsEveryStageForSm80AndSm90() {
@@ -171,6 +182,17 @@ class CudaPtxasTest : public QObject {
       }
       qInfo("%s: %zu stages with 128-bit vectors, at most %d registers, no spills", sm,
             vector_.size(), vectorRegs);
+      // Split reductions and small-M MatMuls keep their accumulators in registers too.
+      for (const auto& [what, names] :
+           {std::pair{"split-reduction", &split_}, std::pair{"small-M MatMul", &small_}}) {
+        int regs = 0;
+        for (const std::string& name : *names) {
+          const PtxasFigures& t = rep.functions.at(name);
+          QVERIFY2(t.spillStores == 0 && t.spillLoads == 0, name.c_str());
+          regs = std::max(regs, t.registers);
+        }
+        qInfo("%s: %zu %s stages, at most %d registers, no spills", sm, names->size(), what, regs);
+      }
       qInfo("%s: %zu stages, registers %d..%d, %lld spilling (at most %lld bytes), ptxas %.1f s",
             sm, stages_.size(), minRegs, maxRegs, (long long)spilling, (long long)maxSpill,
             rep.seconds);

@@ -12,25 +12,10 @@
 #include <QtTest>
 
 #include "tests/support/cli_runner.h"
+#include "tests/support/python_package.h"
 
+using fuselens::test::packageDir;
 using fuselens::test::runCli;
-
-namespace {
-
-// The folder of an installed Python package, or empty.
-QString packageDir(const QString& pkg) {
-  QProcess p;
-  p.start("python3", {"-c",
-                      "import importlib.util as u, sys\n"
-                      "s = u.find_spec(sys.argv[1])\n"
-                      "print(s.submodule_search_locations[0] if s and "
-                      "s.submodule_search_locations else '')",
-                      pkg});
-  if (!p.waitForFinished(30000) || p.exitCode() != 0) return {};
-  return QString::fromUtf8(p.readAllStandardOutput()).trimmed();
-}
-
-}  // namespace
 
 class CudaRealworldExportTest : public QObject {
   Q_OBJECT

@@ -240,10 +240,16 @@ class CudaCTest : public QObject {
     size_t rowStages = 0;
     for (size_t at = 0; (at = program.find("one block per row", at)) != std::string::npos; ++at)
       ++rowStages;
-    // So must shared-memory tiled MatMul stages (codegen/cuda/cuda_matmul.cpp).
-    size_t tiledStages = 0;
-    for (size_t at = 0; (at = program.find("// tiled MatMul", at)) != std::string::npos; ++at)
-      ++tiledStages;
+    // So must shared-memory MatMul stages: 64x64 tiles (codegen/cuda/cuda_matmul.cpp)
+    // and, for M <= 16, the small-M stage (cuda_matmul_small.cpp); and long rows
+    // split across blocks (cuda_reduce_split.cpp).
+    auto count = [&](const std::string& marker) {
+      size_t n = 0;
+      for (size_t at = 0; (at = program.find(marker, at)) != std::string::npos; ++at) ++n;
+      return n;
+    };
+    const size_t tiledStages = count("// tiled MatMul"), smallStages = count("// small-M MatMul");
+    const size_t splitStages = count("// split reduction");
     // And stages with 128-bit accesses (codegen/cuda/cuda_vector.cpp), some with
     // a scalar tail (numel not a multiple of the lanes), some with an operand
     // read lane by lane (a broadcast or a transposed input), matching eager.
@@ -252,16 +258,19 @@ class CudaCTest : public QObject {
       ++vectorStages;
     qInfo(
         "%zu kernels from %d fixtures, %zu tensors compared, %zu one-block-per-row stages, "
-        "%zu tiled MatMul stages, %zu 128-bit vector stages (matching eager: %zu outputs with "
-        "a scalar tail, %zu with scalar operands)",
-        cases_.size(), fixtures_, compared, rowStages, tiledStages, vectorStages, tails, scalars);
+        "%zu tiled and %zu small-M MatMul stages, %zu split-reduction stages, %zu 128-bit "
+        "vector stages (matching eager: %zu outputs with a scalar tail, %zu with scalar operands)",
+        cases_.size(), fixtures_, compared, rowStages, tiledStages, smallStages, splitStages,
+        vectorStages, tails, scalars);
     QVERIFY2(vectorStages >= 50, qPrintable(QString("only %1 vector stages").arg(vectorStages)));
     QVERIFY2(tails >= 5 && scalars >= 5,
              qPrintable(QString("vector stages checked: %1 with a tail, %2 with scalar operands")
                             .arg(tails)
                             .arg(scalars)));
     QVERIFY2(rowStages >= 20, qPrintable(QString("only %1 block-row stages").arg(rowStages)));
-    QVERIFY2(tiledStages >= 10, qPrintable(QString("only %1 tiled stages").arg(tiledStages)));
+    QVERIFY2(tiledStages >= 4, qPrintable(QString("only %1 tiled stages").arg(tiledStages)));
+    QVERIFY2(smallStages >= 15, qPrintable(QString("only %1 small-M stages").arg(smallStages)));
+    QVERIFY2(splitStages >= 14, qPrintable(QString("only %1 split stages").arg(splitStages)));
     QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join("\n")));
   }
 
