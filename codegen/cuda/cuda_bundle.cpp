@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "codegen/cuda/cuda_cublaslt.h"
 #include "codegen/export/export_c.h"
 #include "core/io/npy.h"
 #include "core/support/atomic_file.h"
@@ -90,6 +91,8 @@ std::string manifestJson(const Graph& g, const CudaLaunchPlan& plan, const CudaB
          {"origins",
           origins == data.origins.end() ? std::vector<std::string>{node.name} : origins->second},
          {"kernels", nlohmann::json::array({kernelJson})}});
+    if (nlohmann::json lib = cudaLibraryJson(plan, k); !lib.is_null())
+      groups.back()["library"] = lib;
   }
   nlohmann::json m = {{"format", "fuselens-cuda-bundle-1"},
                       {"name", name},
@@ -149,7 +152,8 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
   FL_RETURN_IF_ERROR(write(name + "_launcher.h", cudaLauncherHeader(plan, name)));
   FL_RETURN_IF_ERROR(write(name + "_launcher.cu", cudaLauncherSource(plan, name)));
   FL_RETURN_IF_ERROR(write(name + "_runner.cu", cudaBundleRunnerSource(name)));
-  FL_RETURN_IF_ERROR(write("CMakeLists.txt", cudaBundleCMake(name)));
+  const bool lt = cudaLibraryUsed(plan);
+  FL_RETURN_IF_ERROR(write("CMakeLists.txt", cudaBundleCMake(name) + cudaLibraryCMake(lt, name)));
   FL_RETURN_IF_ERROR(
       write("build.sh",
             "#!/bin/sh\n# Builds lib" + name + ".so and " + name +
@@ -157,8 +161,9 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
                 "NVCC=${NVCC:-nvcc}\nARCH=${ARCH:-\"-gencode arch=compute_80,code=sm_80 -gencode "
                 "arch=compute_90,code=sm_90\"}\n"
                 "$NVCC -O3 -std=c++17 $ARCH -shared -Xcompiler -fPIC -cudart static -o lib" +
-                name + ".so " + name + "_launcher.cu\n$NVCC -O3 -std=c++17 -o " + name +
-                "_runner " + name + "_runner.cu -L. -l" + name + " -Xlinker -rpath,'$ORIGIN'\n"));
+                name + ".so " + name + "_launcher.cu" + (lt ? " -lcublasLt" : "") +
+                "\n$NVCC -O3 -std=c++17 -o " + name + "_runner " + name + "_runner.cu -L. -l" +
+                name + " -Xlinker -rpath,'$ORIGIN'\n"));
   std::error_code ec;
   fs::permissions(fs::path(dir) / "build.sh", fs::perms::owner_exec | fs::perms::group_exec,
                   fs::perm_options::add, ec);
@@ -182,6 +187,7 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
     FL_RETURN_IF_ERROR(npy(base + ".exact.npy", asF64(data.exact[i])));
     FL_RETURN_IF_ERROR(npy(base + ".sample.npy", asF64(data.sample[i])));
   }
+  if (!plan.library.empty()) FL_RETURN_IF_ERROR(write("library.tsv", cudaLibraryTable(plan)));
   FL_RETURN_IF_ERROR(write("manifest.json", manifestJson(g, plan, data, name)));
   return files;
 }

@@ -22,18 +22,24 @@ class CudaBundleTest : public QObject {
   void buildsWithNvccAlone_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("name");
+    QTest::addColumn<QStringList>("args");
     QTest::newRow("mlp") << "samples/mlp.onnx"
-                         << "mlp";
+                         << "mlp" << QStringList();
     QTest::newRow("conv_basic") << "tests/fixtures/conv_basic/model.onnx"
-                                << "conv";
+                                << "conv" << QStringList();
+    // Gemm groups offloaded to cuBLASLt: lib<name>.so links libcublasLt.
+    QTest::newRow("mlp_cublaslt") << "samples/mlp.onnx"
+                                  << "mlp" << QStringList{"--cuda-library", "cublaslt"};
   }
 
   void buildsWithNvccAlone() {
     QFETCH(QString, model);
     QFETCH(QString, name);
+    QFETCH(QStringList, args);
     QTemporaryDir dir;
-    auto r = runCli({"export", model, "--target", "cuda", "--out", dir.path(), "--name", name,
-                     "--ptxas", "none"});
+    auto r = runCli(QStringList{"export", model, "--target", "cuda", "--out", dir.path(), "--name",
+                                name, "--ptxas", "none"} +
+                    args);
     QVERIFY2(r.code == 0, qPrintable(r.err));
 
     QFile mf(dir.filePath("manifest.json"));
