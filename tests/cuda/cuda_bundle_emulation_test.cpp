@@ -138,8 +138,8 @@ class CudaBundleEmulationTest : public QObject {
     QTest::addColumn<QStringList>("epilogues");  // of the offloaded groups, sorted
     QTest::addColumn<QString>("whyGenerated");   // part of a MatMul group's reason to stay
     QTest::newRow("mlp_gemm_bias_relu")
-        << "samples/mlp.onnx" << QStringList()
-        << QStringList{"CUBLASLT_EPILOGUE_RELU_BIAS"} << "its epilogue has Tanh";
+        << "samples/mlp.onnx" << QStringList() << QStringList{"CUBLASLT_EPILOGUE_RELU_BIAS"}
+        << "its epilogue has Tanh";
     QTest::newRow("matmul_bias_relu") << "samples/matmul_bias_relu.onnx" << QStringList()
                                       << QStringList{"CUBLASLT_EPILOGUE_RELU_BIAS"} << "";
     QTest::newRow("gemm_transB") << "tests/fixtures/cuda_tile_gemm_transB_65x130x17/model.onnx"
