@@ -2,8 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <mutex>
-#include <type_traits>
+#include <utility>
 
 namespace fuselens::cublaslt {
 namespace {
@@ -13,38 +12,41 @@ struct Loaded {
   std::string error;
 };
 
+// The first soname that loads, its entry points resolved; the first failure
+// becomes the one sentence library() gives.
+Loaded load() {
+  Loaded l;
+  void* lib = nullptr;
+  for (const char* name : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"})
+    if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+  if (!lib) {
+    l.error =
+        "no cuBLASLt: libcublasLt.so.13 cannot be loaded (install the CUDA toolkit's cuBLAS "
+        "or put its lib64 on LD_LIBRARY_PATH)";
+    return l;
+  }
+  const std::pair<void**, const char*> entries[] = {
+      {reinterpret_cast<void**>(&l.api.create), "cublasLtCreate"},
+      {reinterpret_cast<void**>(&l.api.destroy), "cublasLtDestroy"},
+      {reinterpret_cast<void**>(&l.api.descCreate), "cublasLtMatmulDescCreate"},
+      {reinterpret_cast<void**>(&l.api.descSetAttribute), "cublasLtMatmulDescSetAttribute"},
+      {reinterpret_cast<void**>(&l.api.descDestroy), "cublasLtMatmulDescDestroy"},
+      {reinterpret_cast<void**>(&l.api.layoutCreate), "cublasLtMatrixLayoutCreate"},
+      {reinterpret_cast<void**>(&l.api.layoutSetAttribute), "cublasLtMatrixLayoutSetAttribute"},
+      {reinterpret_cast<void**>(&l.api.layoutDestroy), "cublasLtMatrixLayoutDestroy"},
+      {reinterpret_cast<void**>(&l.api.prefCreate), "cublasLtMatmulPreferenceCreate"},
+      {reinterpret_cast<void**>(&l.api.prefSetAttribute), "cublasLtMatmulPreferenceSetAttribute"},
+      {reinterpret_cast<void**>(&l.api.prefDestroy), "cublasLtMatmulPreferenceDestroy"},
+      {reinterpret_cast<void**>(&l.api.getHeuristic), "cublasLtMatmulAlgoGetHeuristic"},
+      {reinterpret_cast<void**>(&l.api.matmul), "cublasLtMatmul"}};
+  for (const auto& [slot, name] : entries)
+    if (!(*slot = dlsym(lib, name)) && l.error.empty())
+      l.error = std::string("no usable cuBLASLt: it lacks ") + name;
+  return l;
+}
+
 const Loaded& loaded() {
-  static Loaded l;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* lib = nullptr;
-    for (const char* name : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"})
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
-    if (!lib) {
-      l.error =
-          "no cuBLASLt: libcublasLt.so.13 cannot be loaded (install the CUDA toolkit's cuBLAS "
-          "or put its lib64 on LD_LIBRARY_PATH)";
-      return;
-    }
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      if (!fn && l.error.empty()) l.error = std::string("no usable cuBLASLt: it lacks ") + name;
-    };
-    Api& a = l.api;
-    sym(a.create, "cublasLtCreate");
-    sym(a.destroy, "cublasLtDestroy");
-    sym(a.descCreate, "cublasLtMatmulDescCreate");
-    sym(a.descSetAttribute, "cublasLtMatmulDescSetAttribute");
-    sym(a.descDestroy, "cublasLtMatmulDescDestroy");
-    sym(a.layoutCreate, "cublasLtMatrixLayoutCreate");
-    sym(a.layoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
-    sym(a.layoutDestroy, "cublasLtMatrixLayoutDestroy");
-    sym(a.prefCreate, "cublasLtMatmulPreferenceCreate");
-    sym(a.prefSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
-    sym(a.prefDestroy, "cublasLtMatmulPreferenceDestroy");
-    sym(a.getHeuristic, "cublasLtMatmulAlgoGetHeuristic");
-    sym(a.matmul, "cublasLtMatmul");
-  });
+  static const Loaded l = load();  // once per process, thread-safe
   return l;
 }
 
