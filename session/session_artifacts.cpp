@@ -157,10 +157,16 @@ Expected<ExportFiles> Session::exportCuda(const CudaExportRequest& request,
   if (!r) return r.status();
   if (!r->ptxSkipped.empty()) note += (note.empty() ? "" : "; ") + ("no .ptx: " + r->ptxSkipped);
   ExportFiles files{r->files, note, {}};
-  for (const CudaRegisterVerdict& v : r->registers) {
-    files.note += (files.note.empty() ? "" : "; ") + ("ptxas: " + v.sentence);
+  // A large model may have dozens: the first three are named, the rest counted.
+  constexpr size_t kNamed = 3;
+  for (size_t i = 0; i < r->registers.size(); ++i) {
+    const CudaRegisterVerdict& v = r->registers[i];
+    if (i < kNamed) files.note += (files.note.empty() ? "" : "; ") + ("ptxas: " + v.sentence);
     if (!v.splitAt.empty()) files.cudaSplits.push_back(v.splitAt);
   }
+  if (r->registers.size() > kNamed)
+    files.note += "; and " + std::to_string(r->registers.size() - kNamed) +
+                  " more kernels over their register budget (manifest.json has every figure)";
   return files;
 }
 
