@@ -144,6 +144,12 @@ class CudaBundleEmulationTest : public QObject {
                                       << QStringList{"CUBLASLT_EPILOGUE_RELU_BIAS"} << "";
     QTest::newRow("gemm_transB") << "tests/fixtures/cuda_tile_gemm_transB_65x130x17/model.onnx"
                                  << QStringList() << QStringList{"CUBLASLT_EPILOGUE_BIAS"} << "";
+    QTest::newRow("bias_gelu_tanh")
+        << "tests/fixtures/cuda_lt_matmul_bias_gelu_tanh_17x65x130/model.onnx" << QStringList()
+        << QStringList{"CUBLASLT_EPILOGUE_GELU_BIAS"} << "";
+    QTest::newRow("batched_a_shared_b_bias")
+        << "tests/fixtures/cuda_lt_batched_matmul_bias_2x17x33x40/model.onnx" << QStringList()
+        << QStringList{"CUBLASLT_EPILOGUE_BIAS"} << "";
     QTest::newRow("batched_gelu_residual_stays_generated")
         << "tests/fixtures/cuda_tile_batched_gelu_residual_2x3x17x65x66/model.onnx" << QStringList()
         << QStringList() << "exact (erf) GELU";
