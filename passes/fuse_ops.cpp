@@ -254,6 +254,14 @@ class FusionPlanner {
                                       label(pn), label(cn), opts_.multiAnchor)
                         : decideKinds(e);
     if (!v.accepted) return v;
+    if (const std::string& at = memberAt(cn, edge, false).name; opts_.split.count(at))
+      return {false, FusionRule::CudaSpills,
+              "ptxas found the kernel that fused " + label(pn) + " into " + label(cn) +
+                  " spilling registers on the GPU (or over its launch's register budget), so "
+                  "the group is split before " +
+                  at,
+              "this split comes from `export --target cuda --cuda-register-feedback`; drop " + at +
+                  " from fuse-ops{split=...} to fuse it again"};
     if (kinds_[cn.id.index] <= PatternKind::Broadcast)  // shares the consumer's loop nest
       if (auto dyn = dynamicDim(g_, edge, cn, label(pn), label(cn))) return *dyn;
     int64_t total = sets_.size(pn.id.index) + sets_.size(cn.id.index);

@@ -14,6 +14,10 @@
 // LayerNorm's mean and variance); codegen lowers them as consecutive stages of
 // one kernel. With multi-anchor=0 (one anchor per kernel, as before that
 // lowering existed) such edges are rejected with rule reduce-chain.
+// split (node names joined by ';'): every edge into a named node is rejected
+// with rule cuda-spills, so a group starts there; `export --target cuda
+// --cuda-register-feedback` writes it for groups whose kernel ptxas found
+// spilling (codegen/cuda/cuda_register_feedback.h).
 //
 // Pattern groups from fuse-patterns (Fused nodes with kind "pattern-...") are
 // one node each to fuse-ops, of the strongest kind in their body: they take
@@ -21,6 +25,9 @@
 // split, and a group that gains ops is outlined flat with its pattern kind.
 // Other Fused nodes are left alone (already-fused).
 #pragma once
+
+#include <set>
+#include <string>
 
 #include "passes/pass.h"
 
@@ -32,6 +39,10 @@ struct FuseOpsOptions {
   std::string target = "cpu";
   int64_t liveBudget = 32;
   bool multiAnchor = true;
+  // Node names where a group must start (option split=A;B, rule cuda-spills):
+  // every edge into them is rejected. Written by the ptxas feedback of
+  // `export --target cuda` for kernels that spilled.
+  std::set<std::string> split;
 };
 
 // The live-value budget a target gets when none is given.

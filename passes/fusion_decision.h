@@ -46,6 +46,8 @@ enum class FusionRule {
   PatternMatMulBiasAct,
   PatternGelu,
   PatternSilu,
+  // rejected (fuse-ops): ptxas said the kernel of the group spills (split=)
+  CudaSpills,
 };
 
 // The display id of a rule: "producer-has-other-users".

@@ -54,6 +54,7 @@ constexpr RuleRow kRules[] = {
     {FusionRule::PatternMatMulBiasAct, "pattern-matmul-bias-act"},
     {FusionRule::PatternGelu, "pattern-gelu"},
     {FusionRule::PatternSilu, "pattern-silu"},
+    {FusionRule::CudaSpills, "cuda-spills"},  // split= from ptxas feedback (export --target cuda)
 };
 
 }  // namespace

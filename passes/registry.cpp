@@ -1,6 +1,7 @@
 // The pass table. Adding a pass: its file, and one row here.
 #include "passes/registry.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "passes/const_fold.h"
@@ -46,7 +47,7 @@ std::vector<PassInfo> buildRegistry() {
        [](const PassOptions&) { return make(new DcePass()); }},
       {"fuse-ops",
        "fuse elementwise chains and anchor ops with their epilogues (TVM FuseOps)",
-       {"max-ops", "max-inputs", "target", "live-budget", "multi-anchor"},
+       {"max-ops", "max-inputs", "target", "live-budget", "multi-anchor", "split"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          FuseOpsOptions f;
          auto t = o.find("target");
@@ -63,6 +64,12 @@ std::vector<PassInfo> buildRegistry() {
            if (!*e) return e->status();
          f.multiAnchor = *multi != 0;
          f.maxOps = *maxOps, f.maxInputs = *maxInputs, f.liveBudget = *live;
+         if (auto s = o.find("split"); s != o.end())
+           for (size_t at = 0; at <= s->second.size();) {
+             size_t end = std::min(s->second.find(';', at), s->second.size());
+             if (end > at) f.split.insert(s->second.substr(at, end - at));
+             at = end + 1;
+           }
          return make(new FuseOpsPass(f));
        }},
       {"layout",

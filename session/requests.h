@@ -49,11 +49,20 @@ struct CudaExportRequest {
   std::string name = "model";
   std::string arch = "compute_90";
   std::vector<std::string> ptxasArchs = {"sm_80", "sm_90"};  // empty: no ptxas figures
+  // MatMul/Gemm groups through cuBLASLt (codegen/cuda/cuda_cublaslt.h): "none"
+  // or "cublaslt", and per group NAME=cublaslt|generated overriding it.
+  std::string library = "none";
+  std::vector<std::string> libraryGroups;
+  // Registers per thread a kernel may use before ptxas feedback splits its
+  // group (codegen/cuda/cuda_register_feedback.h); 0: its launch's limit.
+  int64_t registerBudget = 0;
 };
 
 struct ExportFiles {
   std::vector<std::string> files;  // written, in order
   std::string note;                // e.g. why no .ptx was written; empty when none
+  // CUDA: group members ptxas feedback would split before (fuse-ops{split=...}).
+  std::vector<std::string> cudaSplits;
 };
 
 struct TuneRequest {

@@ -118,6 +118,10 @@ Expected<ExportFiles> Session::exportCuda(const CudaExportRequest& request,
                                           const Progress& progress, const CancelToken& cancel) {
   if (!model_) return Expected<ExportFiles>::error("no model is open");
   CudaExportOptions o{request.outDir, request.name, request.arch, request.ptxasArchs};
+  auto library = parseCudaLibraryOptions(request.library, request.libraryGroups);
+  if (!library) return library.status();
+  o.library = std::move(*library);
+  o.registerBudget = request.registerBudget;
   if (!snapshots_.empty()) o.bufferPlan = snapshots_.back().record.bufferPlan;
   // What the bundle's `verify` runs on: seeded inputs and, per output, the
   // exact (f64) and f32-sample runs the rounding verdicts stand on.
@@ -154,7 +158,18 @@ Expected<ExportFiles> Session::exportCuda(const CudaExportRequest& request,
   auto r = fuselens::exportCuda(g, o, std::move(data), progress, cancel);
   if (!r) return r.status();
   if (!r->ptxSkipped.empty()) note += (note.empty() ? "" : "; ") + ("no .ptx: " + r->ptxSkipped);
-  return ExportFiles{r->files, note};
+  ExportFiles files{r->files, note, {}};
+  // A large model may have dozens: the first three are named, the rest counted.
+  constexpr size_t kNamed = 3;
+  for (size_t i = 0; i < r->registers.size(); ++i) {
+    const CudaRegisterVerdict& v = r->registers[i];
+    if (i < kNamed) files.note += (files.note.empty() ? "" : "; ") + ("ptxas: " + v.sentence);
+    if (!v.splitAt.empty()) files.cudaSplits.push_back(v.splitAt);
+  }
+  if (r->registers.size() > kNamed)
+    files.note += "; and " + std::to_string(r->registers.size() - kNamed) +
+                  " more kernels over their register budget (manifest.json has every figure)";
+  return files;
 }
 
 Expected<std::vector<KernelTuneResult>> Session::tune(const TuneRequest& request,

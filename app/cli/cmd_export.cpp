@@ -7,6 +7,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "session/cuda_feedback.h"
 
 namespace fuselens::cli {
 namespace {
@@ -23,6 +24,10 @@ struct ExportArgs {
   std::string target = "cpu";
   std::string arch = "compute_90";
   std::vector<std::string> ptxas = {"sm_80", "sm_90"};
+  std::string cudaLibrary = "none";
+  std::vector<std::string> cudaLibraryGroups;
+  bool registerFeedback = false;
+  int64_t registerBudget = 0;
   std::string cpu = "native";
   std::string precision = "f32";
 };
@@ -33,18 +38,53 @@ std::vector<std::string> ptxasArchs(const std::vector<std::string>& given) {
   return given;
 }
 
+// At most this many re-runs of the pipeline for ptxas feedback.
+constexpr int kFeedbackRounds = 3;
+
+// export --target cuda; with --cuda-register-feedback, while ptxas finds
+// kernels that spill (or exceed the register budget), the pipeline runs again
+// with their groups split (fuse-ops{split=...}, rule cuda-spills) and the
+// bundle is written again.
+int runCudaExport(const ExportArgs& a, std::string pipeline) {
+  for (int round = 0;; ++round) {
+    Session s;
+    if (Status st = openAndOptimize(s, a.model, pipeline, a.dims, a.shapes); !st) return fail(st);
+    auto r = s.exportCuda(CudaExportRequest{a.out, a.name, a.arch, ptxasArchs(a.ptxas),
+                                            a.cudaLibrary, a.cudaLibraryGroups, a.registerBudget},
+                          terminalProgress(), interruptToken());
+    if (!r) return fail(r.status());
+    std::string next;
+    if (a.registerFeedback && !r->cudaSplits.empty() && round < kFeedbackRounds) {
+      auto split = withFuseOpsSplit(pipeline, r->cudaSplits);
+      if (split)
+        next = *split;
+      else
+        r->note += (r->note.empty() ? "" : "; ") + split.message();
+    }
+    if (next.empty()) {
+      for (const std::string& f : r->files) std::cout << f << "\n";
+      if (!r->note.empty()) std::cerr << "note: " << r->note << "\n";
+      if (round > 0)
+        std::cerr << "note: ptxas feedback ran the pipeline " << round + 1
+                  << " times; `explain` with --passes '" << pipeline
+                  << "' shows the splits (rule cuda-spills)\n";
+      return kExitOk;
+    }
+    std::cerr << "note: ptxas feedback, round " << round + 1 << ": " << r->note << "\n";
+    pipeline = next;
+  }
+}
+
 int runExport(const ExportArgs& a) {
   // A bad --cpu fails before the model is read.
   if (Status st = Session::checkCpuName(a.cpu); !st) return fail(st);
   auto passes = pipelineWithPrecision(a.passes, a.precision);
   if (!passes) return fail(passes.status());
+  if (a.target == "cuda") return runCudaExport(a, *passes);
   Session s;
   if (Status st = openAndOptimize(s, a.model, *passes, a.dims, a.shapes); !st) return fail(st);
-  auto r = a.target == "cuda"
-               ? s.exportCuda(CudaExportRequest{a.out, a.name, a.arch, ptxasArchs(a.ptxas)},
-                              terminalProgress(), interruptToken())
-               : s.exportCpu(CpuExportRequest{a.out, a.name, a.opt, a.cpu, a.tuningLog, !a.noLink},
-                             terminalProgress(), interruptToken());
+  auto r = s.exportCpu(CpuExportRequest{a.out, a.name, a.opt, a.cpu, a.tuningLog, !a.noLink},
+                       terminalProgress(), interruptToken());
   if (!r) return fail(r.status());
   for (const std::string& f : r->files) std::cout << f << "\n";
   if (!r->note.empty()) std::cerr << "note: " << r->note << "\n";
@@ -80,6 +120,22 @@ void addExportCommand(CLI::App& app, int& exitCode) {
                   "for --target cuda: the SM architectures ptxas -v reports registers and spills "
                   "for (default sm_80,sm_90; none to skip)")
       ->delimiter(',');
+  cmd->add_option("--cuda-library", args->cudaLibrary,
+                  "for --target cuda: cublaslt runs every MatMul/Gemm group whose epilogue "
+                  "cuBLASLt expresses (bias, ReLU, GELU) as one cublasLtMatmul; none (default) "
+                  "keeps the generated kernels. manifest.json says per group which and why")
+      ->check(CLI::IsMember({"none", "cublaslt"}));
+  cmd->add_option("--cuda-library-group", args->cudaLibraryGroups,
+                  "for --target cuda: NAME=cublaslt or NAME=generated for one group (repeatable), "
+                  "over --cuda-library");
+  cmd->add_flag("--cuda-register-feedback", args->registerFeedback,
+                "for --target cuda: when ptxas -v finds a kernel that spills or uses more "
+                "registers than its launch allows, run the pipeline again with that group split "
+                "(fuse-ops{split=...}, rule cuda-spills; up to 3 rounds)");
+  cmd->add_option("--cuda-register-budget", args->registerBudget,
+                  "for --target cuda: registers per thread a kernel may use before ptxas "
+                  "feedback splits it (default: 65536 / its block size, at most 255)")
+      ->check(CLI::Range(int64_t(1), int64_t(255)));
   cmd->callback([args, &exitCode] { exitCode = runExport(*args); });
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "codegen/cuda/cuda_cublaslt.h"
 #include "codegen/export/export_c.h"
 #include "core/io/npy.h"
 #include "core/support/atomic_file.h"
@@ -91,6 +92,8 @@ std::string manifestJson(const Graph& g, const CudaLaunchPlan& plan, const CudaB
          {"origins",
           origins == data.origins.end() ? std::vector<std::string>{node.name} : origins->second},
          {"kernels", nlohmann::json::array({kernelJson})}});
+    if (nlohmann::json lib = cudaLibraryJson(plan, k); !lib.is_null())
+      groups.back()["library"] = lib;
   }
   nlohmann::json m = {{"format", "fuselens-cuda-bundle-1"},
                       {"name", name},
@@ -150,7 +153,8 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
   FL_RETURN_IF_ERROR(write(name + "_launcher.h", cudaLauncherHeader(plan, name)));
   FL_RETURN_IF_ERROR(write(name + "_launcher.cu", cudaLauncherSource(plan, name)));
   FL_RETURN_IF_ERROR(write(name + "_runner.cu", cudaBundleRunnerSource(name)));
-  FL_RETURN_IF_ERROR(write("CMakeLists.txt", cudaBundleCMake(name)));
+  const bool lt = cudaLibraryUsed(plan);
+  FL_RETURN_IF_ERROR(write("CMakeLists.txt", cudaBundleCMake(name) + cudaLibraryCMake(lt, name)));
   FL_RETURN_IF_ERROR(
       write("build.sh",
             "#!/bin/sh\n# Builds lib" + name + ".so and " + name +
@@ -158,8 +162,9 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
                 "NVCC=${NVCC:-nvcc}\nARCH=${ARCH:-\"-gencode arch=compute_80,code=sm_80 -gencode "
                 "arch=compute_90,code=sm_90\"}\n"
                 "$NVCC -O3 -std=c++17 $ARCH -shared -Xcompiler -fPIC -cudart static -o lib" +
-                name + ".so " + name + "_launcher.cu\n$NVCC -O3 -std=c++17 -o " + name +
-                "_runner " + name + "_runner.cu -L. -l" + name + " -Xlinker -rpath,'$ORIGIN'\n"));
+                name + ".so " + name + "_launcher.cu" + (lt ? " -lcublasLt" : "") +
+                "\n$NVCC -O3 -std=c++17 -o " + name + "_runner " + name + "_runner.cu -L. -l" +
+                name + " -Xlinker -rpath,'$ORIGIN'\n"));
   std::error_code ec;
   fs::permissions(fs::path(dir) / "build.sh", fs::perms::owner_exec | fs::perms::group_exec,
                   fs::perm_options::add, ec);
@@ -186,6 +191,7 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
   if (data.storage != DType::F32 && !data.exact.empty())
     FL_RETURN_IF_ERROR(
         write("reference/storage.txt", std::to_string(cDTypeCode(data.storage)) + "\n"));
+  if (!plan.library.empty()) FL_RETURN_IF_ERROR(write("library.tsv", cudaLibraryTable(plan)));
   FL_RETURN_IF_ERROR(write("manifest.json", manifestJson(g, plan, data, name)));
   return files;
 }

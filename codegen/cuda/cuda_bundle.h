@@ -17,6 +17,9 @@
 //   reference/<i>.exact.npy, <i>.sample.npy   per output, the f64 run and the
 //                         f32-summing sample (as f64): what rounding verdicts need
 //   manifest.json         groups -> kernels -> launch configuration -> origins
+//                         (and, with --cuda-library, per group "library": cuBLASLt
+//                         and its epilogue, or why the generated kernel stays)
+//   library.tsv           with --cuda-library: the same per kernel, for tests/gpu/run_on_gpu.sh
 #pragma once
 
 #include <map>

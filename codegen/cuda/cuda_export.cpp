@@ -165,6 +165,7 @@ Expected<CudaExportResult> exportCudaFiles(const Graph& g, const CudaExportOptio
                            "--ptxas");
   auto plan = planCudaLaunches(g, opts.bufferPlan, progress, cancel);
   if (!plan) return plan.status();
+  FL_RETURN_IF_ERROR(applyCudaLibrary(g, *plan, opts.library));
   const CudaModuleSource& m = plan->module;
   CudaExportResult r;
   const std::string base = (std::filesystem::path(opts.outDir) / opts.name).string();
@@ -181,6 +182,7 @@ Expected<CudaExportResult> exportCudaFiles(const Graph& g, const CudaExportOptio
       auto figures = ptxasFigures(m.source, opts.ptxasArchs, opts.name + ".cu", opts.arch, *ptx);
       if (!figures) return figures.status();
       data.ptxas = std::move(*figures);
+      r.registers = cudaRegisterFeedback(g, *plan, data.ptxas, opts.registerBudget);
       FL_RETURN_IF_ERROR(writeDeviceBinaries(base, *ptx, opts.arch, data.ptxas, r));
     }
   }

@@ -13,6 +13,8 @@
 
 #include "codegen/cuda/cuda_bundle.h"
 #include "codegen/cuda/cuda_c.h"
+#include "codegen/cuda/cuda_cublaslt.h"
+#include "codegen/cuda/cuda_register_feedback.h"
 
 namespace fuselens {
 
@@ -22,11 +24,15 @@ struct CudaExportOptions {
   std::string arch = "compute_90";  // NVRTC's virtual architecture for the .ptx
   std::vector<std::string> ptxasArchs = {"sm_80", "sm_90"};
   std::shared_ptr<const BufferPlan> bufferPlan;  // the memory-plan pass's, when it ran
+  CudaLibraryOptions library;                    // MatMul/Gemm groups offloaded to cuBLASLt
+  int64_t registerBudget = 0;  // registers per thread a kernel may use; 0: its launch's limit
 };
 
 struct CudaExportResult {
   std::vector<std::string> files;  // written, in order
   std::string ptxSkipped;  // why no .ptx (or no ptxas figures) was written; empty when it was
+  // Kernels ptxas found spilling or over budget (cuda_register_feedback.h).
+  std::vector<CudaRegisterVerdict> registers;
 };
 
 // `data` holds what the bundle's verify runs on (inputs, references) and the

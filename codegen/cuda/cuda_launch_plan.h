@@ -31,6 +31,15 @@ struct CudaTensorSpec {
   int64_t bytes = 0;
 };
 
+struct CudaLibraryCall;  // cuda_cublaslt.h
+
+// Per kernel when library offload was asked for (cuda_cublaslt.h): the call
+// that replaces its stages, or why the generated kernel runs.
+struct CudaLibraryChoice {
+  std::shared_ptr<const CudaLibraryCall> call;  // null: the generated kernel runs
+  std::string why;                              // one sentence when call is null
+};
+
 struct CudaLaunchPlan {
   CudaModuleSource module;
   std::vector<std::vector<CudaArg>> args;  // per kernel: its params, then the scratch pointer
@@ -48,6 +57,8 @@ struct CudaLaunchPlan {
   // Per kernel: {M, N, K} when its group computes a MatMul or Gemm (what a
   // cuBLASLt baseline is timed with), else empty.
   std::vector<std::vector<int64_t>> gemmShapes;
+  // Per kernel (empty: no offload asked): see applyCudaLibrary in cuda_cublaslt.h.
+  std::vector<CudaLibraryChoice> library;
 };
 
 // Emits the CUDA module of `g` and places every argument, the arena laid out

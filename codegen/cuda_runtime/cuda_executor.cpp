@@ -1,6 +1,7 @@
 #include "codegen/cuda_runtime/cuda_executor.h"
 
 #include "codegen/cuda_runtime/cuda_driver.h"
+#include "codegen/cuda_runtime/cuda_lt_run.h"
 
 namespace fuselens {
 namespace {
@@ -116,6 +117,15 @@ Expected<CudaRunResult> runOnCuda(const CudaLaunchPlan& plan, const std::string&
     }
     return 0;
   };
+  // Kernels the plan offloads run as cublasLtMatmul calls (cuda_lt_run.h).
+  std::unique_ptr<CudaLtRun> lt;
+  if (cudaLibraryUsed(plan)) {
+    auto ws = run.alloc(kCudaLtWorkspaceBytes);
+    if (!ws) return ws.status();
+    auto opened = CudaLtRun::open(*ws, kCudaLtWorkspaceBytes);
+    if (!opened) return opened.status();
+    lt = std::move(*opened);
+  }
   std::vector<Handle> marks;
   for (size_t k = 0; k <= plan.module.kernels.size(); ++k) {
     auto e = run.event();
@@ -129,6 +139,11 @@ Expected<CudaRunResult> runOnCuda(const CudaLaunchPlan& plan, const std::string&
     std::vector<void*> params;
     for (DevicePtr& v : values) params.push_back(&v);
     FL_RETURN_IF_ERROR(run.check(a.eventRecord(marks[k], run.stream()), "record an event"));
+    if (const CudaLibraryCall* c = k < plan.library.size() ? plan.library[k].call.get() : nullptr) {
+      FL_RETURN_IF_ERROR(lt->run(*c, where(c->a), where(c->b), c->hasBias ? where(c->bias) : 0,
+                                 where(c->y), run.stream()));
+      continue;
+    }
     for (const CudaStage& st : plan.module.kernels[k].stages) {
       auto f = run.function(st.name);
       if (!f) return f.status();

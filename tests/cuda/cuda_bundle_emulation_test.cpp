@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "codegen/cuda/cuda_c.h"
+#include "codegen/cuda/cuda_cublaslt.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/python_package.h"
 
@@ -64,7 +65,8 @@ inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyK
 QString emulatedVerify(const QString& dir, int blockCap, bool* passed) {
   *passed = false;
   QDir(dir).mkdir("emu");
-  std::ofstream(QDir(dir).filePath("emu/cuda_runtime.h").toStdString()) << kRuntime;
+  std::ofstream(QDir(dir).filePath("emu/cuda_runtime.h").toStdString())
+      << kRuntime << fuselens::cudaLibraryHostEmulation();
   std::ofstream(QDir(dir).filePath("emu/fl_emu_prelude.h").toStdString())
       << "#pragma once\n"
       << fuselens::cudaHostEmulationPrelude();
@@ -208,6 +210,115 @@ class CudaBundleEmulationTest : public QObject {
           }
     if (measured == 0) QSKIP("ptxas not installed: no figures");
     qInfo("%d ptxas figures for the f16 MLP", measured);
+  }
+
+  // Library offload (codegen/cuda/cuda_cublaslt.h): groups cuBLASLt can
+  // express become one FL_LT_MATMUL call, which the emulation answers with
+  // the reference GEMM of the same epilogue; the bundle must still PASS, and
+  // manifest.json must say per group which engine and epilogue, or why not.
+  void offloadedBundleVerifiesOnTheHost_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QStringList>("epilogues");  // of the offloaded groups, sorted
+    QTest::addColumn<QString>("whyGenerated");   // part of a MatMul group's reason to stay
+    QTest::newRow("mlp_gemm_bias_relu")
+        << "samples/mlp.onnx" << QStringList() << QStringList{"CUBLASLT_EPILOGUE_RELU_BIAS"}
+        << "its epilogue has Tanh";
+    QTest::newRow("matmul_bias_relu") << "samples/matmul_bias_relu.onnx" << QStringList()
+                                      << QStringList{"CUBLASLT_EPILOGUE_RELU_BIAS"} << "";
+    QTest::newRow("gemm_transB") << "tests/fixtures/cuda_tile_gemm_transB_65x130x17/model.onnx"
+                                 << QStringList() << QStringList{"CUBLASLT_EPILOGUE_BIAS"} << "";
+    QTest::newRow("bias_gelu_tanh")
+        << "tests/fixtures/cuda_lt_matmul_bias_gelu_tanh_17x65x130/model.onnx" << QStringList()
+        << QStringList{"CUBLASLT_EPILOGUE_GELU_BIAS"} << "";
+    QTest::newRow("batched_a_shared_b_bias")
+        << "tests/fixtures/cuda_lt_batched_matmul_bias_2x17x33x40/model.onnx" << QStringList()
+        << QStringList{"CUBLASLT_EPILOGUE_BIAS"} << "";
+    QTest::newRow("batched_gelu_residual_stays_generated")
+        << "tests/fixtures/cuda_tile_batched_gelu_residual_2x3x17x65x66/model.onnx" << QStringList()
+        << QStringList() << "exact (erf) GELU";
+    QTest::newRow("llama_block_batched_attention")
+        << "samples/llama_block.onnx" << QStringList{"--dim", "seq=17"}
+        << QStringList{"CUBLASLT_EPILOGUE_DEFAULT"} << "a residual add";
+  }
+
+  void offloadedBundleVerifiesOnTheHost() {
+    QFETCH(QString, model);
+    QFETCH(QStringList, args);
+    QFETCH(QStringList, epilogues);
+    QFETCH(QString, whyGenerated);
+    QTemporaryDir dir;
+    auto r = runCli(QStringList{"export", model, "--target", "cuda", "--out", dir.path(), "--ptxas",
+                                "none", "--cuda-library", "cublaslt"} +
+                    args);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QFile mf(dir.filePath("manifest.json"));
+    QVERIFY(mf.open(QIODevice::ReadOnly));
+    QStringList seen, reasons;
+    for (const auto& g : QJsonDocument::fromJson(mf.readAll()).object()["groups"].toArray()) {
+      const QJsonObject lib = g.toObject()["library"].toObject();
+      QVERIFY2(!lib.isEmpty(), "a group has no library entry");
+      if (lib["engine"].toString() == "cublaslt") {
+        if (!seen.contains(lib["epilogue"].toString())) seen << lib["epilogue"].toString();
+      } else if (g.toObject()["kernels"].toArray()[0].toObject().contains("gemm")) {
+        reasons << g.toObject()["node"].toString() + ": " + lib["why"].toString();
+      }
+    }
+    seen.sort();
+    QCOMPARE(seen, epilogues);
+    for (const QString& why : reasons) qInfo("stays generated: %s", qPrintable(why));
+    if (!whyGenerated.isEmpty())
+      QVERIFY2(!reasons.isEmpty() && reasons.join('\n').contains(whyGenerated),
+               qPrintable(reasons.join('\n')));
+    QFile launcher(dir.filePath("model_launcher.cu"));
+    QVERIFY(launcher.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(launcher.readAll());
+    QCOMPARE(text.contains("FL_LT_MATMUL(&ctx->lt"), !epilogues.isEmpty());
+    QFile cmake(dir.filePath("CMakeLists.txt"));
+    QVERIFY(cmake.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(cmake.readAll()).contains("CUDA::cublasLt"), !epilogues.isEmpty());
+    bool passed = false;
+    const QString last = emulatedVerify(dir.path(), 5, &passed);
+    QVERIFY2(passed, qPrintable(last));
+    qInfo("%s", qPrintable(last));
+  }
+
+  // --cuda-library-group overrides --cuda-library per group, and names a
+  // group the graph has; a wrong name or value is one sentence, exit 2.
+  void libraryGroupOverride() {
+    QTemporaryDir dir;
+    auto all = runCli({"export", "samples/mlp.onnx", "--target", "cuda", "--out", dir.path(),
+                       "--ptxas", "none", "--cuda-library", "cublaslt"});
+    QVERIFY2(all.code == 0, qPrintable(all.err));
+    QFile mf(dir.filePath("manifest.json"));
+    QVERIFY(mf.open(QIODevice::ReadOnly));
+    QString offloaded;
+    for (const auto& g : QJsonDocument::fromJson(mf.readAll()).object()["groups"].toArray())
+      if (g.toObject()["library"].toObject()["engine"].toString() == "cublaslt")
+        offloaded = g.toObject()["node"].toString();
+    QVERIFY(!offloaded.isEmpty());
+    QTemporaryDir dir2;
+    auto one = runCli({"export", "samples/mlp.onnx", "--target", "cuda", "--out", dir2.path(),
+                       "--ptxas", "none", "--cuda-library-group", offloaded + "=cublaslt"});
+    QVERIFY2(one.code == 0, qPrintable(one.err));
+    QFile mf2(dir2.filePath("manifest.json"));
+    QVERIFY(mf2.open(QIODevice::ReadOnly));
+    int lt = 0;
+    for (const auto& g : QJsonDocument::fromJson(mf2.readAll()).object()["groups"].toArray()) {
+      const QJsonObject lib = g.toObject()["library"].toObject();
+      if (lib["engine"].toString() != "cublaslt") continue;
+      ++lt;
+      QCOMPARE(g.toObject()["node"].toString(), offloaded);
+    }
+    QCOMPARE(lt, 1);
+    bool passed = false;
+    const QString last = emulatedVerify(dir2.path(), 5, &passed);
+    QVERIFY2(passed, qPrintable(last));
+    auto bad = runCli({"export", "samples/mlp.onnx", "--target", "cuda", "--out", dir2.path(),
+                       "--ptxas", "none", "--cuda-library-group", "no_such_group=cublaslt"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("no_such_group"), qPrintable(bad.err));
+    QCOMPARE(bad.err.trimmed().count('\n'), 0);
   }
 
   // MatMul/Gemm groups run as the shared-memory stages: the MLP's M = 4 Gemms

@@ -36,6 +36,9 @@ class CudaBundleTest : public QObject {
                                    << "softmax" << QStringList();
     QTest::newRow("mlp_f16") << "samples/mlp.onnx"
                              << "mlp16" << QStringList{"--precision", "f16"};
+    // Gemm groups offloaded to cuBLASLt: lib<name>.so links libcublasLt.
+    QTest::newRow("mlp_cublaslt") << "samples/mlp.onnx"
+                                  << "mlp" << QStringList{"--cuda-library", "cublaslt"};
   }
 
   void buildsWithNvccAlone() {

@@ -2,8 +2,11 @@
 // built with nvcc alone:
 //   gpu_baselines copy BYTES        device-to-device cudaMemcpy of BYTES: prints "copy_gbps G"
 //                                   (bytes read plus bytes written, per second)
-//   gpu_baselines lt M N K [N_RUNS] cuBLASLt f32 GEMM M x N x K with the bias + ReLU epilogue:
-//                                   prints "lt_ms T" (median of N_RUNS, default 50)
+//   gpu_baselines lt M N K [N_RUNS] [EPILOGUE] [BATCH]
+//                                   cuBLASLt f32 GEMM M x N x K (BATCH strided batches, default
+//                                   1) with EPILOGUE (a cublasLtEpilogue_t name, default
+//                                   CUBLASLT_EPILOGUE_RELU_BIAS): prints "lt_ms T" (median of
+//                                   N_RUNS, default 50)
 // Exit 2 with one sentence when there is no device.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -50,27 +53,50 @@ static int copy(long long bytes) {
   return 0;
 }
 
-static int lt(int m, int n, int k, int runs) {
-  // Row-major Y[m,n] = relu(X[m,k] W[k,n] + b) as column-major Y^T = W^T X^T.
+// The epilogues FuseLens offloads (codegen/cuda/cuda_cublaslt.h), by name.
+static bool epilogueNamed(std::string_view name, cublasLtEpilogue_t* e) {
+  const std::pair<std::string_view, cublasLtEpilogue_t> known[] = {
+      {"CUBLASLT_EPILOGUE_DEFAULT", CUBLASLT_EPILOGUE_DEFAULT},
+      {"CUBLASLT_EPILOGUE_RELU", CUBLASLT_EPILOGUE_RELU},
+      {"CUBLASLT_EPILOGUE_BIAS", CUBLASLT_EPILOGUE_BIAS},
+      {"CUBLASLT_EPILOGUE_RELU_BIAS", CUBLASLT_EPILOGUE_RELU_BIAS},
+      {"CUBLASLT_EPILOGUE_GELU", CUBLASLT_EPILOGUE_GELU},
+      {"CUBLASLT_EPILOGUE_GELU_BIAS", CUBLASLT_EPILOGUE_GELU_BIAS}};
+  for (const auto& [n, v] : known)
+    if (n == name) return *e = v, true;
+  return false;
+}
+
+static int lt(int m, int n, int k, int runs, cublasLtEpilogue_t epi, int batch) {
+  // Row-major Y[m,n] = act(X[m,k] W[k,n] + b) as column-major Y^T = W^T X^T.
   float *x, *w, *bias, *y;
-  CK(cudaMalloc(&x, sizeof(float) * m * k), "allocate X");
-  CK(cudaMalloc(&w, sizeof(float) * k * n), "allocate W");
+  const long long nb = batch;
+  CK(cudaMalloc(&x, sizeof(float) * m * k * nb), "allocate X");
+  CK(cudaMalloc(&w, sizeof(float) * k * n * nb), "allocate W");
   CK(cudaMalloc(&bias, sizeof(float) * n), "allocate the bias");
-  CK(cudaMalloc(&y, sizeof(float) * m * n), "allocate Y");
-  cudaMemset(x, 0, sizeof(float) * m * k);
-  cudaMemset(w, 0, sizeof(float) * k * n);
+  CK(cudaMalloc(&y, sizeof(float) * m * n * nb), "allocate Y");
+  cudaMemset(x, 0, sizeof(float) * m * k * nb);
+  cudaMemset(w, 0, sizeof(float) * k * n * nb);
   cudaMemset(bias, 0, sizeof(float) * n);
   cublasLtHandle_t h;
   LT(cublasLtCreate(&h), "create a cuBLASLt handle");
   cublasLtMatmulDesc_t op;
   LT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "create the matmul");
-  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_RELU_BIAS;
   LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "set the epilogue");
   LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "set the bias");
   cublasLtMatrixLayout_t la, lb, lc;
   LT(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, n, k, n), "layout W");
   LT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, k, m, k), "layout X");
   LT(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, n, m, n), "layout Y");
+  if (batch > 1) {
+    const long long strides[3] = {1LL * n * k, 1LL * k * m, 1LL * n * m};
+    cublasLtMatrixLayout_t ls[3] = {la, lb, lc};
+    for (int i = 0; i < 3; ++i) {
+      LT(cublasLtMatrixLayoutSetAttribute(ls[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch), "set the batch");
+      int64_t st = strides[i];
+      LT(cublasLtMatrixLayoutSetAttribute(ls[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &st, sizeof st), "set a stride");
+    }
+  }
   size_t wsBytes = 32 << 20;
   void* ws;
   CK(cudaMalloc(&ws, wsBytes), "allocate the workspace");
@@ -103,8 +129,11 @@ int main(int argc, char** argv) {
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
     return fail("no CUDA device", "the driver lists none");
   if (argc >= 3 && std::string_view(argv[1]) == "copy") return copy(std::atoll(argv[2]));
+  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_RELU_BIAS;
+  if (argc >= 7 && !epilogueNamed(argv[6], &epi)) return fail("unknown epilogue", argv[6]);
   if (argc >= 5 && std::string_view(argv[1]) == "lt")
-    return lt(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), argc > 5 ? std::atoi(argv[5]) : 50);
-  std::fprintf(stderr, "usage: gpu_baselines copy BYTES | lt M N K [RUNS]\n");
+    return lt(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]), argc > 5 ? std::atoi(argv[5]) : 50,
+              epi, argc > 7 ? std::max(1, std::atoi(argv[7])) : 1);
+  std::fprintf(stderr, "usage: gpu_baselines copy BYTES | lt M N K [RUNS] [EPILOGUE] [BATCH]\n");
   return 2;
 }

@@ -6,8 +6,13 @@
 #   - memory-bound kernels: achieved bandwidth (bytes read + written / time)
 #     against a device-to-device cudaMemcpy timed in the same run;
 #   - MatMul/Gemm kernels: time against cuBLASLt with the bias + ReLU epilogue
-#     on the same M x N x K (tests/gpu/gpu_baselines.cu).
-# Prints one table and writes it to OUT/results.tsv.
+#     on the same M x N x K (tests/gpu/gpu_baselines.cu);
+#   - generated vs cuBLASLt per MatMul group: a model with MatMul/Gemm groups is
+#     also exported with --cuda-library cublaslt (bundle NAME.cublaslt, built,
+#     verified and benched like the others); each group's generated kernel time
+#     is set beside the same group run as cublasLtMatmul with its epilogue in
+#     that bundle, and beside gpu_baselines' standalone call of that epilogue.
+# Prints the tables and writes them to OUT/results.tsv and OUT/gemm_vs_cublaslt.tsv.
 #
 #   tests/gpu/run_on_gpu.sh [--cli build/app/fuselens-cli] [--bundles DIR] [--out DIR]
 #                           [--export-only] [--jobs N] [--only REGEX]
@@ -51,6 +56,10 @@ if [ -z "$bundles" ]; then
     d="$bundles/$0"; rm -rf "$d"
     if ! "$cli" export "$1" --target cuda --out "$d" --ptxas none > /dev/null 2> "$bundles/$0.export.err"; then
       mkdir -p "$d"; cp "$bundles/$0.export.err" "$d/NOT_EXPORTED"
+    elif grep -q "\"gemm\"" "$d/manifest.json"; then
+      rm -rf "$d.cublaslt"
+      "$cli" export "$1" --target cuda --out "$d.cublaslt" --ptxas none --cuda-library cublaslt \
+        > /dev/null 2> "$bundles/$0.cublaslt.export.err" || { mkdir -p "$d.cublaslt"; cp "$bundles/$0.cublaslt.export.err" "$d.cublaslt/NOT_EXPORTED"; }
     fi' < "$list"
 fi
 [ "$export_only" -eq 1 ] && { echo "bundles in $bundles"; exit 0; }
@@ -83,6 +92,7 @@ for d in "$bundles"/*/; do
   fi
   verify=$(cd "$d" && ./"${base}_runner" verify . 2>&1 | tail -1)
   bench=$(cd "$d" && ./"${base}_runner" bench 20 . 2>&1)
+  echo "$bench" > "$d/bench.txt"
   # Kernel lines: name, ms/run, bytes[, gemm=MxNxK].
   mem=$(echo "$bench" | awk -v c="$copy_gbps" 'NR > 1 && $2 ~ /^[0-9.]+$/ && $3 ~ /^[0-9]+$/ && $4 !~ /^gemm=/ && $2 > 0 {
            print 100 * ($3 / ($2 * 1e6)) / c }' | sort -g)
@@ -99,8 +109,34 @@ for d in "$bundles"/*/; do
   printf "%s\tbuilt\t%s\t%s\t%s\t%s\t%s\n" "$name" "$verify" "$kernels" "$med" "$best" "${gemm:- -}" >> "$results"
 done
 
-# 4. The table, and the targets: memory-bound >= 80% of the copy, GEMM within 1.25x of cuBLASLt.
+# 4. Generated vs cuBLASLt, one row per MatMul group: the kernel's time in the
+# plain bundle, the same group as cublasLtMatmul in NAME.cublaslt (library.tsv
+# says which engine and epilogue), and gpu_baselines' standalone call.
+gemm_tsv="$out/gemm_vs_cublaslt.tsv"
+printf "model\tkernel\tshape\tepilogue\tgenerated_ms\tcublaslt_ms\tgenerated/cublaslt\tstandalone_lt_ms\n" > "$gemm_tsv"
+for lt_dir in "$bundles"/*.cublaslt/; do
+  [ -f "$lt_dir/library.tsv" ] || continue
+  lt_dir=${lt_dir%/}; gen_dir=${lt_dir%.cublaslt}; name=$(basename "$gen_dir")
+  [[ "$name" =~ ^($only) ]] || continue
+  [ -f "$gen_dir/bench.txt" ] && [ -f "$lt_dir/bench.txt" ] || continue
+  # Kernel lines of bench.txt are in launch order, the rows of library.tsv too.
+  kernel_ms() { awk -v k="$2" 'NR > 1 && $2 ~ /^[0-9.]+$/ && $1 != "run" { if (n++ == k) print $2 }' "$1"; }
+  tail -n +2 "$lt_dir/library.tsv" | while IFS=$'\t' read -r k kname engine epi M N K batch why; do
+    [ "$engine" = "cublaslt" ] || { grep -q "gemm=" <(sed -n "$((k + 2))p" "$gen_dir/bench.txt") && \
+      printf "%s\t%s\t-\tgenerated: %s\t%s\t-\t-\t-\n" "$name" "$kname" "$why" "$(kernel_ms "$gen_dir/bench.txt" "$k")" >> "$gemm_tsv"; continue; }
+    g=$(kernel_ms "$gen_dir/bench.txt" "$k"); l=$(kernel_ms "$lt_dir/bench.txt" "$k")
+    s=$("$out/gpu_baselines" lt "$M" "$N" "$K" 50 "$epi" "$batch" 2>/dev/null); s=${s#lt_ms }
+    ratio=$(awk -v a="$g" -v b="$l" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')
+    printf "%s\t%s\t%sx%sx%s*%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$kname" "$M" "$N" "$K" "$batch" "${epi#CUBLASLT_EPILOGUE_}" \
+      "${g:--}" "${l:--}" "$ratio" "${s:--}" >> "$gemm_tsv"
+  done
+done
+
+# 5. The tables, and the targets: memory-bound >= 80% of the copy, GEMM within 1.25x of cuBLASLt.
 column -t -s $'\t' "$results" 2>/dev/null || cat "$results"
+echo
+echo "generated vs cuBLASLt per MatMul group ($gemm_tsv):"
+column -t -s $'\t' "$gemm_tsv" 2>/dev/null || cat "$gemm_tsv"
 total=$(($(wc -l < "$results") - 1))
 built=$(grep -c $'\tbuilt\t' "$results" || true)
 passed=$(grep -c $'\tbuilt\tPASS' "$results" || true)
