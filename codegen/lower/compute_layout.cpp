@@ -73,16 +73,19 @@ class BlockedWindow {
     // A schedule's ConvTiling (the tuner's candidates) overrides this rule.
     const bool wide = codegenTarget().vectorBits >= 512;
     const int64_t budget = wide ? 14 : b_ == 8 ? 8 : 6;
-    int64_t tile = std::min<int64_t>(OW, budget);
+    // A shape-stable nest (symbolic kernels) keeps the full tile whatever the
+    // row's width: the row is then whole tiles and a one-pixel tail loop.
+    const bool stable = kb_.schedule().shapeStable;
+    int64_t tile = stable ? budget : std::min<int64_t>(OW, budget);
     const bool pairable = kind_ == Kind::Conv && !depthwise_ && OB % 2 == 0;
     obPer_ = pairable && 2 * tile <= budget ? 2 : 1;
     if (wide && pairable && cg_ * h_.k * w_.k >= 32) {
       // Equal tiles of at most 7 pixels (a 10-wide row: 5 + 5, not 7 + 3).
       const int64_t tiles = (OW + 6) / 7;
-      tile = (OW + tiles - 1) / tiles;
+      tile = stable ? 7 : (OW + tiles - 1) / tiles;
       obPer_ = 2;
     }
-    if (kind_ == Kind::Conv) scheduledTile(kb_.schedule().conv, OB, OW, wide, tile);
+    if (kind_ == Kind::Conv && !stable) scheduledTile(kb_.schedule().conv, OB, OW, wide, tile);
     const int64_t OBl = OB / obPer_;
     const int64_t full = OW / tile, tail = OW % tile;
     // Only tiles whose window reaches the left or right padding check the W
@@ -110,7 +113,17 @@ class BlockedWindow {
       ob_ = modI(divI(r, rows), OBl);
       if (obPer_ > 1) ob_ = mul(ob_, intConst(obPer_));
       guardH_ = guardH;
+      const bool parallel = s.parallelOuter && work >= s.parallelMinWork && N * OBl * rows > 1;
+      const ForKind rowKind = parallel ? ForKind::Parallel : ForKind::Serial;
       std::vector<StmtRef> body;
+      if (stable) {  // every tile guarded: which reach the padding depends on the width
+        Var t = kb_.newLoopVar(), u = kb_.newLoopVar();
+        body.push_back(pinnedLoop(t, full, ForKind::Serial,
+                                  {tileNest(mul(varRef(t), intConst(tile)), tile, true)}));
+        body.push_back(pinnedLoop(u, tail, ForKind::Serial,
+                                  {tileNest(add(intConst(full * tile), varRef(u)), 1, true)}));
+        return pinnedLoop(rv, N * OBl * rows, rowKind, body);
+      }
       for (int64_t j = 0; j < lo; ++j) body.push_back(tileNest(intConst(j * tile), tile, true));
       if (hi - lo == 1) {
         body.push_back(tileNest(intConst(lo * tile), tile, false));
@@ -122,8 +135,7 @@ class BlockedWindow {
       for (int64_t j = hi; j < full; ++j) body.push_back(tileNest(intConst(j * tile), tile, true));
       if (tail > 0)
         body.push_back(tileNest(intConst(full * tile), tail, needsW(full * tile, tail)));
-      bool parallel = s.parallelOuter && work >= s.parallelMinWork && N * OBl * rows > 1;
-      return pinnedLoop(rv, N * OBl * rows, parallel ? ForKind::Parallel : ForKind::Serial, body);
+      return pinnedLoop(rv, N * OBl * rows, rowKind, body);
     };
     std::vector<StmtRef> out;
     const int64_t inner = hHi - hLo, border = OH - inner;

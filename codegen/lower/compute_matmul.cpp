@@ -237,11 +237,11 @@ class TiledMatMul {
     return out;
   }
 
-  bool hasRowTail() const { return mt_ > 0 || t_.rowTailLoop; }
-  // The rows [mb*mr, M): one tile of them, or with rowTailLoop one one-row
+  bool hasRowTail() const { return mt_ > 0 || kb_.schedule().shapeStable; }
+  // The rows [mb*mr, M): one tile of them, or with Schedule::shapeStable one one-row
   // tile per row (a loop of extent M % mr, possibly 0).
   StmtRef rowTail(const std::vector<ExprRef>& bd, ExprRef bOff, ExprRef panel, int64_t w) {
-    if (!t_.rowTailLoop) return tile(bd, bOff, intConst(mb_ * mr_), mt_, panel, w);
+    if (!kb_.schedule().shapeStable) return tile(bd, bOff, intConst(mb_ * mr_), mt_, panel, w);
     Var r = kb_.newLoopVar();
     return pinnedLoop(r, mt_, ForKind::Serial,
                       {tile(bd, bOff, add(intConst(mb_ * mr_), varRef(r)), 1, panel, w)});

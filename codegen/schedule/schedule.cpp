@@ -65,7 +65,7 @@ std::string Schedule::toJson() const {
   // Fields newer than the first logs are written only when set, so older
   // readers and golden manifests see the schedule they know.
   if (!computeAtRows) j["compute_at_rows"] = false;
-  if (matmul.rowTailLoop) j["matmul"]["row_tail_loop"] = true;
+  if (shapeStable) j["shape_stable"] = true;
   if (threads) j["threads"] = threads;
   if (conv.pixels || conv.ocBlocks) {
     j["conv"] = nlohmann::json::object();
@@ -123,9 +123,9 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
       s.matmul.ncPanels = m.value("nc_panels", s.matmul.ncPanels);
       s.matmul.minWork = m.value("min_work", s.matmul.minWork);
       s.matmul.rowsOuter = m.value("rows_outer", s.matmul.rowsOuter);
-      s.matmul.rowTailLoop = m.value("row_tail_loop", s.matmul.rowTailLoop);
     }
     s.computeAtRows = j.value("compute_at_rows", s.computeAtRows);
+    s.shapeStable = j.value("shape_stable", s.shapeStable);
     s.threads = j.value("threads", s.threads);
     if (j.contains("conv")) {
       const auto& c = j["conv"];

@@ -69,10 +69,6 @@ struct MatMulTiling {
   int64_t ncPanels = 0;       // panels per cache block; 0: sized from K for about 512 KiB
   int64_t minWork = 1 << 13;  // M*N*K below this keeps the plain loop nest
   bool rowsOuter = false;     // ib outside jc (for N too narrow to parallelize over panels)
-  // The M % mr last rows as a loop of one-row tiles rather than one tile of
-  // that many rows: slower by a little, but the nest is the same for every M,
-  // which symbolic kernels (codegen/symbolic) need.
-  bool rowTailLoop = false;
   bool operator==(const MatMulTiling&) const = default;
 };
 
@@ -113,6 +109,11 @@ struct Schedule {
     s.computeAtRows = false;  // the plain lowering: every intermediate where lowering put it
     return s;
   }
+  // Nests of one shape for every size, which symbolic kernels (codegen/symbolic)
+  // need: MatMul's M % mr last rows and a blocked conv's last W % tile pixels
+  // run as loops of one-row / one-pixel tiles rather than one tile of their
+  // count, and a conv's tile is never narrowed to its row. A little slower.
+  bool shapeStable = false;
   bool operator==(const Schedule&) const = default;
 
   std::string toJson() const;

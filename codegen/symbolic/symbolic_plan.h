@@ -26,7 +26,7 @@ std::string kernelIdentity(const Graph& g, const KernelInfo& info);
 
 // The schedule symbolic kernels are lowered with, at the samples and at every
 // length: the host's defaults, with nests that keep one shape across lengths
-// (MatMulTiling::rowTailLoop).
+// (Schedule::shapeStable).
 Schedule symbolicSchedule();
 
 // The lengths a dim is sampled at: past the small lengths where lowering folds
