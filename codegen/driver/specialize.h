@@ -78,6 +78,7 @@ class SpecializedGraph {
   struct Entry {
     std::shared_ptr<const CompiledModule> module;
     std::vector<ValueId> outputs;  // the specialized graph's outputs (folding may change them)
+    std::vector<std::string> outputNames;  // theirs, as runInto names them
   };
   Expected<Entry> entryFor(const std::vector<TensorType>& types, bool* typesRejected = nullptr);
 

@@ -21,8 +21,15 @@
 // checked: the rows whose window stays inside H run as one parallel loop and
 // the border rows as another, and within a row only the W tiles that reach
 // the padding check W.
+//
+// A column (W of 1-3 pixels under a long H, as magika's k x 1 convs over a
+// 512-long sequence) would give W tiles of one pixel: one or two accumulator
+// chains, bound by the FMA's latency at a quarter of its throughput. Such a
+// nest runs transposed: the same loops with the roles of H and W swapped, so
+// the tiles run along H (x[n, c, h + t, 0, :] are as contiguous as W's).
 #include <cmath>
 #include <functional>
+#include <utility>
 
 #include "codegen/lower/compute.h"
 #include "codegen/target.h"
@@ -59,7 +66,7 @@ class BlockedWindow {
   std::vector<StmtRef> build(const KernelBuilder::Sink& sink) {
     if (!resolve()) return {};
     sink_ = &sink;
-    const int64_t N = y_[0], OB = y_[1], OH = y_[2], OW = y_[3];
+    const int64_t N = y_[0], OB = y_[1], OH = h_.out, OW = w_.out;
     // T pixels x obPer output blocks of accumulators stay in registers, leaving
     // room for x and w. An FMA takes ~4 cycles on 2 ports, so at least 8
     // independent accumulators keep it busy. AVX2 (16 ymm): 8 for b=8, 6
@@ -207,6 +214,8 @@ class BlockedWindow {
       if (a.s <= 0 || a.d <= 0 || a.k <= 0 || p[i] < 0 || span < 0 || span / a.s + 1 != a.out)
         return fail("output shape " + formatShape(y_) + " disagrees with the window geometry");
     }
+    transposed_ = w_.out < 4 && h_.out >= 4 * w_.out;
+    if (transposed_) std::swap(h_, w_);
     return true;
   }
 
@@ -276,13 +285,17 @@ class BlockedWindow {
     std::vector<StmtRef> step = {lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
       ExprRef inside;
       auto [hIdx, wIdx] = windowAt(t, inside);
+      if (transposed_) std::swap(hIdx, wIdx);
       std::vector<ExprRef> xi = {n0_, ob_, hIdx, wIdx, l};
       if (kind_ == Kind::Conv && !depthwise_) xi = {n0_, divI(ic, b_), hIdx, wIdx, modI(ic, b_)};
       ExprRef xv = kb_.valueAt(n_.inputs[0], Index::ofDims(x_, xi));
       if (inside) xv = select(inside, xv, floatConst(fill));
       ExprRef cur = load(acc, accAt(t, l)), next;
       if (kind_ == Kind::Conv) {
-        ExprRef wv = kb_.valueAt(n_.inputs[1], Index::ofDims(w_shape_, {obAt(), ic, kh, kw, l}));
+        ExprRef wv = kb_.valueAt(
+            n_.inputs[1],
+            Index::ofDims(w_shape_, transposed_ ? std::vector<ExprRef>{obAt(), ic, kw, kh, l}
+                                                : std::vector<ExprRef>{obAt(), ic, kh, kw, l}));
         next = fma(xv, wv, cur);
       } else {
         next = kind_ == Kind::Max ? binary(BinOp::Max, cur, xv) : add(cur, xv);
@@ -308,7 +321,9 @@ class BlockedWindow {
       if (kind_ == Kind::Avg)
         v = cntId ? div(v, binary(BinOp::Max, load(fn.buffer(*cntId), t), floatConst(1)))
                   : mul(v, floatConst(1.0 / double(h_.k * w_.k)));
-      return (*sink_)(Index::ofDims(y_, {n0_, obAt(), oh_, add(ow0, t), l}), v);
+      ExprRef oh = oh_, ow = add(ow0, t);
+      if (transposed_) std::swap(oh, ow);
+      return (*sink_)(Index::ofDims(y_, {n0_, obAt(), oh, ow, l}), v);
     }));
     StmtRef all = seq(std::move(out));
     if (cntId) all = allocate(fn.buffer(*cntId), {all});
@@ -322,9 +337,10 @@ class BlockedWindow {
   int64_t b_ = 8, cg_ = 1;
   Axis h_{}, w_{};
   bool depthwise_ = false, hasBias_ = false, includePad_ = false;
-  bool guardH_ = true;  // the rows being built may reach the H padding
-  int64_t obPer_ = 1;   // output blocks per register tile
-  ExprRef o_;           // the block within the tile, inside lanes()
+  bool transposed_ = false;  // h_ and w_ hold the tensor's W and H axes
+  bool guardH_ = true;       // the rows being built may reach the H padding
+  int64_t obPer_ = 1;        // output blocks per register tile
+  ExprRef o_;                // the block within the tile, inside lanes()
   ExprRef obAt() const { return obPer_ > 1 ? add(ob_, o_) : ob_; }
   ExprRef n0_, ob_, oh_;
   const KernelBuilder::Sink* sink_ = nullptr;
