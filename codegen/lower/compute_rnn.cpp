@@ -239,8 +239,9 @@ class RnnLowering {
                   {pinnedLoop(u.lane, lanes_, ForKind::Vectorized, std::move(body))});
   }
 
-  // gates[g] = Wb[g] + Rb[g] + X[t, b] . WT[k, :, g] + h . RT[k, :, g], P blocks of L
-  // gates at a time (P accumulators).
+  // gates[g] = (X[t, b] . WT[k, :, g] + Wb[g]) + (h . RT[k, :, g] + Rb[g]), P blocks
+  // of L gates at a time: per gate the scalar path's sums in its order (x's
+  // terms, then h's, each sum apart), so vectors change no rounding.
   std::vector<StmtRef> packedGates(int64_t k, ExprRef xFlat0, Var i) {
     LoopFunc& fn = kb_.func();
     const int64_t GH = G_ * H_, blocks = GH / lanes_;
@@ -248,9 +249,10 @@ class RnnLowering {
     while (blocks % P) --P;
     Var gb = kb_.newLoopVar(), m = kb_.newLoopVar();
     BufferId accId = fn.addBuffer("gacc" + std::to_string(fn.buffers.size()), BufferKind::Local,
-                                  DType::F32, {P * lanes_});
+                                  DType::F32, {2 * P * lanes_});
     // Copies, not references: adding buffers moves fn.buffers.
     const Buffer acc = fn.buffer(accId), wt = fn.buffer(wt_), rt = fn.buffer(rt_);
+    const int64_t hPart = P * lanes_;  // acc: x's sums, then h's
     auto tile = [&](const std::function<std::vector<StmtRef>(ExprRef, ExprRef)>& body) {
       Var p = kb_.newLoopVar(), l = kb_.newLoopVar();
       ExprRef g = add(mul(add(mul(varRef(gb), c(P)), varRef(p)), c(lanes_)), varRef(l));
@@ -259,21 +261,27 @@ class RnnLowering {
                         {pinnedLoop(l, lanes_, ForKind::Vectorized, body(g, a))});
     };
     std::vector<StmtRef> body;
-    body.push_back(tile([&](ExprRef g, ExprRef a) {
-      return std::vector<StmtRef>{store(acc, a, add(bias(k, 0, g), bias(k, 1, g)))};
+    body.push_back(tile([&](ExprRef, ExprRef a) {
+      return std::vector<StmtRef>{store(acc, a, floatConst(0)),
+                                  store(acc, add(a, c(hPart)), floatConst(0))};
     }));
     ExprRef xv = at(n_.inputs[0], xFlat0);
     body.push_back(serial(i, in_, {tile([&](ExprRef g, ExprRef a) {
                             ExprRef wv = load(wt, add(mul(add(c(k * in_), varRef(i)), c(GH)), g));
-                            return std::vector<StmtRef>{store(acc, a, fma(xv, wv, load(acc, a)))};
+                            return std::vector<StmtRef>{
+                                store(acc, a, add(load(acc, a), mul(xv, wv)))};
                           })}));
     body.push_back(serial(m, H_, {tile([&](ExprRef g, ExprRef a) {
                             ExprRef rv = load(rt, add(mul(add(c(k * H_), varRef(m)), c(GH)), g));
+                            ExprRef ah = add(a, c(hPart));
                             return std::vector<StmtRef>{
-                                store(acc, a, fma(buf(h_, varRef(m)), rv, load(acc, a)))};
+                                store(acc, ah, add(load(acc, ah), mul(buf(h_, varRef(m)), rv)))};
                           })}));
-    body.push_back(tile(
-        [&](ExprRef g, ExprRef a) { return std::vector<StmtRef>{put(gates_, g, load(acc, a))}; }));
+    body.push_back(tile([&](ExprRef g, ExprRef a) {
+      ExprRef sx = add(load(acc, a), bias(k, 0, g));
+      ExprRef sh = add(load(acc, add(a, c(hPart))), bias(k, 1, g));
+      return std::vector<StmtRef>{put(gates_, g, add(sx, sh))};
+    }));
     return {serial(gb, blocks / P, {allocate(acc, {seq(std::move(body))})})};
   }
 
