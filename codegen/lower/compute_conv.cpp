@@ -110,12 +110,6 @@ ExprRef clampTo(ExprRef i, int64_t hi) {
   return binary(BinOp::Max, intConst(0), binary(BinOp::Min, std::move(i), intConst(hi)));
 }
 
-ExprRef andCond(ExprRef a, ExprRef b) {
-  if (!a) return b;
-  if (!b) return a;
-  return select(a, b, a);
-}
-
 enum class WindowOp { Conv, Max, Avg };
 
 // The shared nest of Conv and the windowed pools.

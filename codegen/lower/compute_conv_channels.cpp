@@ -26,13 +26,27 @@
 #include "codegen/target.h"
 
 namespace fuselens {
-namespace {
 
 ExprRef andCond(ExprRef a, ExprRef b) {
   if (!a) return b;
   if (!b) return a;
   return select(a, b, a);
 }
+
+ExprRef ReductionLoops::var(int64_t extent) {
+  if (extent == 1) return intConst(0);
+  Var v = kb_.newLoopVar();
+  loops_.emplace_back(v, extent);
+  return varRef(v);
+}
+
+std::vector<StmtRef> ReductionLoops::wrap(std::vector<StmtRef> body) const {
+  for (size_t i = loops_.size(); i-- > 0;)
+    body = {pinnedLoop(loops_[i].first, loops_[i].second, ForKind::Serial, std::move(body))};
+  return body;
+}
+
+namespace {
 
 class ChannelTiledConv {
  public:
@@ -150,16 +164,10 @@ class ChannelTiledConv {
       return std::vector<StmtRef>{store(acc, accAt(p, t, l), floatConst(0))};
     }));
     // The reduction loops: input channel, then one per kernel axis.
-    std::vector<std::pair<Var, int64_t>> loops;
-    auto loopVar = [&](int64_t extent) -> ExprRef {
-      if (extent == 1) return intConst(0);
-      Var v = kb_.newLoopVar();
-      loops.emplace_back(v, extent);
-      return varRef(v);
-    };
-    ExprRef c = loopVar(cg_);
+    ReductionLoops loops(kb_);
+    ExprRef c = loops.var(cg_);
     std::vector<ExprRef> kk;
-    for (const ConvAxis& a : axes_) kk.push_back(loopVar(a.k));
+    for (const ConvAxis& a : axes_) kk.push_back(loops.var(a.k));
     ExprRef tap = intConst(0);  // flat tap index within the window
     for (size_t i = 0; i < axes_.size(); ++i) tap = add(mul(tap, intConst(axes_[i].k)), kk[i]);
     ExprRef wBase = add(mul(m0, intConst(cg_ * taps_)),
@@ -185,9 +193,7 @@ class ChannelTiledConv {
       ExprRef at = accAt(p, t, l);
       return std::vector<StmtRef>{store(acc, at, fma(xv, wv, load(acc, at)))};
     })};
-    for (size_t i = loops.size(); i-- > 0;)
-      step = {pinnedLoop(loops[i].first, loops[i].second, ForKind::Serial, step)};
-    for (StmtRef& s : step) out.push_back(std::move(s));
+    for (StmtRef& s : loops.wrap(std::move(step))) out.push_back(std::move(s));
     // The results, through the sink (a fused epilogue applies there).
     out.push_back(lanes(per, T, width, [&](ExprRef p, ExprRef t, ExprRef l) {
       ExprRef m = add(add(m0, mul(p, intConst(width))), l);

@@ -4,11 +4,29 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "codegen/lower/compute.h"
 
 namespace fuselens {
+
+// a && b for guard conditions, either of which may be absent (null: true).
+ExprRef andCond(ExprRef a, ExprRef b);
+
+// The serial reduction loops of a window nest (input channel, kernel axes):
+// var(extent) names one (the constant 0 when the extent is 1), wrap nests a
+// body inside all of them, the first named outermost.
+class ReductionLoops {
+ public:
+  explicit ReductionLoops(KernelBuilder& kb) : kb_(kb) {}
+  ExprRef var(int64_t extent);
+  std::vector<StmtRef> wrap(std::vector<StmtRef> body) const;
+
+ private:
+  KernelBuilder& kb_;
+  std::vector<std::pair<Var, int64_t>> loops_;
+};
 
 // One spatial axis of a window: input and output size, kernel, stride,
 // dilation and leading pad (the trailing pad only changes the output size).

@@ -32,16 +32,11 @@
 #include <utility>
 
 #include "codegen/lower/compute.h"
+#include "codegen/lower/compute_conv_channels.h"
 #include "codegen/target.h"
 
 namespace fuselens {
 namespace {
-
-ExprRef andCond(ExprRef a, ExprRef b) {
-  if (!a) return b;
-  if (!b) return a;
-  return select(a, b, a);
-}
 
 ExprRef divI(ExprRef a, int64_t b) {
   return b == 1 ? a : binary(BinOp::Div, std::move(a), intConst(b));
@@ -258,15 +253,9 @@ class BlockedWindow {
                                {store(fn.buffer(*cntId), varRef(t), floatConst(0))}));
     }
     // The reduction loops: input channel (conv), then the window.
-    std::vector<std::pair<Var, int64_t>> loops;
-    auto loopVar = [&](int64_t extent) -> ExprRef {
-      if (extent == 1) return intConst(0);
-      Var v = kb_.newLoopVar();
-      loops.emplace_back(v, extent);
-      return varRef(v);
-    };
-    ExprRef ic = kind_ == Kind::Conv ? loopVar(cg_) : intConst(0);
-    ExprRef kh = loopVar(h_.k), kw = loopVar(w_.k);
+    ReductionLoops loops(kb_);
+    ExprRef ic = kind_ == Kind::Conv ? loops.var(cg_) : intConst(0);
+    ExprRef kh = loops.var(h_.k), kw = loops.var(w_.k);
     ExprRef ih = add(sub(mul(oh_, intConst(h_.s)), intConst(h_.p)), mul(kh, intConst(h_.d)));
     auto position = [&](const Axis& a, ExprRef pos, ExprRef& ok) {
       if (a.guardLo()) ok = andCond(ok, compare(CmpOp::GE, pos, intConst(0)));
@@ -311,9 +300,7 @@ class BlockedWindow {
       step.push_back(pinnedLoop(t, width, ForKind::Unrolled,
                                 {store(cnt, varRef(t), add(load(cnt, varRef(t)), one))}));
     }
-    for (size_t i = loops.size(); i-- > 0;)
-      step = {pinnedLoop(loops[i].first, loops[i].second, ForKind::Serial, step)};
-    for (StmtRef& s : step) out.push_back(std::move(s));
+    for (StmtRef& s : loops.wrap(std::move(step))) out.push_back(std::move(s));
     // The results, through the sink (a fused epilogue applies there).
     out.push_back(lanes([&](ExprRef t, ExprRef l) {
       ExprRef v = load(acc, accAt(t, l));
