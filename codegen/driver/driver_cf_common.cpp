@@ -84,7 +84,7 @@ Expected<Body> bindBody(const Graph& outer, const Node& n, const char* attr, siz
   CompileOptions inner = opts;
   inner.fallback = false;
   b.graph = std::make_shared<SpecializedGraph>(bindOuterConstants(outer, n, g, b), inner, 16,
-                                               /*fold=*/true);
+                                               /*fold=*/true, bodyPipeline());
   return b;
 }
 

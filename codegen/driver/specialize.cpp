@@ -22,11 +22,13 @@ Expected<Graph> specializeGraph(const Graph& g, const std::vector<TensorType>& i
 }
 
 SpecializedGraph::SpecializedGraph(std::shared_ptr<const Graph> g, CompileOptions opts,
-                                   size_t maxCached, bool fold)
+                                   size_t maxCached, bool fold,
+                                   std::shared_ptr<const BodyPipeline> pipeline)
     : g_(std::move(g)),
       opts_(std::move(opts)),
       maxCached_(std::max<size_t>(1, maxCached)),
-      fold_(fold) {}
+      fold_(fold),
+      pipeline_(std::move(pipeline)) {}
 
 Expected<SpecializedGraph::Key> SpecializedGraph::keyOf(const std::vector<TensorType>& types) {
   Key key;
@@ -68,6 +70,9 @@ Expected<SpecializedGraph::Entry> SpecializedGraph::entryFor(const std::vector<T
     if (typesRejected) *typesRejected = true;
     return spec.status();
   }
+  if (pipeline_)
+    if (auto piped = (*pipeline_)(*spec)) spec = std::move(*piped);
+  ScopedBodyPipeline nested(pipeline_);
   auto mod = compileGraph(*spec, opts_);
   if (!mod) return mod.status();
   ++compiles_;
