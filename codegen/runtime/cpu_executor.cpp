@@ -143,6 +143,13 @@ Status CpuExecutor::callHost(const ExecKernel& k, const std::function<void*(Valu
       return Status::error("internal: value '" + val.name + "' (" + val.type.str() +
                                ") has no tensor yet; no earlier kernel made it",
                            "kernel " + k.name);
+    // Constants are read in place: a driver's weights (an If's LSTM) were
+    // copied in on every run.
+    const Value& src = g_->value(storageOf(v));
+    if (src.constant && src.constant->shape == *shape) {
+      ins.push_back(src.constant.get());
+      continue;
+    }
     copies.emplace_back(val.type.dtype, *shape);
     if (void* p = data(v); p && !copies.back().bytes.empty())
       std::memcpy(copies.back().bytes.data(), p, copies.back().bytes.size());
