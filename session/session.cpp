@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "codegen/driver/body_pipeline.h"
 #include "core/eager/interpreter.h"
 #include "core/io/npy.h"
 #include "core/ir/dim_expr.h"
@@ -155,12 +156,36 @@ Status Session::optimize(const std::string& pipeline, const Progress& progress,
   return Status::ok();
 }
 
+namespace {
+
+// The pipeline string's passes over one body specialization, quietly: a body
+// the passes refuse compiles as written (no reproducer file for it).
+std::shared_ptr<const BodyPipeline> bodyPipelineOf(const std::string& pipeline) {
+  auto specs = parsePipeline(pipeline);
+  if (!specs || specs->empty()) return nullptr;
+  return std::make_shared<const BodyPipeline>(
+      [specs = *specs](const Graph& body) -> Expected<Graph> {
+        Graph g = body;
+        g.markAsOriginal();
+        PipelineOptions quiet;
+        quiet.writeReproducer = false;
+        auto r = runPipeline(g, specs, {}, {}, quiet);
+        if (!r) return r.status();
+        if (r->snapshots.empty()) return g;
+        return r->snapshots.back().graph;
+      });
+}
+
+}  // namespace
+
 Status Session::compile(const CompileOptions& opts, const Progress& progress,
                         const CancelToken& cancel) {
   if (!model_) return Status::error("no model is open");
   CompileOptions withPlan = opts;  // the memory-plan pass's plan, when it ran last
   if (!withPlan.bufferPlan && !snapshots_.empty())
     withPlan.bufferPlan = snapshots_.back().record.bufferPlan;
+  // Control-flow bodies compile through the model's own graph passes.
+  ScopedBodyPipeline bodies(bodyPipelineOf(pipeline_));
   auto module = compileGraph(finalGraph(), withPlan, progress, cancel);
   if (!module) return module.status();
   compiled_ = std::move(*module);

@@ -37,7 +37,10 @@ size_t formalInputs(const Node& n);
 
 // Binds graph attribute `attr` of n, whose first `formal` inputs are formal.
 // Bodies are compiled without the reference fallback inside, with opts else.
-Expected<Body> bindBody(const Node& n, const char* attr, size_t formal, const CompileOptions& opts);
+// Implicit inputs that are constants of `outer` (the graph holding n) become
+// constants of the body.
+Expected<Body> bindBody(const Graph& outer, const Node& n, const char* attr, size_t formal,
+                        const CompileOptions& opts);
 
 // Compiles `body` now for these formal input types (outer types from g for the
 // implicit ones) when all are static; otherwise leaves it to run time. An error

@@ -21,7 +21,40 @@ size_t formalInputs(const Node& n) {
   return n.inputs.size() >= k ? n.inputs.size() - k : 0;
 }
 
-Expected<Body> bindBody(const Node& n, const char* attr, size_t formal,
+namespace {
+
+// The body with every implicit input that is a constant of the outer graph
+// bound as a constant of its own (implicitAt keeps the others): the body's
+// kernels then read weights in place and pack them at compile time (an LSTM's
+// W and R, a conv's filters) instead of taking them as run-time inputs, which
+// each run copied in.
+std::shared_ptr<const Graph> bindOuterConstants(const Graph& outer, const Node& n,
+                                                std::shared_ptr<const Graph> g, Body& b) {
+  std::vector<std::pair<ValueId, std::shared_ptr<const TensorData>>> fixed;
+  std::vector<size_t> keep;
+  for (size_t i = 0; i < b.implicitAt.size(); ++i) {
+    ValueId v = n.inputs[b.implicitAt[i]];
+    if (v.valid() && outer.value(v).constant)
+      fixed.emplace_back(g->inputs()[b.formal + i], outer.value(v).constant);
+    else
+      keep.push_back(b.implicitAt[i]);
+  }
+  if (fixed.empty()) return g;
+  auto bound = std::make_shared<Graph>(*g);
+  for (auto& [in, data] : fixed) {
+    std::string name = bound->value(in).name;
+    bound->mutableValue(in).name = name + ".outer";
+    ValueId c = bound->addConstant(name, data);
+    bound->replaceAllUses(in, c);
+    bound->removeValue(in);
+  }
+  b.implicitAt = std::move(keep);
+  return bound;
+}
+
+}  // namespace
+
+Expected<Body> bindBody(const Graph& outer, const Node& n, const char* attr, size_t formal,
                         const CompileOptions& opts) {
   const Attribute* a = n.attrs.find(attr);
   if (!a || !std::holds_alternative<std::shared_ptr<const Graph>>(*a) ||
@@ -50,7 +83,8 @@ Expected<Body> bindBody(const Node& n, const char* attr, size_t formal,
   // A driver's outputs are codegen's work only when nothing inside falls back.
   CompileOptions inner = opts;
   inner.fallback = false;
-  b.graph = std::make_shared<SpecializedGraph>(g, inner, 16, /*fold=*/true);
+  b.graph = std::make_shared<SpecializedGraph>(bindOuterConstants(outer, n, g, b), inner, 16,
+                                               /*fold=*/true, bodyPipeline());
   return b;
 }
 

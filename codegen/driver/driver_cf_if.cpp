@@ -22,9 +22,9 @@ Expected<DriverKernel> lowerIf(const Graph& g, const Node& n, const CompileOptio
   auto s = std::make_shared<IfState>();
   s->owner = std::make_shared<const Node>(n);
   s->node = s->owner.get();
-  auto t = bindBody(n, "then_branch", 0, opts);
+  auto t = bindBody(g, n, "then_branch", 0, opts);
   if (!t) return t.status();
-  auto e = bindBody(n, "else_branch", 0, opts);
+  auto e = bindBody(g, n, "else_branch", 0, opts);
   if (!e) return e.status();
   s->thenBody = std::move(*t);
   s->elseBody = std::move(*e);

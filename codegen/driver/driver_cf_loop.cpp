@@ -69,7 +69,7 @@ Expected<DriverKernel> lowerLoop(const Graph& g, const Node& n, const CompileOpt
   auto s = std::make_shared<LoopState>();
   s->node = std::make_shared<const Node>(n);
   s->carried = formal - 2;
-  auto b = bindBody(n, "body", formal, opts);
+  auto b = bindBody(g, n, "body", formal, opts);
   if (!b) return b.status();
   s->body = std::move(*b);
   const Graph& bg = s->body.graph->graph();

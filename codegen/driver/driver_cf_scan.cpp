@@ -157,7 +157,7 @@ Expected<DriverKernel> lowerScan(const Graph& g, const Node& n, const CompileOpt
     return Status::error("num_scan_inputs is missing or larger than the inputs", place(n));
   s->scanIns = size_t(M);
   s->states = formal - s->first - s->scanIns;
-  auto b = bindBody(n, "body", s->states + s->scanIns, opts);
+  auto b = bindBody(g, n, "body", s->states + s->scanIns, opts);
   if (!b) return b.status();
   s->body = std::move(*b);
   const Graph& bg = s->body.graph->graph();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "codegen/runtime/kernel_hook.h"
 #include "core/ops/registry.h"
 
 namespace fuselens {
@@ -21,11 +22,13 @@ Expected<Graph> specializeGraph(const Graph& g, const std::vector<TensorType>& i
 }
 
 SpecializedGraph::SpecializedGraph(std::shared_ptr<const Graph> g, CompileOptions opts,
-                                   size_t maxCached, bool fold)
+                                   size_t maxCached, bool fold,
+                                   std::shared_ptr<const BodyPipeline> pipeline)
     : g_(std::move(g)),
       opts_(std::move(opts)),
       maxCached_(std::max<size_t>(1, maxCached)),
-      fold_(fold) {}
+      fold_(fold),
+      pipeline_(std::move(pipeline)) {}
 
 Expected<SpecializedGraph::Key> SpecializedGraph::keyOf(const std::vector<TensorType>& types) {
   Key key;
@@ -67,10 +70,14 @@ Expected<SpecializedGraph::Entry> SpecializedGraph::entryFor(const std::vector<T
     if (typesRejected) *typesRejected = true;
     return spec.status();
   }
+  if (pipeline_)
+    if (auto piped = (*pipeline_)(*spec)) spec = std::move(*piped);
+  ScopedBodyPipeline nested(pipeline_);
   auto mod = compileGraph(*spec, opts_);
   if (!mod) return mod.status();
   ++compiles_;
-  Entry e{std::shared_ptr<const CompiledModule>(std::move(*mod)), spec->outputs()};
+  Entry e{std::shared_ptr<const CompiledModule>(std::move(*mod)), spec->outputs(), {}};
+  for (ValueId o : e.outputs) e.outputNames.push_back(spec->value(o).name);
   cache_.emplace_front(std::move(*key), std::move(e));
   while (cache_.size() > maxCached_) cache_.pop_back();
   return cache_.front().second;
@@ -99,6 +106,20 @@ Expected<std::vector<TensorData>> SpecializedGraph::run(
   }
   auto entry = entryFor(types);
   if (!entry) return entry.status();
+  // The deployment path (one arena kept between runs, no tensor per kernel)
+  // unless a hook watches the kernels' outputs, which only run() calls.
+  if (!afterKernelHook() && entry->module->arenaBytes() >= 0) {
+    std::map<std::string, TensorData> out;
+    FL_RETURN_IF_ERROR(entry->module->runInto(named, out, cancel));
+    std::vector<TensorData> outs;
+    for (const std::string& name : entry->outputNames) {
+      auto it = out.find(name);
+      if (it == out.end())
+        return Status::error("internal: graph '" + g.name + "' produced no output '" + name + "'");
+      outs.push_back(it->second);
+    }
+    return outs;
+  }
   auto slots = entry->module->run(named, cancel);
   if (!slots) return slots.status();
   std::vector<TensorData> outs;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "codegen/compiler.h"
+#include "codegen/driver/body_pipeline.h"
 
 namespace fuselens {
 
@@ -43,9 +44,11 @@ class SpecializedGraph {
  public:
   // maxCached: how many compiled specializations are kept (at least one).
   // fold: run foldKnownValues on each specialization before compiling it (for
-  // unoptimized bodies full of shape arithmetic).
+  // unoptimized bodies full of shape arithmetic). pipeline: graph passes each
+  // specialization runs before it compiles, and its nested bodies with it
+  // (body_pipeline.h); null: none.
   SpecializedGraph(std::shared_ptr<const Graph> g, CompileOptions opts, size_t maxCached = 16,
-                   bool fold = false);
+                   bool fold = false, std::shared_ptr<const BodyPipeline> pipeline = nullptr);
 
   const Graph& graph() const { return *g_; }
   const CompileOptions& options() const { return opts_; }
@@ -78,6 +81,7 @@ class SpecializedGraph {
   struct Entry {
     std::shared_ptr<const CompiledModule> module;
     std::vector<ValueId> outputs;  // the specialized graph's outputs (folding may change them)
+    std::vector<std::string> outputNames;  // theirs, as runInto names them
   };
   Expected<Entry> entryFor(const std::vector<TensorType>& types, bool* typesRejected = nullptr);
 
@@ -85,6 +89,7 @@ class SpecializedGraph {
   CompileOptions opts_;
   size_t maxCached_;
   bool fold_;
+  std::shared_ptr<const BodyPipeline> pipeline_;
   mutable std::mutex mu_;
   // Most recently used first.
   std::list<std::pair<Key, Entry>> cache_;

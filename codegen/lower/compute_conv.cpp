@@ -18,13 +18,16 @@
 // where a position outside the input (padding) reads 0 (Conv), -inf (MaxPool)
 // or is left out of the average; its index is clamped so the read stays in
 // bounds and a select drops it. Axes that never leave the input need no guard.
-// The pools are the same nest without the channel loop. Geometry (auto_pad,
+// The pools are the same nest without the channel loop. A conv whose rows are
+// shorter than a vector runs vectorized over output channels instead
+// (compute_conv_channels.cpp). Geometry (auto_pad,
 // ceil_mode) is resolved here from the attributes and checked against the
 // output shape the node declares.
 #include <algorithm>
 #include <cmath>
 
 #include "codegen/lower/compute.h"
+#include "codegen/lower/compute_conv_channels.h"
 
 namespace fuselens {
 namespace {
@@ -105,12 +108,6 @@ bool resolveAxes(KernelBuilder& kb, const Node& n, const std::vector<int64_t>& x
 // Clamps an index into [0, hi].
 ExprRef clampTo(ExprRef i, int64_t hi) {
   return binary(BinOp::Max, intConst(0), binary(BinOp::Min, std::move(i), intConst(hi)));
-}
-
-ExprRef andCond(ExprRef a, ExprRef b) {
-  if (!a) return b;
-  if (!b) return a;
-  return select(a, b, a);
 }
 
 enum class WindowOp { Conv, Max, Avg };
@@ -389,6 +386,12 @@ std::vector<StmtRef> lowerConv(KernelBuilder& kb, const Node& n, const KernelBui
   }
   std::vector<Axis> axes;
   if (!resolveAxes(kb, n, x, y, kernel, false, axes)) return {};
+  // Rows shorter than a vector: the lanes go to output channels instead.
+  if (groups == 1 && channelTilesFit(y) && kb.constantOf(n.inputs[1])) {
+    std::vector<ConvAxis> ca;
+    for (const Axis& a : axes) ca.push_back({a.in, a.out, a.k, a.s, a.d, a.pb});
+    return lowerConvChannelTiled(kb, n, x, w, y, ca, hasBias, sink);
+  }
   WindowNest nest(kb, n, WindowOp::Conv, x, y, axes);
   nest.setConv(w, groups, hasBias);
   return nest.build(sink);

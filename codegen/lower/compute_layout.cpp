@@ -21,20 +21,22 @@
 // checked: the rows whose window stays inside H run as one parallel loop and
 // the border rows as another, and within a row only the W tiles that reach
 // the padding check W.
+//
+// A column (W of 1-3 pixels under a long H, as magika's k x 1 convs over a
+// 512-long sequence) would give W tiles of one pixel: one or two accumulator
+// chains, bound by the FMA's latency at a quarter of its throughput. Such a
+// nest runs transposed: the same loops with the roles of H and W swapped, so
+// the tiles run along H (x[n, c, h + t, 0, :] are as contiguous as W's).
 #include <cmath>
 #include <functional>
+#include <utility>
 
 #include "codegen/lower/compute.h"
+#include "codegen/lower/compute_conv_channels.h"
 #include "codegen/target.h"
 
 namespace fuselens {
 namespace {
-
-ExprRef andCond(ExprRef a, ExprRef b) {
-  if (!a) return b;
-  if (!b) return a;
-  return select(a, b, a);
-}
 
 ExprRef divI(ExprRef a, int64_t b) {
   return b == 1 ? a : binary(BinOp::Div, std::move(a), intConst(b));
@@ -59,7 +61,7 @@ class BlockedWindow {
   std::vector<StmtRef> build(const KernelBuilder::Sink& sink) {
     if (!resolve()) return {};
     sink_ = &sink;
-    const int64_t N = y_[0], OB = y_[1], OH = y_[2], OW = y_[3];
+    const int64_t N = y_[0], OB = y_[1], OH = h_.out, OW = w_.out;
     // T pixels x obPer output blocks of accumulators stay in registers, leaving
     // room for x and w. An FMA takes ~4 cycles on 2 ports, so at least 8
     // independent accumulators keep it busy. AVX2 (16 ymm): 8 for b=8, 6
@@ -219,6 +221,8 @@ class BlockedWindow {
       if (a.s <= 0 || a.d <= 0 || a.k <= 0 || p[i] < 0 || span < 0 || span / a.s + 1 != a.out)
         return fail("output shape " + formatShape(y_) + " disagrees with the window geometry");
     }
+    transposed_ = w_.out < 4 && h_.out >= 4 * w_.out;
+    if (transposed_) std::swap(h_, w_);
     return true;
   }
 
@@ -261,15 +265,9 @@ class BlockedWindow {
                                {store(fn.buffer(*cntId), varRef(t), floatConst(0))}));
     }
     // The reduction loops: input channel (conv), then the window.
-    std::vector<std::pair<Var, int64_t>> loops;
-    auto loopVar = [&](int64_t extent) -> ExprRef {
-      if (extent == 1) return intConst(0);
-      Var v = kb_.newLoopVar();
-      loops.emplace_back(v, extent);
-      return varRef(v);
-    };
-    ExprRef ic = kind_ == Kind::Conv ? loopVar(cg_) : intConst(0);
-    ExprRef kh = loopVar(h_.k), kw = loopVar(w_.k);
+    ReductionLoops loops(kb_);
+    ExprRef ic = kind_ == Kind::Conv ? loops.var(cg_) : intConst(0);
+    ExprRef kh = loops.var(h_.k), kw = loops.var(w_.k);
     ExprRef ih = add(sub(mul(oh_, intConst(h_.s)), intConst(h_.p)), mul(kh, intConst(h_.d)));
     auto position = [&](const Axis& a, ExprRef pos, ExprRef& ok) {
       if (a.guardLo()) ok = andCond(ok, compare(CmpOp::GE, pos, intConst(0)));
@@ -288,13 +286,17 @@ class BlockedWindow {
     std::vector<StmtRef> step = {lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
       ExprRef inside;
       auto [hIdx, wIdx] = windowAt(t, inside);
+      if (transposed_) std::swap(hIdx, wIdx);
       std::vector<ExprRef> xi = {n0_, ob_, hIdx, wIdx, l};
       if (kind_ == Kind::Conv && !depthwise_) xi = {n0_, divI(ic, b_), hIdx, wIdx, modI(ic, b_)};
       ExprRef xv = kb_.valueAt(n_.inputs[0], Index::ofDims(x_, xi));
       if (inside) xv = select(inside, xv, floatConst(fill));
       ExprRef cur = load(acc, accAt(t, l)), next;
       if (kind_ == Kind::Conv) {
-        ExprRef wv = kb_.valueAt(n_.inputs[1], Index::ofDims(w_shape_, {obAt(), ic, kh, kw, l}));
+        ExprRef wv = kb_.valueAt(
+            n_.inputs[1],
+            Index::ofDims(w_shape_, transposed_ ? std::vector<ExprRef>{obAt(), ic, kw, kh, l}
+                                                : std::vector<ExprRef>{obAt(), ic, kh, kw, l}));
         next = fma(xv, wv, cur);
       } else {
         next = kind_ == Kind::Max ? binary(BinOp::Max, cur, xv) : add(cur, xv);
@@ -310,9 +312,7 @@ class BlockedWindow {
       step.push_back(pinnedLoop(t, width, ForKind::Unrolled,
                                 {store(cnt, varRef(t), add(load(cnt, varRef(t)), one))}));
     }
-    for (size_t i = loops.size(); i-- > 0;)
-      step = {pinnedLoop(loops[i].first, loops[i].second, ForKind::Serial, step)};
-    for (StmtRef& s : step) out.push_back(std::move(s));
+    for (StmtRef& s : loops.wrap(std::move(step))) out.push_back(std::move(s));
     // The results, through the sink (a fused epilogue applies there).
     out.push_back(lanes([&](ExprRef t, ExprRef l) {
       ExprRef v = load(acc, accAt(t, l));
@@ -320,7 +320,9 @@ class BlockedWindow {
       if (kind_ == Kind::Avg)
         v = cntId ? div(v, binary(BinOp::Max, load(fn.buffer(*cntId), t), floatConst(1)))
                   : mul(v, floatConst(1.0 / double(h_.k * w_.k)));
-      return (*sink_)(Index::ofDims(y_, {n0_, obAt(), oh_, add(ow0, t), l}), v);
+      ExprRef oh = oh_, ow = add(ow0, t);
+      if (transposed_) std::swap(oh, ow);
+      return (*sink_)(Index::ofDims(y_, {n0_, obAt(), oh, ow, l}), v);
     }));
     StmtRef all = seq(std::move(out));
     if (cntId) all = allocate(fn.buffer(*cntId), {all});
@@ -334,9 +336,10 @@ class BlockedWindow {
   int64_t b_ = 8, cg_ = 1;
   Axis h_{}, w_{};
   bool depthwise_ = false, hasBias_ = false, includePad_ = false;
-  bool guardH_ = true;  // the rows being built may reach the H padding
-  int64_t obPer_ = 1;   // output blocks per register tile
-  ExprRef o_;           // the block within the tile, inside lanes()
+  bool transposed_ = false;  // h_ and w_ hold the tensor's W and H axes
+  bool guardH_ = true;       // the rows being built may reach the H padding
+  int64_t obPer_ = 1;        // output blocks per register tile
+  ExprRef o_;                // the block within the tile, inside lanes()
   ExprRef obAt() const { return obPer_ > 1 ? add(ob_, o_) : ob_; }
   ExprRef n0_, ob_, oh_;
   const KernelBuilder::Sink* sink_ = nullptr;

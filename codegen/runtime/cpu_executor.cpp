@@ -43,6 +43,14 @@ Status allocate(AlignedBlock& b, int64_t bytes, const std::string& what) {
   return Status::ok();
 }
 
+// Whether a run-time shape matches a type's rank and its static dims.
+bool fitsType(const std::vector<int64_t>& shape, const TensorType& t) {
+  if (!t.rankKnown || t.rank() != shape.size()) return false;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (t.shape[i].isStatic() && t.shape[i].value != shape[i]) return false;
+  return true;
+}
+
 }  // namespace
 
 CpuExecutor::CpuExecutor(std::shared_ptr<const Graph> g, std::vector<ExecKernel> kernels,
@@ -108,40 +116,64 @@ Status CpuExecutor::call(const ExecKernel& k, const std::function<void*(ValueId)
     args.push_back(p);
   }
   for (ValueId v : k.outputs) args.push_back(data(v));
-  if (k.host) return callHost(k, args);
   if (k.scratchBytes > 0) args.push_back(scratch);
   k.fn(args.data());
   return Status::ok();
 }
 
-Status CpuExecutor::callHost(const ExecKernel& k, const std::vector<void*>& args) const {
-  std::vector<TensorData> ins;
-  ins.reserve(k.inputs.size());
-  std::vector<const TensorData*> ptrs;
-  for (size_t i = 0; i < k.inputs.size(); ++i) {
-    const TensorType& t = g_->value(k.inputs[i]).type;
-    auto shape = t.staticShape();
+Status CpuExecutor::callHost(const ExecKernel& k, const std::function<void*(ValueId)>& data,
+                             std::map<int32_t, TensorData>& dynamic) const {
+  std::vector<TensorData> copies;  // reserved: ins points into it
+  copies.reserve(k.inputs.size());
+  std::vector<const TensorData*> ins;
+  for (ValueId v : k.inputs) {
+    const Value& val = g_->value(v);
+    auto shape = val.type.staticShape();
+    if (auto it = dynamic.find(storageOf(v).index); it != dynamic.end()) {
+      const TensorData* t = &it->second;
+      if (shape && *shape != t->shape) {  // a view read in its own shape, not its source's
+        copies.push_back(*t);
+        copies.back().shape = *shape;
+        t = &copies.back();
+      }
+      ins.push_back(t);
+      continue;
+    }
     if (!shape)
-      return Status::error("value '" + g_->value(k.inputs[i]).name +
-                               "' has a shape known only at run time; run() handles it, the "
-                               "arena runtime cannot",
+      return Status::error("internal: value '" + val.name + "' (" + val.type.str() +
+                               ") has no tensor yet; no earlier kernel made it",
                            "kernel " + k.name);
-    ins.emplace_back(t.dtype, *shape);
-    if (!ins.back().bytes.empty())
-      std::memcpy(ins.back().bytes.data(), args[i], ins.back().bytes.size());
-    ptrs.push_back(&ins.back());
+    // Constants are read in place: a driver's weights (an If's LSTM) were
+    // copied in on every run.
+    const Value& src = g_->value(storageOf(v));
+    if (src.constant && src.constant->shape == *shape) {
+      ins.push_back(src.constant.get());
+      continue;
+    }
+    copies.emplace_back(val.type.dtype, *shape);
+    if (void* p = data(v); p && !copies.back().bytes.empty())
+      std::memcpy(copies.back().bytes.data(), p, copies.back().bytes.size());
+    ins.push_back(&copies.back());
   }
-  auto outs = k.host(ptrs);
+  auto outs = k.host(ins);
   if (!outs) return outs.status();
+  if (outs->size() < k.outputs.size())
+    return Status::error("internal: the host kernel returned " + std::to_string(outs->size()) +
+                             " of its " + std::to_string(k.outputs.size()) + " outputs",
+                         "kernel " + k.name);
   for (size_t o = 0; o < k.outputs.size(); ++o) {
-    const TensorData& t = (*outs)[o];
-    auto shape = g_->value(k.outputs[o]).type.staticShape();
-    if (!shape || *shape != t.shape)
-      return Status::error(
-          "output '" + g_->value(k.outputs[o]).name +
-              "' has a shape known only at run time; the arena runtime cannot hold it",
-          "kernel " + k.name);
-    if (!t.bytes.empty()) std::memcpy(args[k.inputs.size() + o], t.bytes.data(), t.bytes.size());
+    ValueId v = k.outputs[o];
+    TensorData& t = (*outs)[o];
+    auto shape = g_->value(v).type.staticShape();
+    if (!shape) {  // known only now: kept for the kernels after it
+      dynamic[v.index] = std::move(t);
+      continue;
+    }
+    if (*shape != t.shape)
+      return Status::error("output '" + g_->value(v).name + "' came out " + formatShape(t.shape) +
+                               "; the graph says " + g_->value(v).type.str(),
+                           "kernel " + k.name);
+    if (void* p = data(v); p && !t.bytes.empty()) std::memcpy(p, t.bytes.data(), t.bytes.size());
   }
   return Status::ok();
 }
@@ -245,11 +277,13 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
   std::vector<std::pair<TensorData*, ValueId>> copies;
   for (ValueId v : g_->inputs())
     external[v.index] = const_cast<std::byte*>(inputs.at(g_->value(v).name).bytes.data());
+  std::vector<ValueId> late;  // outputs whose shape is known only at run time
   for (ValueId o : g_->outputs()) {
     const Value& val = g_->value(o);
-    if (!val.type.staticShape())
-      return Status::error("output '" + val.name + "' has a shape known only at run time (" +
-                           val.type.str() + "); run() handles it, the arena runtime cannot");
+    if (!val.type.staticShape()) {
+      late.push_back(o);
+      continue;
+    }
     auto shape = *val.type.staticShape();
     auto it = outputs.find(val.name);
     if (it == outputs.end()) {
@@ -296,11 +330,13 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
     FL_RETURN_IF_ERROR(allocate(freshScratch, plan_.scratchBytes, "kernel scratch"));
     arenaBase = freshArena.p, scratch = freshScratch.p;
   }
+  std::map<int32_t, TensorData> dynamic;  // values known only at run time, by storage
   auto data = [&](ValueId v) -> void* {
     ValueId s = storageOf(v);
     const Value& val = g_->value(s);
     if (val.constant) return const_cast<std::byte*>(val.constant->bytes.data());
     if (auto it = external.find(s.index); it != external.end()) return it->second;
+    if (auto it = dynamic.find(s.index); it != dynamic.end()) return it->second.bytes.data();
     auto at = plan_.offsetOf.find(s.index);
     return at == plan_.offsetOf.end() ? nullptr : static_cast<std::byte*>(arenaBase) + at->second;
   };
@@ -312,7 +348,7 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
     if (cancel.cancelled()) return Status::error("cancelled before kernel " + k.name);
     auto t0 = std::chrono::steady_clock::now();
     if (kernelStarts) (*kernelStarts)[i] = std::chrono::duration<double>(t0 - runStart).count();
-    FL_RETURN_IF_ERROR(call(k, data, scratch, args));
+    FL_RETURN_IF_ERROR(k.host ? callHost(k, data, dynamic) : call(k, data, scratch, args));
     if (kernelSeconds)
       (*kernelSeconds)[i] =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -321,71 +357,21 @@ Status CpuExecutor::runInto(const std::map<std::string, TensorData>& inputs,
     const void* from = data(s);
     if (from) std::memcpy(t->bytes.data(), from, t->bytes.size());
   }
-  return Status::ok();
-}
-
-}  // namespace fuselens
-
-namespace fuselens {
-
-Expected<std::vector<double>> CpuExecutor::profile(const std::map<std::string, TensorData>& inputs,
-                                                   int runs) const {
-  std::map<std::string, TensorData> out;
-  std::vector<double> one;
-  FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &one));  // warm-up
-  std::vector<std::vector<double>> all(kernels_.size());
-  for (int r = 0; r < std::max(1, runs); ++r) {
-    FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &one));
-    for (size_t i = 0; i < one.size(); ++i) all[i].push_back(one[i]);
+  for (ValueId o : late) {
+    const Value& val = g_->value(o);
+    ValueId s = storageOf(o);
+    auto it = dynamic.find(s.index);
+    if (it == dynamic.end())
+      return Status::error("internal: output '" + val.name + "' (" + val.type.str() +
+                           ") has no tensor after the run");
+    // A view of it (an Identity) is the same tensor; a reshaping one would need
+    // its run-time target shape, which only run() works out.
+    if (s != o && !fitsType(it->second.shape, val.type))
+      return Status::error("output '" + val.name + "' (" + val.type.str() +
+                           ") reshapes a value known only at run time; run() handles it, "
+                           "the arena runtime cannot");
+    outputs.insert_or_assign(val.name, it->second);
   }
-  std::vector<double> med;
-  for (auto& v : all) {
-    std::sort(v.begin(), v.end());
-    med.push_back(v[v.size() / 2]);
-  }
-  return med;
-}
-
-Status CpuExecutor::profileRuns(const std::map<std::string, TensorData>& inputs, int runs,
-                                std::vector<double>& kernelMedians, double& runMedian,
-                                double& overheadMedian, std::vector<double>& traceStart,
-                                std::vector<double>& traceSeconds, double& traceRun) const {
-  // Each run gives its kernels' times, its whole time and the difference (the
-  // executor's own work); medians of each, taken over the same runs, so a run
-  // preempted by another process shifts neither the kernels nor the overhead.
-  std::map<std::string, TensorData> out;
-  std::vector<double> secs, starts;
-  FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &secs, &starts));  // warm-up
-  size_t n = size_t(std::max(1, runs));
-  std::vector<std::vector<double>> perKernel(kernels_.size());
-  std::vector<double> totals, overheads;
-  std::vector<std::vector<double>> allStarts, allSecs;
-  for (size_t r = 0; r < n; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    FL_RETURN_IF_ERROR(runInto(inputs, out, {}, &secs, &starts));
-    double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double sum = 0;
-    for (size_t i = 0; i < secs.size(); ++i) perKernel[i].push_back(secs[i]), sum += secs[i];
-    totals.push_back(total);
-    overheads.push_back(std::max(0.0, total - sum));
-    allStarts.push_back(starts);
-    allSecs.push_back(secs);
-  }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  kernelMedians.clear();
-  for (auto& v : perKernel) kernelMedians.push_back(median(v));
-  runMedian = median(totals);
-  overheadMedian = median(overheads);
-  // The trace shows the run whose length is the median one.
-  size_t pick = 0;
-  for (size_t r = 0; r < n; ++r)
-    if (std::fabs(totals[r] - runMedian) < std::fabs(totals[pick] - runMedian)) pick = r;
-  traceStart = allStarts[pick];
-  traceSeconds = allSecs[pick];
-  traceRun = totals[pick];
   return Status::ok();
 }
 

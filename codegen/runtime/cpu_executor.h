@@ -6,6 +6,10 @@
 //            intermediate in one arena laid out by the buffer plan (the one
 //            planner, core/plan/buffer_plan.h: liveness, reuse, in place),
 //            and the kernels' scratch in a block of its own (deployment speed).
+//            A value whose shape is known only at run time (an If whose
+//            branches differ, NonZero, a Loop's outputs) has no place in the
+//            arena: only host kernels make or read one, and it lives in a
+//            tensor of its own for the run, a graph output included.
 // Both point kernels at constants in place, stop between kernels when
 // cancelled, and check every allocation (a failure is a Status, not an abort).
 // Reshape / Identity outside groups are aliases: they share their source's
@@ -89,8 +93,11 @@ class CpuExecutor {
   // Calls kernel k with `data(v)` for its graph values; scratch at `scratch`.
   Status call(const ExecKernel& k, const std::function<void*(ValueId)>& data, void* scratch,
               std::vector<void*>& args) const;
-  // A host kernel in the arena runtime: tensors copied in and out by static types.
-  Status callHost(const ExecKernel& k, const std::vector<void*>& args) const;
+  // A host kernel in the arena runtime: tensors of static shape copied in and
+  // out of the arena, those known only at run time read from and kept in
+  // `dynamic` (by storage value index).
+  Status callHost(const ExecKernel& k, const std::function<void*(ValueId)>& data,
+                  std::map<int32_t, TensorData>& dynamic) const;
 
   std::shared_ptr<const Graph> g_;
   std::vector<ExecKernel> kernels_;

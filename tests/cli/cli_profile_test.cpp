@@ -72,6 +72,20 @@ class CliProfileTest : public QObject {
     QCOMPARE(kernelEvents, int(kernels.size()));
   }
 
+  // A model whose output has a shape known only at run time (an If whose
+  // branches differ in shape, then a Relu): profile's runtime keeps such values
+  // beside its arena instead of refusing the model.
+  void runTimeShapedOutputs() {
+    Result r = cli({"profile", "tests/cli/data/if_dynamic/model.onnx", "--random-inputs", "--runs",
+                    "3", "--threads", "1", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QJsonParseError error;
+    QJsonObject report = QJsonDocument::fromJson(r.out.toUtf8(), &error).object();
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(r.out));
+    QVERIFY(report["run_seconds"].toDouble() > 0);
+    QCOMPARE(report["kernels"].toArray().size(), 3);  // sum + compare, the If, the Relu
+  }
+
   // The text table names every kernel and the executor overhead.
   void textTable() {
     Result r = cli({"profile", "samples/mlp.onnx", "--random-inputs", "--runs", "3"});

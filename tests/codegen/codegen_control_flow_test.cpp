@@ -308,6 +308,50 @@ class CodegenControlFlowTest : public QObject {
     QVERIFY2(ir.find("  void k0_mul(") != std::string::npos, ir.c_str());
   }
 
+  // Outer constants a branch reads (an LSTM's W and R) become constants of the
+  // branch: its LSTM packs them at compile time (packed_wt / packed_rt in the
+  // listing) instead of taking them as inputs copied in every run; both
+  // branches still match eager.
+  void branchReadsOuterConstantsInPlace() {
+    auto dense = [](int n) {
+      std::string s;
+      for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(0.5 * std::sin(0.7 * i));
+      return s;
+    };
+    auto parsed = parseGraph(R"(graph @main(%c: bool[], %x: f32[3,1,2]) -> (f32[3,1,1,4]) {
+  %W = Constant : f32[1,16,2] dense<[)" +
+                             dense(32) + R"(]>
+  %R = Constant : f32[1,16,4] dense<[)" +
+                             dense(64) + R"(]>
+  %y = If(%c, %x, %W, %R) {then_branch=graph @then(%x: f32[3,1,2], %W: f32[1,16,2], %R: f32[1,16,4]) -> (f32[3,1,1,4]) {
+      %t = LSTM(%x, %W, %R) {hidden_size=4} : f32[3,1,1,4]
+      return %t
+    }, else_branch=graph @else(%x: f32[3,1,2], %W: f32[1,16,2], %R: f32[1,16,4]) -> (f32[3,1,1,4]) {
+      %e = LSTM(%x, %W, %R) {direction="reverse", hidden_size=4} : f32[3,1,1,4]
+      return %e
+    }, implicit_inputs=["x", "W", "R"]} : f32[3,1,1,4] loc("If_0")
+  return %y
+})");
+    QVERIFY2(parsed.isOk(), parsed.message().c_str());
+    const Graph& g = *parsed;
+    auto mod = compileGraph(g, strict());
+    QVERIFY2(mod.isOk(), mod.message().c_str());
+    const std::string ir = (*mod)->loopIrText();
+    QVERIFY2(ir.find("packed_wt") != std::string::npos, ir.c_str());
+    QVERIFY2(ir.find("packed_rt") != std::string::npos, ir.c_str());
+    for (bool c : {true, false}) {
+      std::map<std::string, TensorData> in = {
+          {"c", TensorData::fromVector(DType::Bool, {}, std::vector<uint8_t>{uint8_t(c)})},
+          {"x", ramp({3, 1, 2})}};
+      auto eager = runEager(g, in);
+      QVERIFY2(eager.isOk(), eager.message().c_str());
+      auto run = (*mod)->run(in);
+      QVERIFY2(run.isOk(), run.message().c_str());
+      std::string d = mismatch(*eager->find(g.outputs()[0]), *(*run)[g.outputs()[0].index], 1e-5);
+      QVERIFY2(d.empty(), d.c_str());
+    }
+  }
+
   // One module per set of input types, reused; safe from several threads.
   void specializationCachesByTypes() {
     auto g = parseGraph(R"(graph @body(%a: f32[?,3]) -> (f32[?,3]) {

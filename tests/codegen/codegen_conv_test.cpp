@@ -172,6 +172,36 @@ void CodegenConvTest::window_data() {
     c.pads = {0, 1, 0, 1};
     QTest::newRow("conv wide row: W tiles + tail") << c;
   }
+  // Rows shorter than a vector with at least half a vector of output channels:
+  // vectorized over output channels (compute_conv_channels.cpp); blocks of a
+  // tile, a leftover block and a narrower last block (56 = 2x16 + 16 + 8 on
+  // AVX-512), outer spatial dims, padding, dilation, batch 2.
+  {
+    Case c = conv({2, 1, 70}, {56, 1, 16});
+    c.strides = {8};
+    c.bias = true;
+    QTest::newRow("channel vectors: STFT-like 1-D, stride 8") << c;
+  }
+  {
+    Case c = conv({1, 8, 6, 3}, {20, 8, 3, 2});
+    c.pads = {1, 0, 1, 1};
+    c.dilations = {1, 2};
+    QTest::newRow("channel vectors: 2-D short rows, pads, dilated W") << c;
+  }
+  {
+    Case c = conv({2, 3, 4, 5, 6}, {17, 3, 2, 3, 3});
+    c.pads = {1, 0, 1, 0, 1, 1};
+    c.bias = true;
+    QTest::newRow("channel vectors: 3-D, 17 channels") << c;
+  }
+  {
+    Case c = conv({2, 20, 9}, {24, 20, 3});
+    c.pads = {1, 1};
+    c.strides = {2};
+    c.bias = true;
+    c.epilogue = "Relu";
+    QTest::newRow("channel vectors: 1-D + bias + Relu fused, batch 2") << c;
+  }
   // Epilogues through the default pipeline (one fused kernel).
   {
     Case c = conv({1, 3, 8, 8}, {4, 3, 3, 3});

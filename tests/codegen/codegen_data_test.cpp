@@ -358,13 +358,14 @@ std::map<std::string, Case>& cases() {
                                                 TensorType::of(DType::I32, {3, 4}))};
                        },
                        false};
-    // Recurrent cells on X [4, 2, 3] with hidden size 5, weights random.
-    auto rnn = [](std::string op, int64_t gates, int64_t dirs, bool lens, Attributes a) {
+    // Recurrent cells on X [4, 2, 3] with hidden size 5 (scalar gates), 16 or
+    // 24 (gates packed into vectors: G*H a multiple of the vector), weights random.
+    auto rnn = [](std::string op, int64_t gates, int64_t dirs, bool lens, Attributes a,
+                  int64_t hid = 5) {
       return [=](Graph& g, ValueId x) {
         auto w = [&](const char* name, Shape s, uint32_t seed) {
           return g.addConstant(name, std::make_shared<const TensorData>(randomTensor(s, seed)));
         };
-        int64_t hid = 5;
         std::vector<ValueId> ins = {x, w("W", {dirs, gates * hid, 3}, 41),
                                     w("R", {dirs, gates * hid, hid}, 42),
                                     w("B", {dirs, 2 * gates * hid}, 43)};
@@ -400,6 +401,13 @@ std::map<std::string, Case>& cases() {
         {4, 2, 3}, rnn("LSTM", 4, 2, false, attrs({{"direction", std::string("bidirectional")}}))};
     m["lstm clip, input_forget, seq lens"] = {
         {4, 2, 3}, rnn("LSTM", 4, 1, true, attrs({{"clip", 0.5}, {"input_forget", int64_t(1)}}))};
+    m["lstm hidden 16: packed gates, bidirectional peepholes, seq lens"] = {
+        {4, 2, 3},
+        rnn("LSTM", 4, 2, true, attrs({{"direction", std::string("bidirectional")}}), 16)};
+    m["lstm hidden 24: packed gates, clip"] = {
+        {4, 2, 3}, rnn("LSTM", 4, 1, false, attrs({{"clip", 0.5}}), 24)};
+    m["rnn hidden 16: packed gates, reverse"] = {
+        {4, 2, 3}, rnn("RNN", 1, 1, false, attrs({{"direction", std::string("reverse")}}), 16)};
     m["matmul i64, batch broadcast"] = {
         {2, 3, 4},
         [](Graph& g, ValueId x) {

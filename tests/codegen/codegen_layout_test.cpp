@@ -202,6 +202,20 @@ void CodegenLayoutTest::blockedConv_data() {
   ConvCase dw{{1, 12, 9, 9}, {12, 1, 3, 3}, 12, {2, 2}, {1, 1, 1, 1}};
   QTest::newRow("depthwise, stride 2") << dw << fused8;
   QTest::newRow("depthwise, block 16") << dw << fused16;
+  // Columns (W of 1-3 under a long H, magika's k x 1 convs): the nest runs
+  // transposed, its tiles along H; H pads and strides, a W kernel of 2 over
+  // W = 3, a pool after it and a depthwise column take the same path.
+  ConvCase column{{1, 16, 40, 1}, {32, 16, 5, 1}, 1, {}, {2, 0, 2, 0}};
+  QTest::newRow("column: k=5 x 1 over H=40, W=1 (transposed)") << column << fused16;
+  QTest::newRow("... block 8") << column << fused8;
+  ConvCase column3{{2, 5, 29, 3}, {12, 5, 3, 2}, 1, {2, 1}, {1, 0, 1, 1}, {1, 2}};
+  QTest::newRow("column: W=3, strided H, dilated W, C and M not multiples of b")
+      << column3 << fused8;
+  ConvCase columnPool = column;
+  columnPool.pool = "AveragePool";
+  QTest::newRow("column + relu + averagepool (transposed pool too)") << columnPool << fused16;
+  ConvCase columnDw{{1, 16, 33, 1}, {16, 1, 7, 1}, 16, {}, {3, 0, 3, 0}};
+  QTest::newRow("depthwise column") << columnDw << fused16;
   ConvCase mp = c;
   mp.pool = "MaxPool";
   QTest::newRow("conv + relu + maxpool") << mp << fused8;

@@ -5,8 +5,10 @@
 
 #include "codegen/compiler.h"
 #include "codegen/runtime/memory_plan.h"
+#include "core/onnx/import.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
+#include "tests/support/test_paths.h"
 
 using namespace fuselens;
 using namespace fuselens::testing;
@@ -36,6 +38,7 @@ class CodegenRuntimeTest : public QObject {
   void planKeepsOutputsAndAliasesOut();
   void runIntoMatchesRun();
   void runIntoChecksOutputs();
+  void runIntoKeepsRunTimeShapes();
   void runsWithTheGivenPlan();
 };
 
@@ -109,6 +112,37 @@ void CodegenRuntimeTest::runIntoChecksOutputs() {
   std::map<std::string, TensorData> none;
   QCOMPARE((*m)->runInto({{"x", randomTensor({2, 2}, 1)}}, none).message(),
            std::string("input 'x' has shape [2,2]; the graph expects f32[64,64]"));
+}
+
+// An If whose branches differ in shape ([1,8] doubled, or the first 3 values
+// squeezed to [3]), then a Relu on it: the If's output, the Relu's and the
+// graph output are known only at run time. runInto (profile's and the bench's
+// runtime) keeps them beside the arena and matches run() on both branches.
+void CodegenRuntimeTest::runIntoKeepsRunTimeShapes() {
+  auto model = importOnnxFile(fuselens::test::sourcePath("/tests/cli/data/if_dynamic/model.onnx"));
+  QVERIFY2(model.isOk(), model.message().c_str());
+  const Graph& g = model->graph;
+  auto m = compileGraph(g, {});
+  QVERIFY2(m.isOk(), m.message().c_str());
+  for (float sign : {1.0f, -1.0f}) {
+    TensorData x(DType::F32, {1, 8});
+    for (int i = 0; i < 8; ++i) x.data<float>()[i] = sign * float(i + 1) * 0.25f;
+    auto full = (*m)->run({{"x", x}});
+    QVERIFY2(full.isOk(), full.message().c_str());
+    const TensorData& want = *(*full)[g.outputs()[0].index];
+    std::map<std::string, TensorData> out;
+    for (int run = 0; run < 2; ++run) {  // the second run finds the tensor present
+      Status s = (*m)->runInto({{"x", x}}, out);
+      QVERIFY2(s.isOk(), s.message().c_str());
+      const std::vector<int64_t> shape =
+          sign > 0 ? std::vector<int64_t>{1, 8} : std::vector<int64_t>{3};
+      QCOMPARE(out["y"].shape, shape);
+      QCOMPARE(values(out["y"]), values(want));
+    }
+  }
+  auto prof = (*m)->profile({{"x", TensorData(DType::F32, {1, 8})}}, 3);
+  QVERIFY2(prof.isOk(), prof.message().c_str());
+  QCOMPARE(prof->kernelSeconds.size(), (*m)->kernels().size());
 }
 
 QTEST_APPLESS_MAIN(CodegenRuntimeTest)

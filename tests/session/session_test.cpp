@@ -5,6 +5,7 @@
 
 #include <QtTest>
 
+#include "core/ir/printer.h"
 #include "session/session_file.h"
 #include "tests/support/test_paths.h"
 
@@ -31,6 +32,55 @@ class SessionTest : public QObject {
     QVERIFY(rep->allWithin());
     QCOMPARE(rep->rows.size(), size_t(4));  // x, group0, group1, softmax outputs
     QVERIFY(rep->firstDivergent() == nullptr);
+  }
+
+  // An If's branches compile through the session's pipeline too: a
+  // Mul -> Add -> Relu branch is one fused kernel under the default pipeline,
+  // three with none; both runs match eager through compare.
+  void branchesCompileThroughThePipeline_data() {
+    QTest::addColumn<QString>("pipeline");
+    QTest::addColumn<QString>("listing");
+    QTest::newRow("default") << QString::fromStdString(defaultPipeline())
+                             << "If: both branches compiled (1 + 1 kernels)";
+    QTest::newRow("none") << ""
+                          << "If: both branches compiled (3 + 3 kernels)";
+  }
+  void branchesCompileThroughThePipeline() {
+    QFETCH(QString, pipeline);
+    QFETCH(QString, listing);
+    auto g = parseGraph(R"(graph @main(%c: bool[], %x: f32[4,8]) -> (f32[4,8]) {
+  %y = If(%c, %x) {then_branch=graph @then(%x: f32[4,8]) -> (f32[4,8]) {
+      %k = Constant : f32[] dense<[2.0]>
+      %a = Mul(%x, %k) : f32[4,8]
+      %b = Add(%a, %x) : f32[4,8]
+      %t = Relu(%b) : f32[4,8]
+      return %t
+    }, else_branch=graph @else(%x: f32[4,8]) -> (f32[4,8]) {
+      %k = Constant : f32[] dense<[-1.5]>
+      %a = Mul(%x, %k) : f32[4,8]
+      %b = Sub(%a, %x) : f32[4,8]
+      %e = Relu(%b) : f32[4,8]
+      return %e
+    }, implicit_inputs=["x"]} : f32[4,8] loc("If_0")
+  return %y
+})");
+    QVERIFY2(g.isOk(), g.message().c_str());
+    g->markAsOriginal();
+    Session s;
+    QVERIFY(s.open(std::move(*g), "if").isOk());
+    QVERIFY(s.optimize(pipeline.toStdString()).isOk());
+    QVERIFY(s.compile().isOk());
+    const std::string ir = s.compiled()->loopIrText();
+    QVERIFY2(ir.find(listing.toStdString()) != std::string::npos, ir.c_str());
+    for (uint8_t c : {uint8_t(1), uint8_t(0)}) {
+      TensorData x(DType::F32, {4, 8});
+      for (int i = 0; i < 32; ++i) x.data<float>()[i] = float(i % 7) - 3.0f;
+      auto rep = s.compare(
+          {{"c", TensorData::fromVector(DType::Bool, {}, std::vector<uint8_t>{c})}, {"x", x}},
+          Tolerance{1e-5, 1e-5});
+      QVERIFY2(rep.isOk(), rep.message().c_str());
+      QVERIFY(rep->allWithin());
+    }
   }
 
   // The default check: every tensor judged against its expected f32 rounding
