@@ -136,8 +136,9 @@ set_target_properties(@N@_runner PROPERTIES BUILD_RPATH "$ORIGIN")
 
 Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLaunchPlan& plan,
                                                    const CudaBundleData& data,
-                                                   const std::string& dir,
-                                                   const std::string& name) {
+                                                   const std::string& dir, const std::string& name,
+                                                   const std::string& launcherSource,
+                                                   const std::string& manifest) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   auto write = [&](const std::string& rel, const std::string& text) -> Status {
@@ -147,7 +148,9 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
     return Status::ok();
   };
   FL_RETURN_IF_ERROR(write(name + "_launcher.h", cudaLauncherHeader(plan, name)));
-  FL_RETURN_IF_ERROR(write(name + "_launcher.cu", cudaLauncherSource(plan, name)));
+  FL_RETURN_IF_ERROR(write(name + "_launcher.cu", launcherSource.empty()
+                                                      ? cudaLauncherSource(plan, name)
+                                                      : launcherSource));
   FL_RETURN_IF_ERROR(write(name + "_runner.cu", cudaBundleRunnerSource(name)));
   FL_RETURN_IF_ERROR(write("CMakeLists.txt", cudaBundleCMake(name)));
   FL_RETURN_IF_ERROR(
@@ -182,7 +185,8 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
     FL_RETURN_IF_ERROR(npy(base + ".exact.npy", asF64(data.exact[i])));
     FL_RETURN_IF_ERROR(npy(base + ".sample.npy", asF64(data.sample[i])));
   }
-  FL_RETURN_IF_ERROR(write("manifest.json", manifestJson(g, plan, data, name)));
+  FL_RETURN_IF_ERROR(
+      write("manifest.json", manifest.empty() ? manifestJson(g, plan, data, name) : manifest));
   return files;
 }
 

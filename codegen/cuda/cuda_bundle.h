@@ -39,10 +39,14 @@ struct CudaBundleData {
   std::map<std::string, PtxasReport> ptxas;
 };
 
-// Writes the bundle's files into `dir` atomically; returns their paths.
+// Writes the bundle's files into `dir` atomically; returns their paths. A
+// control-flow program (cuda_program.h) passes its flat plan with its own
+// launcher source and manifest text.
 Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLaunchPlan& plan,
                                                    const CudaBundleData& data,
-                                                   const std::string& dir, const std::string& name);
+                                                   const std::string& dir, const std::string& name,
+                                                   const std::string& launcherSource = {},
+                                                   const std::string& manifest = {});
 
 // The launcher's header and source, the runner, the CMakeLists.txt (exposed for tests).
 std::string cudaLauncherHeader(const CudaLaunchPlan& plan, const std::string& name);

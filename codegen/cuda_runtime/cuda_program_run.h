@@ -1,0 +1,23 @@
+// Runs a control-flow program (codegen/cuda/cuda_program.h) on a GPU through
+// the driver-API executor: every segment's kernels through runOnCuda, the
+// host between them deciding which If branch runs. Values crossing steps pass
+// through host memory here (the bundle's launcher keeps them on the device);
+// the arithmetic is all CUDA kernels. Without a device it fails with
+// runOnCuda's one sentence.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/cuda_program.h"
+#include "codegen/cuda_runtime/cuda_executor.h"
+
+namespace fuselens {
+
+// Each segment's module compiled by NVRTC for `arch` on first use.
+Expected<CudaRunResult> runCudaProgram(const CudaProgramPlan& plan,
+                                       const std::vector<TensorData>& inputs,
+                                       const std::string& arch = "compute_80",
+                                       const CancelToken& cancel = {});
+
+}  // namespace fuselens
