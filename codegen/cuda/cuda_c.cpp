@@ -1,5 +1,6 @@
 #include "codegen/cuda/cuda_c.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -61,6 +62,33 @@ std::string originText(const Node& n) {
   return names;
 }
 
+// Whether a Local buffer (a per-thread array) is used by more than one
+// top-level statement: a Conv's accumulator is zeroed, accumulated and read by
+// three; as separate stages each would have its own uninitialized copy.
+bool localCrossesStages(const LoopFunc& f, const Emitter& em, const std::vector<StmtRef>& top) {
+  Emitter probe = em;  // emitting has no effect on the kernel's own emitter
+  std::vector<std::string> texts;
+  for (const StmtRef& s : top) {
+    std::ostringstream t;
+    probe.stmt(s, 1, t);
+    texts.push_back(t.str());
+  }
+  auto mentions = [](const std::string& text, const std::string& name) {
+    for (size_t at = text.find(name + "["); at != std::string::npos;
+         at = text.find(name + "[", at + 1))
+      if (at == 0 || !(std::isalnum((unsigned char)text[at - 1]) || text[at - 1] == '_'))
+        return true;
+    return false;
+  };
+  for (const Buffer& b : f.buffers) {
+    if (b.kind != BufferKind::Local) continue;
+    int stages = 0;
+    for (const std::string& t : texts) stages += mentions(t, em.buf(b.id));
+    if (stages > 1) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* cudaTypeName(DType t) {
@@ -113,6 +141,7 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
   // A top-level local scalar would have to outlive its stage: run the whole body as one.
   bool shared = false;
   for (const StmtRef& s : top) shared |= s->kind == StmtKind::Let || s->kind == StmtKind::Assign;
+  if (!shared && top.size() > 1) shared = localCrossesStages(f, em, top);
   if (shared) top = {f.body};
 
   std::ostringstream o;
