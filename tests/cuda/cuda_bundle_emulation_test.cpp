@@ -109,6 +109,42 @@ class CudaBundleEmulationTest : public QObject {
         << "samples/llama_block.onnx" << QStringList{"--dim", "seq=17"} << 1024;
     QTest::newRow("llama_block_seq17")
         << "samples/llama_block.onnx" << QStringList{"--dim", "seq=17"} << 5;
+    // If as a host step (codegen/cuda/cuda_program.h): the launcher reads the
+    // condition back and runs one branch's kernels.
+    QTest::newRow("cf_if_then") << "tests/fixtures/cf_if_then/model.onnx" << QStringList() << 5;
+    QTest::newRow("cf_if_else") << "tests/fixtures/cf_if_else/model.onnx" << QStringList() << 5;
+  }
+
+  // The silero VAD models, If on the sample rate input (the seeded sr is not
+  // 16000, so the 8k branch runs: 256 samples), nested Ifs and an LSTM in the
+  // branches. Skipped when the silero_vad package is not installed.
+  void sileroVerifiesOnTheHost_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("silero_vad_8k") << "silero_vad.onnx";
+    QTest::newRow("silero_vad_op18_ifless_8k") << "silero_vad_op18_ifless.onnx";
+  }
+
+  void sileroVerifiesOnTheHost() {
+    QFETCH(QString, file);
+    QProcess py;
+    // find_spec locates the package without importing it (and torch with it).
+    py.start("python3", {"-c",
+                         "import importlib.util as u\n"
+                         "s = u.find_spec('silero_vad')\n"
+                         "print(s.submodule_search_locations[0] if s else '')"});
+    const bool found = py.waitForFinished(30000) && py.exitCode() == 0;
+    const QString model = QDir(QString::fromUtf8(py.readAllStandardOutput()).trimmed())
+                              .filePath("data/" + file);
+    if (!found || !QFile::exists(model)) QSKIP("the silero_vad package is not installed");
+    QTemporaryDir dir;
+    auto r = runCli({"export", model, "--target", "cuda", "--out", dir.path(), "--ptxas", "none",
+                     "--shape", "input=1x256", "--shape", "state=2x1x128"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(QFile(dir.filePath("model_launcher.cu")).open(QIODevice::ReadOnly));
+    bool passed = false;
+    const QString last = emulatedVerify(dir.path(), 5, &passed);
+    QVERIFY2(passed, qPrintable(last));
+    qInfo("%s", qPrintable(last));
   }
 
   void verifyPassesOnTheHost() {

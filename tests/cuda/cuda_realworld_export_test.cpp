@@ -1,7 +1,9 @@
 // `export --target cuda` on the real models of tests/realworld (the ONNX files
 // pip packages ship; see run_realworld.py), with their input shapes bound:
 // each export either succeeds and writes the bundle, or fails with one
-// sentence and exit status 2. Never a crash or an uncaught exception (the
+// sentence and exit status 2. The silero models, whose If nodes run as host
+// steps between kernel segments (codegen/cuda/cuda_program.h), must export.
+// Never a crash or an uncaught exception (the
 // PP-OCRv4 detector once aborted with std::length_error). A model whose
 // package is not installed is skipped with a message. ptxas is left out
 // (--ptxas none): the fixtures' test covers it, and on these models it takes
@@ -42,6 +44,9 @@ class CudaRealworldExportTest : public QObject {
     const QStringList vad = {"input=1x512", "state=2x1x128"};
     QTest::newRow("silero_vad") << "silero_vad"
                                 << "data/silero_vad.onnx" << vad;
+    QTest::newRow("silero_vad_8k") << "silero_vad"
+                                   << "data/silero_vad.onnx"
+                                   << QStringList{"input=1x256", "state=2x1x128"};
     QTest::newRow("silero_vad_16k_op15") << "silero_vad"
                                          << "data/silero_vad_16k_op15.onnx" << vad;
     QTest::newRow("silero_vad_op18_ifless") << "silero_vad"
@@ -83,6 +88,8 @@ class CudaRealworldExportTest : public QObject {
     QVERIFY2(r.code != -1, "export did not finish in time");
     QVERIFY2(r.code != -2, qPrintable("export crashed: " + r.err.right(400)));
     QVERIFY2(!r.err.contains("terminate called"), qPrintable(r.err.right(400)));
+    QVERIFY2(package != "silero_vad" || r.code == 0,
+             qPrintable("silero must export for CUDA: " + r.err.right(600)));
     if (r.code == 2) {
       // One sentence: a single line naming the tool, no progress noise after it.
       const QStringList lines = r.err.trimmed().split('\n', Qt::SkipEmptyParts);
