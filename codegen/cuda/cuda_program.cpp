@@ -26,6 +26,59 @@ bool isControlFlow(const Node& n) {
 // count or condition).
 int64_t scalarOf(const TensorData& t) { return t.numel() > 0 ? cfdriver::intAt(t, 0) : 0; }
 
+// A fused group past a control-flow node was typed by the optimizer with the
+// If's unrefined (symbolic) types: its body is re-specialized to the types its
+// inputs have now (a folded Shape is a constant of static type), and its
+// outputs take the body's.
+Status refineFusedGroup(Graph& s, NodeId id) {
+  const Node& n = s.node(id);
+  if (!n.body || n.body->inputs().size() != n.inputs.size() ||
+      n.body->outputs().size() != n.outputs.size())
+    return Status::ok();
+  bool stale = false;
+  for (ValueId v : n.outputs) stale |= !s.value(v).type.staticShape();
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    stale |=
+        n.inputs[i].valid() && s.value(n.inputs[i]).type != n.body->value(n.body->inputs()[i]).type;
+  if (!stale) return Status::ok();
+  std::vector<TensorType> types;
+  for (ValueId v : n.inputs) {
+    if (!v.valid()) return Status::ok();
+    types.push_back(s.value(v).type);
+  }
+  auto body = specializeGraph(*n.body, types);
+  if (!body) return Status::error(body.message(), describeNode(n));
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    s.mutableValue(n.outputs[i]).type = body->value(body->outputs()[i]).type;
+  s.mutableNode(id).body = std::make_shared<const Graph>(std::move(*body));
+  return Status::ok();
+}
+
+// A fused group all of whose inputs are constants now (a Shape folded past
+// an If) is folded like any node (specialize.h): its body, fed the constants,
+// must fold to constant outputs. Decides an If's condition at export time.
+Expected<bool> foldFusedGroup(Graph& s, NodeId id) {
+  const Node& n = s.node(id);
+  if (!n.body || n.body->inputs().size() != n.inputs.size() ||
+      n.body->outputs().size() != n.outputs.size())
+    return false;
+  Graph body = *n.body;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (!n.inputs[i].valid() || !s.value(n.inputs[i]).constant) return false;
+    const Value& v = s.value(n.inputs[i]);
+    body.replaceAllUses(body.inputs()[i], body.addConstant(v.name + "_folded", v.constant));
+  }
+  if (!foldKnownValues(body, CompileOptions{})) return false;
+  for (ValueId o : body.outputs())
+    if (!body.value(o).constant) return false;
+  std::vector<ValueId> outs = n.outputs;
+  for (size_t i = 0; i < outs.size(); ++i)
+    s.replaceAllUses(outs[i],
+                     s.addConstant(s.value(outs[i]).name, body.value(body.outputs()[i]).constant));
+  s.removeNode(id);
+  return true;
+}
+
 class Builder {
  public:
   Builder(CudaProgramPlan& plan, const CancelToken& cancel) : plan_(plan), cancel_(cancel) {}
@@ -126,18 +179,20 @@ Expected<std::shared_ptr<CudaProgram>> Builder::build(const Graph& g,
   if (!order) return Status::error("graph '" + g.name + "' has a cycle", "CUDA program");
   // Values read after position i: what a segment ending there must hand on.
   std::vector<NodeId> segment;
-  bool afterControlFlow = false;
+  // Types refine as the walk goes (an If's outputs take its branches' types):
+  // every node is re-inferred, and what its inputs decide folds.
   for (size_t i = 0; i < order->size(); ++i) {
     if (cancel_.cancelled()) return Status::error("export cancelled");
     if (!sc.s.hasNode((*order)[i])) continue;
     const Node& n = sc.s.node((*order)[i]);
     if (!isControlFlow(n)) {
-      // Past a control-flow node the types are refined: what they decide folds.
-      if (afterControlFlow) {
-        auto folded = foldNodeInPlace(sc.s, n.id, CompileOptions{});
-        if (!folded) return folded.status();
-        if (*folded) continue;
-      }
+      auto folded = foldNodeInPlace(sc.s, n.id, CompileOptions{});
+      if (!folded) return folded.status();
+      if (*folded) continue;
+      auto fused = foldFusedGroup(sc.s, n.id);
+      if (!fused) return fused.status();
+      if (*fused) continue;
+      FL_RETURN_IF_ERROR(refineFusedGroup(sc.s, n.id));
       segment.push_back(n.id);
       continue;
     }
@@ -149,7 +204,6 @@ Expected<std::shared_ptr<CudaProgram>> Builder::build(const Graph& g,
     FL_RETURN_IF_ERROR(flush(sc, segment, later));
     segment.clear();
     FL_RETURN_IF_ERROR(n.op == "If" ? addIf(sc, n) : addLoop(sc, n));
-    afterControlFlow = true;
   }
   FL_RETURN_IF_ERROR(flush(sc, segment, {}));
   for (ValueId v : sc.s.outputs()) {

@@ -79,6 +79,31 @@ QString emulatedVerify(const QString& dir, int blockCap, bool* passed) {
   return *passed ? out.trimmed().split('\n').last() : out + run.readAllStandardError();
 }
 
+// silero_vad.onnx with its If's sample-rate constant (16000) replaced by the
+// sr the export seeds (read from a first export's inputs/2.npy), so the
+// bundle's host takes the 16k branch. The new model's path, or empty.
+QString sampleRateIsTheSeededSr(const QString& model, const QString& dir) {
+  const QString first = QDir(dir).filePath("seeded");
+  auto r = runCli({"export", model, "--target", "cuda", "--out", first, "--ptxas", "none",
+                   "--shape", "input=1x256", "--shape", "state=2x1x128"});
+  if (r.code != 0) return {};
+  const QString out = QDir(dir).filePath("silero_vad_sr.onnx");
+  QProcess py;
+  py.start("python3", {"-c",
+                       "import sys, numpy as np, onnx\n"
+                       "from onnx import numpy_helper\n"
+                       "m = onnx.load(sys.argv[1])\n"
+                       "sr = np.load(sys.argv[2]).astype(np.int64)\n"
+                       "c = [n for n in m.graph.node if n.name == 'Constant_0'][0]\n"
+                       "t = c.attribute[0].t\n"
+                       "t.CopyFrom(numpy_helper.from_array(sr.reshape(numpy_helper.to_array(t)"
+                       ".shape), t.name))\n"
+                       "onnx.save(m, sys.argv[3])\n",
+                       model, QDir(first).filePath("inputs/2.npy"), out});
+  if (!py.waitForFinished(60000) || py.exitCode() != 0) return {};
+  return out;
+}
+
 }  // namespace
 
 class CudaBundleEmulationTest : public QObject {
@@ -115,17 +140,25 @@ class CudaBundleEmulationTest : public QObject {
     QTest::newRow("cf_if_else") << "tests/fixtures/cf_if_else/model.onnx" << QStringList() << 5;
   }
 
-  // The silero VAD models, If on the sample rate input (the seeded sr is not
-  // 16000, so the 8k branch runs: 256 samples), nested Ifs and an LSTM in the
-  // branches. Skipped when the silero_vad package is not installed.
+  // The silero VAD models: If on the sample rate input (the seeded sr is not
+  // 16000, so the 8k branch runs: 256 samples), nested Ifs on shapes that fold
+  // once the If before them is specialized, an LSTM in the branches. Skipped
+  // when the silero_vad package is not installed.
   void sileroVerifiesOnTheHost_data() {
     QTest::addColumn<QString>("file");
-    QTest::newRow("silero_vad_8k") << "silero_vad.onnx";
-    QTest::newRow("silero_vad_op18_ifless_8k") << "silero_vad_op18_ifless.onnx";
+    QTest::addColumn<int>("samples");
+    QTest::newRow("silero_vad_8k") << "silero_vad.onnx" << 256;
+    QTest::newRow("silero_vad_op18_ifless_8k") << "silero_vad_op18_ifless.onnx" << 256;
+    QTest::newRow("silero_vad_16k_op15") << "silero_vad_16k_op15.onnx" << 512;
+    QTest::newRow("silero_vad_half") << "silero_vad_half.onnx" << 512;
+    // The 16k branch through the host's decision: the model's sample-rate
+    // constant is set to the seeded sr (samples < 0 marks the row).
+    QTest::newRow("silero_vad_16k_by_sr") << "silero_vad.onnx" << -512;
   }
 
   void sileroVerifiesOnTheHost() {
     QFETCH(QString, file);
+    QFETCH(int, samples);
     QProcess py;
     // find_spec locates the package without importing it (and torch with it).
     py.start("python3", {"-c",
@@ -133,14 +166,18 @@ class CudaBundleEmulationTest : public QObject {
                          "s = u.find_spec('silero_vad')\n"
                          "print(s.submodule_search_locations[0] if s else '')"});
     const bool found = py.waitForFinished(30000) && py.exitCode() == 0;
-    const QString model = QDir(QString::fromUtf8(py.readAllStandardOutput()).trimmed())
-                              .filePath("data/" + file);
+    QString model =
+        QDir(QString::fromUtf8(py.readAllStandardOutput()).trimmed()).filePath("data/" + file);
     if (!found || !QFile::exists(model)) QSKIP("the silero_vad package is not installed");
     QTemporaryDir dir;
+    if (samples < 0) {
+      samples = -samples;
+      model = sampleRateIsTheSeededSr(model, dir.path());
+      QVERIFY2(!model.isEmpty(), "cannot rewrite the model's sample-rate constant");
+    }
     auto r = runCli({"export", model, "--target", "cuda", "--out", dir.path(), "--ptxas", "none",
-                     "--shape", "input=1x256", "--shape", "state=2x1x128"});
+                     "--shape", QString("input=1x%1").arg(samples), "--shape", "state=2x1x128"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY(QFile(dir.filePath("model_launcher.cu")).open(QIODevice::ReadOnly));
     bool passed = false;
     const QString last = emulatedVerify(dir.path(), 5, &passed);
     QVERIFY2(passed, qPrintable(last));

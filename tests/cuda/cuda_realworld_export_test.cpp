@@ -44,9 +44,9 @@ class CudaRealworldExportTest : public QObject {
     const QStringList vad = {"input=1x512", "state=2x1x128"};
     QTest::newRow("silero_vad") << "silero_vad"
                                 << "data/silero_vad.onnx" << vad;
-    QTest::newRow("silero_vad_8k") << "silero_vad"
-                                   << "data/silero_vad.onnx"
-                                   << QStringList{"input=1x256", "state=2x1x128"};
+    QTest::newRow("silero_vad_8k")
+        << "silero_vad"
+        << "data/silero_vad.onnx" << QStringList{"input=1x256", "state=2x1x128"};
     QTest::newRow("silero_vad_16k_op15") << "silero_vad"
                                          << "data/silero_vad_16k_op15.onnx" << vad;
     QTest::newRow("silero_vad_op18_ifless") << "silero_vad"
