@@ -138,7 +138,8 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
                                                    const CudaBundleData& data,
                                                    const std::string& dir, const std::string& name,
                                                    const std::string& launcherSource,
-                                                   const std::string& manifest) {
+                                                   const std::string& manifest,
+                                                   const std::string& launcherHeader) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   auto write = [&](const std::string& rel, const std::string& text) -> Status {
@@ -147,7 +148,9 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
     files.push_back(path);
     return Status::ok();
   };
-  FL_RETURN_IF_ERROR(write(name + "_launcher.h", cudaLauncherHeader(plan, name)));
+  FL_RETURN_IF_ERROR(write(name + "_launcher.h", launcherHeader.empty()
+                                                     ? cudaLauncherHeader(plan, name)
+                                                     : launcherHeader));
   FL_RETURN_IF_ERROR(write(name + "_launcher.cu", launcherSource.empty()
                                                       ? cudaLauncherSource(plan, name)
                                                       : launcherSource));

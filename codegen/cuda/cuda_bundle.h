@@ -46,7 +46,8 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
                                                    const CudaBundleData& data,
                                                    const std::string& dir, const std::string& name,
                                                    const std::string& launcherSource = {},
-                                                   const std::string& manifest = {});
+                                                   const std::string& manifest = {},
+                                                   const std::string& launcherHeader = {});
 
 // The launcher's header and source, the runner, the CMakeLists.txt (exposed for tests).
 std::string cudaLauncherHeader(const CudaLaunchPlan& plan, const std::string& name);

@@ -201,7 +201,8 @@ Expected<CudaExportResult> exportCudaFiles(const Graph& g, const CudaExportOptio
   report(progress, 0.9, "bundle: launcher, runner, CMakeLists.txt, data");
   auto bundle = writeCudaBundle(
       g, *plan, data, opts.outDir, opts.name,
-      program ? cudaProgramLauncherSource(*program, opts.name) : std::string(), programJson);
+      program ? cudaProgramLauncherSource(*program, opts.name) : std::string(), programJson,
+      program ? cudaProgramLauncherHeader(*program, opts.name) : std::string());
   if (!bundle) return bundle.status();
   r.files.insert(r.files.end(), bundle->begin(), bundle->end());
   return r;

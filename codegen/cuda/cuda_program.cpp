@@ -100,6 +100,8 @@ class Builder {
   Status flush(Scope& sc, const std::vector<NodeId>& nodes, const std::set<int32_t>& later);
   Status addIf(Scope& sc, const Node& n);
   Status addLoop(Scope& sc, const Node& n);
+  Expected<int> loopControl(Scope& sc, const Node& n, size_t i, int64_t* known);
+  Status runShapeRead(Scope& sc, ValueId v, const std::string& where);
   Expected<CudaBranch> branch(Scope& sc, const Node& n, const char* attr, size_t formal,
                               std::vector<TensorType> formalTypes, std::vector<int> formalSlots,
                               bool allowRefusal);
@@ -209,6 +211,8 @@ Expected<std::shared_ptr<CudaProgram>> Builder::build(const Graph& g,
   for (ValueId v : sc.s.outputs()) {
     auto slot = slotFor(sc, v);
     if (!slot) return slot.status();
+    if (fold && sc.p->slots[size_t(*slot)].runShape)  // a body's output feeds more kernels
+      return runShapeRead(sc, v, "graph '" + g.name + "'");
     sc.p->outputs.push_back(*slot);
   }
   return sc.p;
@@ -235,6 +239,7 @@ Status Builder::flush(Scope& sc, const std::vector<NodeId>& nodes, const std::se
         } else {
           auto slot = slotFor(sc, v);
           if (!slot) return slot.status();
+          if (sc.p->slots[size_t(*slot)].runShape) return runShapeRead(sc, v, describeNode(n));
           inSeg[v.index] = seg.addInput(val.name, val.type);
           ins.push_back(*slot);
         }
@@ -313,6 +318,7 @@ Expected<CudaBranch> Builder::branch(Scope& sc, const Node& n, const char* attr,
     const Value& outer = sc.s.value(n.inputs[body->implicitAt[i]]);
     auto slot = slotFor(sc, outer.id);
     if (!slot) return slot.status();
+    if (sc.p->slots[size_t(*slot)].runShape) return runShapeRead(sc, outer.id, describeNode(n));
     b.inputs.push_back(*slot);
     formalTypes.push_back(outer.type);
     if (outer.constant)
@@ -347,6 +353,7 @@ Status Builder::addIf(Scope& sc, const Node& n) {
   step.node = describeNode(n);
   step.cond = *cond;
   const CudaSlot& c = sc.p->slots[size_t(*cond)];
+  if (c.runShape) return runShapeRead(sc, n.inputs[0], describeNode(n));
   if (c.bytes != int64_t(dtypeSize(c.dtype)))
     return Status::error("the condition must hold one element", describeNode(n));
   // A condition the export already knows decides which branch is built.
@@ -366,9 +373,11 @@ Status Builder::addIf(Scope& sc, const Node& n) {
     if (!b) return b.status();
     step.branches.push_back(std::move(*b));
   }
-  // The node's outputs have the types of the branches that can run.
+  // The node's outputs have the types of the branches that can run; where
+  // they differ, the run decides (a graph output may be such a value).
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     const CudaSlot* type = nullptr;
+    bool differ = false;
     for (const CudaBranch& b : step.branches) {
       if (!b.program) continue;
       if (b.program->outputs.size() != n.outputs.size())
@@ -376,34 +385,153 @@ Status Builder::addIf(Scope& sc, const Node& n) {
                                  " outputs, the node " + std::to_string(n.outputs.size()),
                              describeNode(n));
       const CudaSlot& o = b.program->slots[size_t(b.program->outputs[k])];
-      if (type && (type->shape != o.shape || type->dtype != o.dtype))
-        return Status::error("output '" + sc.s.value(n.outputs[k]).name + "' is " +
-                                 TensorType::of(type->dtype, type->shape).str() +
-                                 " in one branch and " + TensorType::of(o.dtype, o.shape).str() +
-                                 " in the other for the bound input shapes; the CUDA bundle "
-                                 "plans every shape ahead of time",
+      if (type && type->dtype != o.dtype)
+        return Status::error("output " + std::to_string(k) + " is " +
+                                 std::string(dtypeName(type->dtype)) + " in one branch and " +
+                                 std::string(dtypeName(o.dtype)) + " in the other",
                              describeNode(n));
-      type = &o;
+      differ |= type && type->shape != o.shape;
+      if (!type || o.bytes > type->bytes) type = &o;
     }
     if (!type)
       return Status::error(
           "neither branch can run with the bound input shapes (" + step.branches[0].refusal + ")",
           describeNode(n));
     TensorType t = TensorType::of(type->dtype, type->shape);
-    sc.s.mutableValue(n.outputs[k]).type = t;
+    if (!differ) sc.s.mutableValue(n.outputs[k]).type = t;
     step.out.push_back(internalSlot(*sc.p, sc.s.value(n.outputs[k]).name, t));
+    sc.p->slots.back().runShape = differ;
     sc.slotOf[n.outputs[k].index] = step.out.back();
   }
   sc.p->steps.push_back(std::move(step));
   return Status::ok();
 }
 
+// The iteration number and condition as the body declares them: a scalar or
+// a one-element vector.
+TensorType loopScalarType(const Graph& body, size_t input, DType dt) {
+  const TensorType& t = body.value(body.inputs()[input]).type;
+  return TensorType::of(
+      dt, t.rankKnown && t.rank() == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{});
+}
+
+Expected<int> Builder::loopControl(Scope& sc, const Node& n, size_t i, int64_t* known) {
+  if (!n.inputs[i].valid()) return -1;
+  auto slot = slotFor(sc, n.inputs[i]);
+  if (!slot) return slot.status();
+  const CudaSlot& s = sc.p->slots[size_t(*slot)];
+  const bool integer = s.dtype == DType::I64 || s.dtype == DType::I32 || s.dtype == DType::Bool;
+  if (!integer || s.bytes != int64_t(dtypeSize(s.dtype)))
+    return Status::error(std::string(i == 0 ? "the trip count" : "the condition") +
+                             " must be one integer or bool element, not " +
+                             TensorType::of(s.dtype, s.shape).str(),
+                         describeNode(n));
+  if (s.runShape) return runShapeRead(sc, n.inputs[i], describeNode(n));
+  if (s.kind == CudaSlot::Kind::Constant) *known = scalarOf(*sc.s.value(n.inputs[i]).constant);
+  return *slot;
+}
+
 Status Builder::addLoop(Scope& sc, const Node& n) {
-  (void)sc;
-  return Status::error(
-      "a Loop has no CUDA host step yet (its trip count and condition are read on the host only "
-      "in the CPU driver); compile it for the CPU",
-      describeNode(n));
+  const size_t formal = cfdriver::formalInputs(n);
+  if (formal < 2)
+    return Status::error("expects the trip count and condition inputs (possibly empty)",
+                         describeNode(n));
+  const size_t carried = formal - 2;
+  auto bound = cfdriver::bindBody(n, "body", formal, CompileOptions{});
+  if (!bound) return bound.status();
+  const Graph& bg = bound->graph->graph();
+  CudaStep step;
+  step.kind = CudaStep::Kind::Loop;
+  step.node = describeNode(n);
+  CudaStep::LoopSlots& L = step.loop;
+  int64_t maxTrip = -1, condIn = 1;
+  for (size_t i = 0; i < 2; ++i) {
+    auto slot = loopControl(sc, n, i, i == 0 ? &maxTrip : &condIn);
+    if (!slot) return slot.status();
+    step.in.push_back(*slot);
+  }
+  const TensorType iterT = loopScalarType(bg, 0, DType::I64);
+  const TensorType condT = loopScalarType(bg, 1, DType::Bool);
+  L.iteration = internalSlot(*sc.p, n.name + "/iteration", iterT);
+  L.condition = internalSlot(*sc.p, n.name + "/condition", condT);
+  std::vector<TensorType> types{iterT, condT};
+  std::vector<int> formalSlots{L.iteration, L.condition};
+  for (size_t i = 0; i < carried; ++i) {
+    if (!n.inputs[2 + i].valid())
+      return Status::error("loop-carried input " + std::to_string(i) + " is missing",
+                           describeNode(n));
+    auto slot = slotFor(sc, n.inputs[2 + i]);
+    if (!slot) return slot.status();
+    if (sc.p->slots[size_t(*slot)].runShape)
+      return runShapeRead(sc, n.inputs[2 + i], describeNode(n));
+    const TensorType t = sc.s.value(n.inputs[2 + i]).type;
+    step.in.push_back(*slot);
+    L.a.push_back(internalSlot(*sc.p, sc.s.value(n.inputs[2 + i]).name + "/carried", t));
+    L.b.push_back(internalSlot(*sc.p, sc.s.value(n.inputs[2 + i]).name + "/carried_next", t));
+    types.push_back(t);
+    formalSlots.push_back(L.a.back());
+  }
+  auto body = branch(sc, n, "body", formal, types, formalSlots, /*allowRefusal=*/false);
+  if (!body) return body.status();
+  const CudaProgram& bp = *body->program;
+  if (bp.outputs.size() < 1 + carried || n.outputs.size() != bp.outputs.size() - 1)
+    return Status::error("the body returns " + std::to_string(bp.outputs.size()) +
+                             " values; the node has " + std::to_string(carried) +
+                             " carried values and " + std::to_string(n.outputs.size()) + " outputs",
+                         describeNode(n));
+  const CudaSlot& condOut = bp.slots[size_t(bp.outputs[0])];
+  L.condOut = internalSlot(*sc.p, n.name + "/condition_out", condT);
+  if (condOut.bytes != int64_t(dtypeSize(condOut.dtype)))
+    return Status::error("the body's condition must hold one element", describeNode(n));
+  for (size_t i = 0; i < carried; ++i) {
+    const CudaSlot& o = bp.slots[size_t(bp.outputs[1 + i])];
+    const CudaSlot& in = sc.p->slots[size_t(L.a[i])];
+    if (o.shape != in.shape || o.dtype != in.dtype)
+      return Status::error("loop-carried value '" + in.name + "' changes from " +
+                               TensorType::of(in.dtype, in.shape).str() + " to " +
+                               TensorType::of(o.dtype, o.shape).str() +
+                               " in an iteration; the CUDA bundle plans every shape ahead of time",
+                           describeNode(n));
+    const TensorType t = TensorType::of(in.dtype, in.shape);
+    sc.s.mutableValue(n.outputs[i]).type = t;
+    step.out.push_back(internalSlot(*sc.p, sc.s.value(n.outputs[i]).name, t));
+    sc.slotOf[n.outputs[i].index] = step.out.back();
+  }
+  // Scan outputs hold at most the trip count's slices; exactly that many when
+  // nothing can stop the loop earlier.
+  const bool alwaysGoes = condIn != 0 && condOut.kind == CudaSlot::Kind::Constant &&
+                          std::any_of(plan_.weights.begin() + condOut.index,
+                                      plan_.weights.begin() + condOut.index + condOut.bytes,
+                                      [](unsigned char c) { return c != 0; });
+  for (size_t k = 0; k + carried < n.outputs.size(); ++k) {
+    const CudaSlot& slice = bp.slots[size_t(bp.outputs[1 + carried + k])];
+    const std::string name = sc.s.value(n.outputs[carried + k]).name;
+    if (maxTrip < 0)
+      return Status::error("scan output '" + name +
+                               "' has no planned size: the trip count is known only at run time",
+                           describeNode(n));
+    L.maxIterations = std::max<int64_t>(maxTrip, 0);
+    L.slices.push_back(
+        internalSlot(*sc.p, name + "/slice", TensorType::of(slice.dtype, slice.shape)));
+    std::vector<int64_t> shape{L.maxIterations};
+    shape.insert(shape.end(), slice.shape.begin(), slice.shape.end());
+    const TensorType t = TensorType::of(slice.dtype, shape);
+    step.out.push_back(internalSlot(*sc.p, name, t));
+    sc.p->slots.back().runShape = !alwaysGoes;
+    if (alwaysGoes) sc.s.mutableValue(n.outputs[carried + k]).type = t;
+    sc.slotOf[n.outputs[carried + k].index] = step.out.back();
+  }
+  step.branches.push_back(std::move(*body));
+  sc.p->steps.push_back(std::move(step));
+  return Status::ok();
+}
+
+Status Builder::runShapeRead(Scope& sc, ValueId v, const std::string& where) {
+  return Status::error("value '" + sc.s.value(v).name +
+                           "' has a shape the run decides (which branch runs, how many "
+                           "iterations); the CUDA bundle plans the shapes of the kernels that "
+                           "read it ahead of time, so only a graph output may have one",
+                       where);
 }
 
 // The programs reachable from p, children first.

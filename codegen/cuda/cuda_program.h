@@ -49,6 +49,10 @@ struct CudaSlot {
   // Input: program input position; Internal: offset in the slot pool; Constant:
   // offset in the weights blob.
   int64_t index = 0;
+  // The run decides the shape (which branch ran, how many iterations): `shape`
+  // and `bytes` are the most it can hold. Only the top program's outputs may
+  // be such values (the kernels after them would need other shapes).
+  bool runShape = false;
 };
 
 struct CudaBranch {
@@ -66,13 +70,18 @@ struct CudaStep {
   int64_t weightsBase = 0;  // where the plan's weights start in the program's blob
   std::vector<int> in, out;
   // If: cond is the condition slot, branches[0] then, [1] else; out = node outputs.
-  // Loop: in = node inputs (-1 for an omitted trip count or condition);
-  // branches[0] the body (inputs: iteration, condition, carried, implicit);
-  // out = the node outputs (carried, then scans).
+  // Loop: in = the trip count and condition slots (-1 when omitted), then the
+  // carried inputs; branches[0] the body, fed the iteration, condition,
+  // carried A and its implicit inputs, writing condOut, carried B and one
+  // slice of every scan; out = the node outputs (carried, then scans).
   int cond = -1;
   std::vector<CudaBranch> branches;
-  size_t carried = 0;        // Loop: loop-carried values
-  std::vector<int> scratch;  // Loop: iteration, condition, carried (x2), body outputs
+  struct LoopSlots {
+    int iteration = -1, condition = -1, condOut = -1;
+    std::vector<int> a, b;      // carried values, swapped after every iteration
+    std::vector<int> slices;    // per scan output: one iteration's slice
+    int64_t maxIterations = 0;  // what the scan outputs hold (0: no scan outputs)
+  } loop;
 };
 
 struct CudaProgram {
@@ -108,8 +117,10 @@ Expected<CudaProgramPlan> planCudaProgram(const Graph& g, const Progress& progre
 // (its memory block is the arena, then the slot pool). cuda_program_launcher.cpp.
 CudaLaunchPlan flattenCudaProgram(const CudaProgramPlan& plan);
 
-// The bundle launcher of a program plan: the C API of cuda_bundle.h, run by
-// host code (cudaLauncherHeader(flattenCudaProgram(plan), name) is its header).
+// The bundle launcher of a program plan and its header: the C API of
+// cuda_bundle.h, run by host code, plus <name>_output_shape for outputs whose
+// shape the run decides.
+std::string cudaProgramLauncherHeader(const CudaProgramPlan& plan, const std::string& name);
 std::string cudaProgramLauncherSource(const CudaProgramPlan& plan, const std::string& name);
 
 // The program as JSON (the bundle's manifest.json and <name>.cuda.json): every

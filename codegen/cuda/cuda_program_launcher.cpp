@@ -46,6 +46,22 @@ class ProgramEmitter {
   }
 
   std::string run() {
+    o_ << "// An integer or bool of `bytes` bytes read back from the device (the host's "
+          "decisions).\n"
+       << "static cudaError_t fl_read_int(const unsigned char* p, int bytes, cudaStream_t s, long "
+          "long* out) {\n"
+       << "  unsigned char b[8] = {};\n"
+       << "  cudaError_t e = cudaMemcpyAsync(b, p, bytes, cudaMemcpyDeviceToHost, s);\n"
+       << "  if (e == cudaSuccess) e = cudaStreamSynchronize(s);\n"
+       << "  if (bytes == 8) { long long v; memcpy(&v, b, 8); *out = v; }\n"
+       << "  else if (bytes == 4) { int v; memcpy(&v, b, 4); *out = v; }\n"
+       << "  else *out = b[0] != 0;\n  return e;\n}\n\n"
+       << "// The bytes of a value whose shape the run decided.\n"
+       << "static long long fl_run_bytes(" << n_ << "_ctx* ctx, int slot, long long elem) {\n"
+       << "  long long n = 1;\n"
+       << "  for (int d = 0; d < ctx->runRank[slot]; ++d) n *= ctx->runDims[slot][d];\n"
+       << "  return n * elem;\n}\n\n";
+    outputShapes();
     for (const CudaProgram* p : plan_.programs)
       o_ << "static int fl_p" << p->id << "(" << n_
          << "_ctx* ctx, unsigned char* const* in, unsigned char* const* out, cudaStream_t s);\n";
@@ -77,6 +93,30 @@ class ProgramEmitter {
   }
 
  private:
+  // <name>_output_shape: the static shape, or the one the last run decided.
+  void outputShapes() {
+    const CudaProgram& top = *plan_.top;
+    std::string ranks, dims, runSlots;
+    for (int s : top.outputs) {
+      const CudaSlot& slot = top.slots[size_t(s)];
+      std::vector<int64_t> d = slot.shape;
+      d.resize(8, 0);
+      ranks += std::to_string(std::min<size_t>(slot.shape.size(), 8)) + ", ";
+      dims += "{" + dimsText(d) + "}, ";
+      runSlots += std::to_string(slot.runShape ? s : -1) + ", ";
+    }
+    o_ << "static const int fl_out_rank[] = {" << ranks << "0};\n"
+       << "static const long long fl_out_dims[][8] = {" << dims << "{0}};\n"
+       << "static const int fl_out_run_slot[] = {" << runSlots << "-1};\n"
+       << "extern \"C\" int " << n_ << "_output_shape(" << n_
+       << "_ctx* c, int i, int64_t dims[8]) {\n"
+       << "  const int s = fl_out_run_slot[i];\n"
+       << "  const int rank = s >= 0 ? c->runRank[s] : fl_out_rank[i];\n"
+       << "  for (int d = 0; d < rank; ++d) dims[d] = s >= 0 ? c->runDims[s][d] : "
+          "fl_out_dims[i][d];\n"
+       << "  return rank;\n}\n\n";
+  }
+
   std::string slotExpr(const CudaProgram& p, int s) const {
     const CudaSlot& slot = p.slots[size_t(s)];
     switch (slot.kind) {
@@ -114,13 +154,18 @@ class ProgramEmitter {
     for (const CudaStep& st : p.steps) {
       if (st.kind == CudaStep::Kind::Kernels) kernels(st);
       if (st.kind == CudaStep::Kind::If) branchOn(p, st);
+      if (st.kind == CudaStep::Kind::Loop) loop(p, st);
     }
     for (size_t i = 0; i < p.outputs.size(); ++i) {
       const CudaSlot& slot = p.slots[size_t(p.outputs[i])];
+      const std::string bytes = slot.runShape
+                                    ? "fl_run_bytes(ctx, " + std::to_string(p.outputs[i]) + ", " +
+                                          std::to_string(dtypeSize(slot.dtype)) + ")"
+                                    : std::to_string(slot.bytes) + "LL";
       if (slot.bytes > 0)
-        o_ << "  FL_CHECK(cudaMemcpyAsync(out[" << i << "], v[" << p.outputs[i] << "], "
-           << slot.bytes << "LL, cudaMemcpyDeviceToDevice, s), \"copy output '" << slot.name
-           << "' of graph '" << p.graph << "'\");\n";
+        o_ << "  FL_CHECK(cudaMemcpyAsync(out[" << i << "], v[" << p.outputs[i] << "], " << bytes
+           << ", cudaMemcpyDeviceToDevice, s), \"copy output '" << slot.name << "' of graph '"
+           << p.graph << "'\");\n";
     }
     o_ << "  return 0;\n}\n\n";
   }
@@ -174,8 +219,77 @@ class ProgramEmitter {
       for (int s : st.out) o_ << "v[" << s << "], ";
       o_ << "nullptr};\n      if (int rc = fl_p" << br.program->id
          << "(ctx, bi, bo, s)) return rc;\n";
+      for (size_t k = 0; k < st.out.size(); ++k)
+        if (p.slots[size_t(st.out[k])].runShape)
+          setRunShape(st.out[k], br.program->slots[size_t(br.program->outputs[k])].shape, "      ");
     }
     o_ << "    }\n  }\n";
+  }
+
+  void setRunShape(int slot, const std::vector<int64_t>& shape, const std::string& pad,
+                   const std::string& lead = {}) {
+    o_ << pad << "ctx->runRank[" << slot << "] = " << shape.size() << ";\n";
+    for (size_t d = 0; d < shape.size() && d < 8; ++d)
+      o_ << pad << "ctx->runDims[" << slot << "][" << d
+         << "] = " << (d == 0 && !lead.empty() ? lead : std::to_string(shape[d]) + "LL") << ";\n";
+  }
+
+  // The host iterates: it writes the iteration number and condition, runs the
+  // body, reads its condition back, swaps the carried values and appends each
+  // scan slice.
+  void loop(const CudaProgram& p, const CudaStep& st) {
+    const CudaStep::LoopSlots& L = st.loop;
+    const CudaBranch& body = st.branches.at(0);
+    const size_t carried = L.a.size();
+    auto bytes = [&](int s) { return p.slots[size_t(s)].bytes; };
+    o_ << "  {  // " << st.node << ": the host counts iterations and reads the condition\n"
+       << "    long long fl_max = 9223372036854775807LL, fl_c = 1, fl_iv = 0;\n"
+       << "    unsigned char fl_one = 1;\n";
+    if (st.in[0] >= 0)
+      o_ << "    FL_CHECK(fl_read_int(v[" << st.in[0] << "], " << bytes(st.in[0])
+         << ", s, &fl_max), \"read a trip count\");\n";
+    if (st.in[1] >= 0)
+      o_ << "    FL_CHECK(fl_read_int(v[" << st.in[1] << "], " << bytes(st.in[1])
+         << ", s, &fl_c), \"read a condition\");\n";
+    for (size_t i = 0; i < carried; ++i)
+      o_ << "    FL_CHECK(cudaMemcpyAsync(v[" << L.a[i] << "], v[" << st.in[2 + i] << "], "
+         << bytes(L.a[i]) << "LL, cudaMemcpyDeviceToDevice, s), \"copy a carried value\");\n";
+    o_ << "    long long fl_it = 0;\n"
+       << "    for (; fl_it < fl_max && fl_c != 0; ++fl_it) {\n"
+       << "      if (fl_it >= (1LL << 24)) { snprintf(fl_error, sizeof fl_error, \"%s\", "
+       << cString(st.node + ": ran more than 2^24 iterations without stopping")
+       << "); return 1; }\n"
+       << "      fl_iv = fl_it;\n"
+       << "      FL_CHECK(cudaMemcpyAsync(v[" << L.iteration
+       << "], &fl_iv, 8, cudaMemcpyHostToDevice, s), \"write the iteration number\");\n"
+       << "      FL_CHECK(cudaMemcpyAsync(v[" << L.condition
+       << "], &fl_one, 1, cudaMemcpyHostToDevice, s), \"write the condition\");\n"
+       << "      unsigned char* bi[] = {";
+    for (int s : body.inputs) o_ << "v[" << s << "], ";
+    o_ << "nullptr};\n      unsigned char* bo[] = {v[" << L.condOut << "], ";
+    for (int s : L.b) o_ << "v[" << s << "], ";
+    for (int s : L.slices) o_ << "v[" << s << "], ";
+    o_ << "nullptr};\n      if (int rc = fl_p" << body.program->id
+       << "(ctx, bi, bo, s)) return rc;\n"
+       << "      FL_CHECK(fl_read_int(v[" << L.condOut << "], " << bytes(L.condOut)
+       << ", s, &fl_c), \"read the body's condition\");\n";
+    for (size_t i = 0; i < carried; ++i)
+      o_ << "      { unsigned char* t = v[" << L.a[i] << "]; v[" << L.a[i] << "] = v[" << L.b[i]
+         << "]; v[" << L.b[i] << "] = t; }\n";
+    for (size_t k = 0; k < L.slices.size(); ++k)
+      o_ << "      FL_CHECK(cudaMemcpyAsync(v[" << st.out[carried + k] << "] + fl_it * "
+         << bytes(L.slices[k]) << "LL, v[" << L.slices[k] << "], " << bytes(L.slices[k])
+         << "LL, cudaMemcpyDeviceToDevice, s), \"append a scan slice\");\n";
+    o_ << "    }\n";
+    for (size_t i = 0; i < carried; ++i)
+      o_ << "    FL_CHECK(cudaMemcpyAsync(v[" << st.out[i] << "], v[" << L.a[i] << "], "
+         << bytes(L.a[i]) << "LL, cudaMemcpyDeviceToDevice, s), \"copy a carried value out\");\n";
+    for (size_t k = 0; k < L.slices.size(); ++k) {
+      const int out = st.out[carried + k];
+      if (p.slots[size_t(out)].runShape)
+        setRunShape(out, p.slots[size_t(out)].shape, "    ", "fl_it");
+    }
+    o_ << "  }\n";
   }
 
   const CudaProgramPlan& plan_;
@@ -205,13 +319,36 @@ CudaLaunchPlan flattenCudaProgram(const CudaProgramPlan& plan) {
   return flat;
 }
 
+std::string cudaProgramLauncherHeader(const CudaProgramPlan& plan, const std::string& name) {
+  std::string h = cudaLauncherHeader(flattenCudaProgram(plan), name);
+  const std::string extra =
+      "/* Control flow: the host reads conditions and trip counts back from the device\n"
+      " * between kernels. An output whose shape the run decides (which If branch ran,\n"
+      " * how many Loop iterations) has @N@_output_elements/_bytes as the most it holds;\n"
+      " * after a run, @N@_output_shape gives its shape (the rank; dims gets that many). */\n"
+      "#define @N@_RUN_SHAPES 1\n"
+      "int @N@_output_shape(@N@_ctx* ctx, int i, int64_t dims[8]);\n";
+  std::string e = extra;
+  for (size_t at; (at = e.find("@N@")) != std::string::npos;) e.replace(at, 3, name);
+  h.insert(h.rfind("#ifdef __cplusplus"), e);
+  return h;
+}
+
 std::string cudaProgramLauncherSource(const CudaProgramPlan& plan, const std::string& name) {
-  // The plain launcher up to its run functions, then the program's.
+  // The plain launcher up to its run functions, then the program's; the
+  // context gains the shapes the run decides.
   std::string s = cudaLauncherSource(flattenCudaProgram(plan), name);
   const size_t at = s.find("int " + name + "_run_device(");
   s = s.substr(0, at) + "}  // extern \"C\"\n\n";
-  const size_t inc = s.find("#include <cstring>");
-  s.insert(inc, "#include <chrono>\n");
+  s.insert(s.find("#include <cstring>"), "#include <chrono>\n");
+  size_t slots = 1;
+  for (const CudaProgram* p : plan.programs) slots = std::max(slots, p->slots.size());
+  const std::string ctx = "struct " + name + "_ctx {\n";
+  s.insert(s.find(ctx), "constexpr int kRunSlots = " + std::to_string(slots) + ";\n");
+  const std::string end = "  float runMs = 0;\n};";
+  s.replace(s.find(end), end.size(),
+            "  float runMs = 0;\n  long long runDims[kRunSlots][8] = {};\n"
+            "  int runRank[kRunSlots] = {};\n};");
   return s + ProgramEmitter(plan, name).run();
 }
 
