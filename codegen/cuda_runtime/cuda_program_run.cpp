@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "codegen/cuda/nvrtc.h"
+#include "codegen/driver/driver_cf.h"
 
 namespace fuselens {
 namespace {
@@ -34,6 +35,13 @@ class ProgramRun {
     };
     for (const CudaStep& st : p.steps) {
       if (cancel_.cancelled()) return Status::error("CUDA run cancelled");
+      if (st.kind == CudaStep::Kind::Loop) {
+        auto outs = loop(st, get);
+        if (!outs) return outs.status();
+        for (size_t i = 0; i < st.out.size() && i < outs->size(); ++i)
+          vals[size_t(st.out[i])] = std::move((*outs)[i]);
+        continue;
+      }
       std::vector<TensorData> feed;
       std::vector<int> from = st.kind == CudaStep::Kind::Kernels ? st.in : std::vector<int>{};
       const CudaBranch* chosen = nullptr;
@@ -79,6 +87,68 @@ class ProgramRun {
   CudaRunResult result_;
 
  private:
+  // The Loop on the host: the body program per iteration, carried values
+  // handed on, scan slices stacked along a new first axis.
+  template <typename Get>
+  Expected<std::vector<TensorData>> loop(const CudaStep& st, Get& get) {
+    const CudaStep::LoopSlots& L = st.loop;
+    const CudaBranch& body = st.branches.at(0);
+    const CudaProgram& bp = *body.program;
+    int64_t maxTrip = INT64_MAX;
+    bool go = true;
+    for (int i = 0; i < 2; ++i) {
+      if (st.in[size_t(i)] < 0) continue;
+      auto t = get(st.in[size_t(i)]);
+      if (!t) return t.status();
+      if (i == 0) maxTrip = cfdriver::intAt(*t, 0);
+      if (i == 1) go = cfdriver::truthy(*t);
+    }
+    std::vector<TensorData> carried;
+    for (size_t i = 0; i < L.a.size(); ++i) {
+      auto t = get(st.in[2 + i]);
+      if (!t) return t.status();
+      carried.push_back(std::move(*t));
+    }
+    std::vector<std::vector<TensorData>> scans(L.slices.size());
+    const CudaSlot& iterSlot = bp.slots[size_t(bp.inputs[0])];
+    const CudaSlot& condSlot = bp.slots[size_t(bp.inputs[1])];
+    for (int64_t it = 0; it < maxTrip && go; ++it) {
+      if (cancel_.cancelled()) return Status::error("CUDA run cancelled", st.node);
+      if (it >= (int64_t(1) << 24))
+        return Status::error("ran more than 2^24 iterations without stopping", st.node);
+      TensorData iter(DType::I64, iterSlot.shape), cond(DType::Bool, condSlot.shape);
+      iter.data<int64_t>()[0] = it;
+      cond.data<bool>()[0] = true;
+      std::vector<TensorData> feed{std::move(iter), std::move(cond)};
+      for (TensorData& t : carried) feed.push_back(t);
+      for (size_t i = feed.size(); i < body.inputs.size(); ++i) {
+        auto t = get(body.inputs[i]);
+        if (!t) return t.status();
+        feed.push_back(std::move(*t));
+      }
+      auto outs = run(bp, std::move(feed));
+      if (!outs) return outs.status();
+      go = cfdriver::truthy((*outs)[0]);
+      for (size_t i = 0; i < carried.size(); ++i) carried[i] = std::move((*outs)[1 + i]);
+      for (size_t k = 0; k < scans.size(); ++k)
+        scans[k].push_back(std::move((*outs)[1 + carried.size() + k]));
+    }
+    std::vector<TensorData> result = std::move(carried);
+    for (size_t k = 0; k < scans.size(); ++k) {
+      const CudaSlot& slice = bp.slots[size_t(bp.outputs[1 + L.a.size() + k])];
+      std::vector<int64_t> shape{int64_t(scans[k].size())};
+      shape.insert(shape.end(), slice.shape.begin(), slice.shape.end());
+      TensorData stacked(slice.dtype, shape);
+      size_t at = 0;
+      for (const TensorData& t : scans[k]) {
+        std::copy(t.bytes.begin(), t.bytes.end(), stacked.bytes.begin() + long(at));
+        at += t.bytes.size();
+      }
+      result.push_back(std::move(stacked));
+    }
+    return result;
+  }
+
   Expected<std::string> ptxOf(const CudaLaunchPlan& lp) {
     if (auto it = ptx_.find(&lp); it != ptx_.end()) return it->second;
     auto ptx = compileToPtx(lp.module.source, arch_);

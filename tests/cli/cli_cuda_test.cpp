@@ -63,6 +63,11 @@ class CliCudaTest : public QObject {
                                         "--engine",     "cuda",
                                         "--output-dir", QDir::tempPath() + "/fl-cuda-run"};
     QTest::newRow("compare") << QStringList{"compare", "samples/mlp.onnx", "--engine", "cuda"};
+    // Control flow: the host decides between kernel segments (cuda_program.h).
+    QTest::newRow("compare_if_nested")
+        << QStringList{"compare", "tests/fixtures/cf_if_nested/model.onnx", "--engine", "cuda"};
+    QTest::newRow("compare_loop") << QStringList{"compare", "tests/fixtures/cf_loop/model.onnx",
+                                                 "--engine", "cuda"};
   }
   void cudaEngineRunsOrSaysNoDevice() {
     QFETCH(QStringList, args);

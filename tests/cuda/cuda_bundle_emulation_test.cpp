@@ -138,6 +138,37 @@ class CudaBundleEmulationTest : public QObject {
     // condition back and runs one branch's kernels.
     QTest::newRow("cf_if_then") << "tests/fixtures/cf_if_then/model.onnx" << QStringList() << 5;
     QTest::newRow("cf_if_else") << "tests/fixtures/cf_if_else/model.onnx" << QStringList() << 5;
+    // Nested If whose branches differ in shape ([2,3] or [3]): a graph output
+    // whose shape the run decides, read through <name>_output_shape.
+    QTest::newRow("cf_if_nested") << "tests/fixtures/cf_if_nested/model.onnx" << QStringList() << 5;
+    // Loop: trip count and condition read back by the host, the carried value
+    // swapped, the scan output as long as the iterations the condition allowed.
+    QTest::newRow("cf_loop") << "tests/fixtures/cf_loop/model.onnx" << QStringList() << 5;
+    QTest::newRow("cf_loop_untyped_body")
+        << "tests/fixtures/cf_loop_untyped_body/model.onnx" << QStringList() << 5;
+  }
+
+  // What the bundle cannot plan ahead of time is refused in one sentence
+  // (exit 2), never a crash: shapes that only data decides.
+  void controlFlowRefusals_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("sentence");
+    QTest::newRow("if_dynamic: a kernel reads the If's output")
+        << "tests/cli/data/if_dynamic/model.onnx"
+        << "has a shape the run decides";
+    QTest::newRow("cf_loop_cond_stops: no trip count for the scan output")
+        << "tests/fixtures/cf_loop_cond_stops/model.onnx"
+        << "has no planned size";
+  }
+
+  void controlFlowRefusals() {
+    QFETCH(QString, model);
+    QFETCH(QString, sentence);
+    QTemporaryDir dir;
+    auto r = runCli({"export", model, "--target", "cuda", "--out", dir.path(), "--ptxas", "none"});
+    QCOMPARE(r.code, 2);
+    const QStringList lines = r.err.trimmed().split('\n', Qt::SkipEmptyParts);
+    QVERIFY2(lines.size() == 1 && lines[0].contains(sentence), qPrintable(r.err));
   }
 
   // The silero VAD models: If on the sample rate input (the seeded sr is not
