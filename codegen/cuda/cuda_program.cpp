@@ -98,7 +98,7 @@ class Builder {
   int internalSlot(CudaProgram& p, const std::string& name, const TensorType& t);
   Expected<int> slotFor(Scope& sc, ValueId v);
   Status flush(Scope& sc, const std::vector<NodeId>& nodes, const std::set<int32_t>& later);
-  Status addIf(Scope& sc, const Node& n);
+  Status addIf(Scope& sc, const Node& n, const std::set<int32_t>& later);
   Status addLoop(Scope& sc, const Node& n);
   Expected<int> loopControl(Scope& sc, const Node& n, size_t i, int64_t* known);
   Status runShapeRead(Scope& sc, ValueId v, const std::string& where);
@@ -113,6 +113,12 @@ class Builder {
   // whose condition is decided at run time, that branch is refused, not the
   // export (shape inference gave up on types the branch may never meet).
   bool typesUnfit_ = false;
+  // An If whose branches differ in an output's shape, read by later kernels,
+  // asks the walk to sink those kernels into its branches (at most kMaxSinks
+  // times per export: each doubles what follows).
+  static constexpr int kMaxSinks = 6;
+  bool sinkRequested_ = false;
+  int sinks_ = 0;
 };
 
 int Builder::internalSlot(CudaProgram& p, const std::string& name, const TensorType& t) {
@@ -205,7 +211,17 @@ Expected<std::shared_ptr<CudaProgram>> Builder::build(const Graph& g,
           if (v.valid()) later.insert(v.index);
     FL_RETURN_IF_ERROR(flush(sc, segment, later));
     segment.clear();
-    FL_RETURN_IF_ERROR(n.op == "If" ? addIf(sc, n) : addLoop(sc, n));
+    Status st = n.op == "If" ? addIf(sc, n, later) : addLoop(sc, n);
+    if (!st && sinkRequested_) {
+      // Start this graph again with the nodes after the If in both branches.
+      sinkRequested_ = false;
+      ++sinks_;
+      FL_RETURN_IF_ERROR(sinkIntoBranches(sc.s, n.id));
+      std::vector<TensorType> now;
+      for (ValueId v : sc.s.inputs()) now.push_back(sc.s.value(v).type);
+      return build(sc.s, now, fold, rejected);
+    }
+    FL_RETURN_IF_ERROR(st);
   }
   FL_RETURN_IF_ERROR(flush(sc, segment, {}));
   for (ValueId v : sc.s.outputs()) {
@@ -343,7 +359,7 @@ Expected<CudaBranch> Builder::branch(Scope& sc, const Node& n, const char* attr,
   return b;
 }
 
-Status Builder::addIf(Scope& sc, const Node& n) {
+Status Builder::addIf(Scope& sc, const Node& n, const std::set<int32_t>& later) {
   if (n.inputs.empty() || !n.inputs[0].valid())
     return Status::error("needs its condition input", describeNode(n));
   auto cond = slotFor(sc, n.inputs[0]);
@@ -397,6 +413,11 @@ Status Builder::addIf(Scope& sc, const Node& n) {
       return Status::error(
           "neither branch can run with the bound input shapes (" + step.branches[0].refusal + ")",
           describeNode(n));
+    if (differ && later.count(n.outputs[k].index) && sinks_ < kMaxSinks) {
+      sinkRequested_ = true;  // the walk moves what follows into the branches
+      return Status::error("kernels after the If need the shape of the branch taken",
+                           describeNode(n));
+    }
     TensorType t = TensorType::of(type->dtype, type->shape);
     if (!differ) sc.s.mutableValue(n.outputs[k]).type = t;
     step.out.push_back(internalSlot(*sc.p, sc.s.value(n.outputs[k]).name, t));

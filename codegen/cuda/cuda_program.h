@@ -13,7 +13,10 @@
 // planned by planCudaLaunches with kernel names prefixed so segments share one
 // .cu. Each body is a program of its own, specialized ahead of time to the
 // types the node feeds it (a body is folded as the CPU driver folds it). The
-// If's output types are its branches' (they must agree); a Loop's carried
+// If's output types are its branches'; where they differ, the run decides the
+// shape (a graph output may be such a value), and kernels that read it move
+// into both branches (cuda_program_sink.cpp), each copy compiled for its
+// branch's shape. A Loop's carried
 // values must keep their types across iterations; a Loop's scan outputs need
 // a trip count the export can see (a folded constant). What falls outside
 // these (shapes that depend on data) is refused in one sentence naming the
@@ -111,6 +114,11 @@ bool cudaNeedsProgram(const Graph& g);
 // naming the node or value that keeps it from the GPU.
 Expected<CudaProgramPlan> planCudaProgram(const Graph& g, const Progress& progress = {},
                                           const CancelToken& cancel = {});
+
+// Moves every node after If node `ifId` into both of its branches (the If's
+// outputs become the graph's), so a branch's copies are specialized to that
+// branch's shapes. cuda_program_sink.cpp.
+Status sinkIntoBranches(Graph& g, NodeId ifId);
 
 // Every segment's kernels in the order a run meets them, as one launch plan:
 // what the bundle's tables, header, weights file and device block follow

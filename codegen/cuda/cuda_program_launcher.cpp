@@ -48,7 +48,8 @@ class ProgramEmitter {
   std::string run() {
     o_ << "// An integer or bool of `bytes` bytes read back from the device (the host's "
           "decisions).\n"
-       << "static cudaError_t fl_read_int(const unsigned char* p, int bytes, cudaStream_t s, long "
+       << "[[maybe_unused]] static cudaError_t fl_read_int(const unsigned char* p, int bytes, "
+          "cudaStream_t s, long "
           "long* out) {\n"
        << "  unsigned char b[8] = {};\n"
        << "  cudaError_t e = cudaMemcpyAsync(b, p, bytes, cudaMemcpyDeviceToHost, s);\n"
@@ -57,7 +58,8 @@ class ProgramEmitter {
        << "  else if (bytes == 4) { int v; memcpy(&v, b, 4); *out = v; }\n"
        << "  else *out = b[0] != 0;\n  return e;\n}\n\n"
        << "// The bytes of a value whose shape the run decided.\n"
-       << "static long long fl_run_bytes(" << n_ << "_ctx* ctx, int slot, long long elem) {\n"
+       << "[[maybe_unused]] static long long fl_run_bytes(" << n_
+       << "_ctx* ctx, int slot, long long elem) {\n"
        << "  long long n = 1;\n"
        << "  for (int d = 0; d < ctx->runRank[slot]; ++d) n *= ctx->runDims[slot][d];\n"
        << "  return n * elem;\n}\n\n";
