@@ -213,16 +213,8 @@ Status Builder::flush(Scope& sc, const std::vector<NodeId>& nodes, const std::se
       }
       inputs.push_back(inSeg[v.index]);
     }
-    std::vector<OutputSpec> outs;
-    for (ValueId v : n.outputs) outs.push_back({sc.s.value(v).name, sc.s.value(v).type});
-    NodeId m = seg.addNode(n.op, inputs, outs, n.attrs, n.name);
-    Node& copy = seg.mutableNode(m);
-    copy.domain = n.domain;
-    copy.body = n.body;
-    for (size_t i = 0; i < n.outputs.size(); ++i) {
-      inSeg[n.outputs[i].index] = copy.outputs[i];
-      seg.mutableValue(copy.outputs[i]).layout = sc.s.value(n.outputs[i]).layout;
-    }
+    const Node& copy = seg.node(copyNodeInto(seg, sc.s, n, inputs));
+    for (size_t i = 0; i < n.outputs.size(); ++i) inSeg[n.outputs[i].index] = copy.outputs[i];
   }
   std::vector<ValueId> outputs;
   std::vector<int> outs;

@@ -120,6 +120,11 @@ Expected<CudaProgramPlan> planCudaProgram(const Graph& g, const Progress& progre
 // branch's shapes. cuda_program_sink.cpp.
 Status sinkIntoBranches(Graph& g, NodeId ifId);
 
+// A copy of node n of `from` added to `to`, reading `inputs` (values of `to`);
+// its outputs keep their names, types and layouts. Returns the new node.
+NodeId copyNodeInto(Graph& to, const Graph& from, const Node& n,
+                    const std::vector<ValueId>& inputs);
+
 // Every segment's kernels in the order a run meets them, as one launch plan:
 // what the bundle's tables, header, weights file and device block follow
 // (its memory block is the arena, then the slot pool). cuda_program_launcher.cpp.

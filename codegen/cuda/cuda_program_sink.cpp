@@ -46,11 +46,7 @@ Graph extendBranch(const Graph& s, const Node& n, const Graph& b, const std::vec
     const Node& r = s.node(id);
     std::vector<ValueId> ins;
     for (ValueId v : r.inputs) ins.push_back(map(v));
-    std::vector<OutputSpec> outs;
-    for (ValueId v : r.outputs) outs.push_back({s.value(v).name, s.value(v).type});
-    NodeId m = e.addNode(r.op, ins, outs, r.attrs, r.name);
-    e.mutableNode(m).domain = r.domain;
-    e.mutableNode(m).body = r.body;
+    NodeId m = copyNodeInto(e, s, r, ins);
     for (size_t i = 0; i < r.outputs.size(); ++i) at[r.outputs[i].index] = e.node(m).outputs[i];
   }
   std::vector<ValueId> outs;
@@ -60,6 +56,19 @@ Graph extendBranch(const Graph& s, const Node& n, const Graph& b, const std::vec
 }
 
 }  // namespace
+
+NodeId copyNodeInto(Graph& to, const Graph& from, const Node& n,
+                    const std::vector<ValueId>& inputs) {
+  std::vector<OutputSpec> outs;
+  for (ValueId v : n.outputs) outs.push_back({from.value(v).name, from.value(v).type});
+  NodeId m = to.addNode(n.op, inputs, outs, n.attrs, n.name);
+  Node& copy = to.mutableNode(m);
+  copy.domain = n.domain;
+  copy.body = n.body;
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    to.mutableValue(copy.outputs[i]).layout = from.value(n.outputs[i]).layout;
+  return m;
+}
 
 Status sinkIntoBranches(Graph& s, NodeId ifId) {
   auto order = s.topoOrder();
