@@ -244,6 +244,7 @@ Status Builder::flush(Scope& sc, const std::vector<NodeId>& nodes, const std::se
   if (!launches) return launches.status();
   CudaStep step;
   step.kind = CudaStep::Kind::Kernels;
+  step.segment = std::make_shared<const Graph>(std::move(seg));
   step.node = "segment " + prefix;
   step.in = std::move(ins);
   step.out = std::move(outs);

@@ -70,7 +70,8 @@ struct CudaStep {
   std::string node;  // "node 'If_0' (If)" for messages
   // Kernels: plan.inputs[i] reads slot in[i], plan.outputs[i] writes slot out[i].
   std::shared_ptr<const CudaLaunchPlan> plan;
-  int64_t weightsBase = 0;  // where the plan's weights start in the program's blob
+  std::shared_ptr<const Graph> segment;  // the graph the plan was made from
+  int64_t weightsBase = 0;               // where the plan's weights start in the program's blob
   std::vector<int> in, out;
   // If: cond is the condition slot, branches[0] then, [1] else; out = node outputs.
   // Loop: in = the trip count and condition slots (-1 when omitted), then the

@@ -13,8 +13,9 @@ namespace {
 
 class ProgramRun {
  public:
-  ProgramRun(const CudaProgramPlan& plan, const std::string& arch, const CancelToken& cancel)
-      : plan_(plan), arch_(arch), cancel_(cancel) {}
+  ProgramRun(const CudaProgramPlan& plan, const CudaSegmentRunner& runSegment,
+             const CancelToken& cancel)
+      : plan_(plan), runSegment_(runSegment), cancel_(cancel) {}
 
   Expected<std::vector<TensorData>> run(const CudaProgram& p, std::vector<TensorData> ins) {
     std::vector<std::optional<TensorData>> vals(p.slots.size());
@@ -63,13 +64,7 @@ class ProgramRun {
       if (chosen) {
         outs = run(*chosen->program, std::move(feed));
       } else {
-        auto ptx = ptxOf(*st.plan);
-        if (!ptx) return ptx.status();
-        auto r = runOnCuda(*st.plan, *ptx, feed, cancel_);
-        if (!r) return r.status();
-        result_.kernelMs.insert(result_.kernelMs.end(), r->kernelMs.begin(), r->kernelMs.end());
-        result_.totalMs += r->totalMs;
-        outs = std::move(r->outputs);
+        outs = runSegment_(st, feed);
       }
       if (!outs) return outs.status();
       for (size_t i = 0; i < st.out.size() && i < outs->size(); ++i)
@@ -83,8 +78,6 @@ class ProgramRun {
     }
     return result;
   }
-
-  CudaRunResult result_;
 
  private:
   // The Loop on the host: the body program per iteration, carried values
@@ -149,34 +142,49 @@ class ProgramRun {
     return result;
   }
 
-  Expected<std::string> ptxOf(const CudaLaunchPlan& lp) {
-    if (auto it = ptx_.find(&lp); it != ptx_.end()) return it->second;
-    auto ptx = compileToPtx(lp.module.source, arch_);
-    if (!ptx) return ptx.status();
-    return ptx_[&lp] = *ptx;
-  }
-
   const CudaProgramPlan& plan_;
-  std::string arch_;
+  const CudaSegmentRunner& runSegment_;
   const CancelToken& cancel_;
-  std::map<const CudaLaunchPlan*, std::string> ptx_;
 };
 
 }  // namespace
+
+Expected<std::vector<TensorData>> walkCudaProgram(const CudaProgramPlan& plan,
+                                                  const std::vector<TensorData>& inputs,
+                                                  const CudaSegmentRunner& runSegment,
+                                                  const CancelToken& cancel) {
+  if (inputs.size() != plan.inputs.size())
+    return Status::error("the program needs " + std::to_string(plan.inputs.size()) +
+                         " inputs, not " + std::to_string(inputs.size()));
+  ProgramRun run(plan, runSegment, cancel);
+  return run.run(*plan.top, inputs);
+}
 
 Expected<CudaRunResult> runCudaProgram(const CudaProgramPlan& plan,
                                        const std::vector<TensorData>& inputs,
                                        const std::string& arch, const CancelToken& cancel) {
   std::string why;
   if (!cudaDeviceAvailable(&why)) return Status::error(why);
-  if (inputs.size() != plan.inputs.size())
-    return Status::error("the CUDA run needs " + std::to_string(plan.inputs.size()) +
-                         " inputs, not " + std::to_string(inputs.size()));
-  ProgramRun run(plan, arch, cancel);
-  auto outs = run.run(*plan.top, inputs);
+  CudaRunResult result;
+  std::map<const CudaLaunchPlan*, std::string> ptxOf;  // each segment compiled once
+  auto onGpu = [&](const CudaStep& st,
+                   const std::vector<TensorData>& in) -> Expected<std::vector<TensorData>> {
+    auto it = ptxOf.find(st.plan.get());
+    if (it == ptxOf.end()) {
+      auto ptx = compileToPtx(st.plan->module.source, arch);
+      if (!ptx) return ptx.status();
+      it = ptxOf.emplace(st.plan.get(), *ptx).first;
+    }
+    auto r = runOnCuda(*st.plan, it->second, in, cancel);
+    if (!r) return r.status();
+    result.kernelMs.insert(result.kernelMs.end(), r->kernelMs.begin(), r->kernelMs.end());
+    result.totalMs += r->totalMs;
+    return std::move(r->outputs);
+  };
+  auto outs = walkCudaProgram(plan, inputs, onGpu, cancel);
   if (!outs) return outs.status();
-  run.result_.outputs = std::move(*outs);
-  return std::move(run.result_);
+  result.outputs = std::move(*outs);
+  return result;
 }
 
 }  // namespace fuselens

@@ -6,6 +6,7 @@
 // runOnCuda's one sentence.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,18 @@
 #include "codegen/cuda_runtime/cuda_executor.h"
 
 namespace fuselens {
+
+// Runs one Kernels step: its inputs in step.plan->inputs order -> its outputs.
+using CudaSegmentRunner = std::function<Expected<std::vector<TensorData>>(
+    const CudaStep& step, const std::vector<TensorData>& inputs)>;
+
+// The host's walk of the program (If branches, Loop iterations, slots) with
+// segments run by `runSegment`: what runCudaProgram does with the GPU, and
+// what a test does with each segment compiled for the CPU.
+Expected<std::vector<TensorData>> walkCudaProgram(const CudaProgramPlan& plan,
+                                                  const std::vector<TensorData>& inputs,
+                                                  const CudaSegmentRunner& runSegment,
+                                                  const CancelToken& cancel = {});
 
 // Each segment's module compiled by NVRTC for `arch` on first use.
 Expected<CudaRunResult> runCudaProgram(const CudaProgramPlan& plan,
