@@ -17,6 +17,10 @@
 //   reference/<i>.exact.npy, <i>.sample.npy   per output, the f64 run and the
 //                         f32-summing sample (as f64): what rounding verdicts need
 //   manifest.json         groups -> kernels -> launch configuration -> origins
+//
+// A graph with If or Loop nodes (codegen/cuda/cuda_program.h) gets the same
+// files; its launcher runs host code between kernel segments, its header adds
+// <name>_output_shape, and its manifest lists programs -> steps -> kernels.
 #pragma once
 
 #include <map>

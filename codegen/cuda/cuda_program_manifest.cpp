@@ -48,6 +48,7 @@ nlohmann::json programJson(const CudaProgram& p, const std::map<std::string, Ptx
                      {"type", TensorType::of(s.dtype, s.shape).str()},
                      {"bytes", s.bytes},
                      {"place", slotKind(s.kind)},
+                     {"run_decides_shape", s.runShape},
                      {"index", s.index}});
   for (const CudaStep& st : p.steps) {
     nlohmann::json j = {{"node", st.node}, {"inputs", st.in}, {"outputs", st.out}};
@@ -65,6 +66,14 @@ nlohmann::json programJson(const CudaProgram& p, const std::map<std::string, Ptx
                                ? nlohmann::json{{"program", b.program->id}, {"inputs", b.inputs}}
                                : nlohmann::json{{"refused", b.refusal}});
       j["branches"] = branches;
+      if (st.kind == CudaStep::Kind::Loop)
+        j["loop"] = {{"iteration", st.loop.iteration},
+                     {"condition", st.loop.condition},
+                     {"condition_out", st.loop.condOut},
+                     {"carried", st.loop.a},
+                     {"carried_next", st.loop.b},
+                     {"scan_slices", st.loop.slices},
+                     {"max_iterations", st.loop.maxIterations}};
     }
     steps.push_back(j);
   }
