@@ -161,7 +161,9 @@ Expected<std::shared_ptr<CudaProgram>> Builder::build(const Graph& g,
           if (v.valid()) later.insert(v.index);
     FL_RETURN_IF_ERROR(flush(sc, segment, later));
     segment.clear();
-    Status st = n.op == "If" ? addIf(sc, n, later) : addLoop(sc, n);
+    Status st = n.op == "If"     ? addIf(sc, n, later)
+                : n.op == "Loop" ? addLoop(sc, n)
+                                 : addScan(sc, n);
     if (!st && sinkRequested_) {
       // Start this graph again with the nodes after the If in both branches.
       sinkRequested_ = false;

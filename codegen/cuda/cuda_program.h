@@ -1,4 +1,4 @@
-// Control flow on CUDA: a graph with If or Loop nodes (or values whose shapes
+// Control flow on CUDA: a graph with If, Loop or Scan nodes (or values whose shapes
 // are settled only by them) becomes a CudaProgram, the CUDA form of the CPU's
 // driver kernels (codegen/driver/driver_kernel.h). The host decides which
 // branch runs and how many iterations; every arithmetic step is a CUDA kernel
@@ -6,7 +6,7 @@
 //
 //   graph  --specialize to the bound input types, node by node-->
 //   steps: Kernels(segment plan) | If(cond, then program, else program)
-//          | Loop(trip count, cond, body program)
+//          | Loop(trip count, cond, body program) | Scan(slices, body program)
 //
 // A run of nodes between two control-flow nodes is a segment: a graph of its
 // own whose inputs and outputs are the values crossing into and out of it,
@@ -65,7 +65,7 @@ struct CudaBranch {
 };
 
 struct CudaStep {
-  enum class Kind { Kernels, If, Loop };
+  enum class Kind { Kernels, If, Loop, Scan };
   Kind kind = Kind::Kernels;
   std::string node;  // "node 'If_0' (If)" for messages
   // Kernels: plan.inputs[i] reads slot in[i], plan.outputs[i] writes slot out[i].
@@ -85,6 +85,12 @@ struct CudaStep {
     std::vector<int> a, b;      // carried values, swapped after every iteration
     std::vector<int> slices;    // per scan output: one iteration's slice
     int64_t maxIterations = 0;  // what the scan outputs hold (0: no scan outputs)
+    // Scan: per scan input its slice slot, axis and direction (the node input
+    // is in[a.size() + j]); per scan output its axis and direction. The
+    // sequence length is maxIterations; there is no condition.
+    std::vector<int> sliceIn;
+    std::vector<int64_t> inAxis, outAxis;
+    std::vector<bool> inReverse, outReverse;
   } loop;
 };
 
@@ -108,7 +114,7 @@ struct CudaProgramPlan {
   int64_t kernels = 0;  // kernels of all segments
 };
 
-// Whether g needs a program: it has If or Loop nodes at the top.
+// Whether g needs a program: it has If, Loop or Scan nodes at the top.
 bool cudaNeedsProgram(const Graph& g);
 
 // Plans g (its inputs of static type) as a program. An error is one sentence

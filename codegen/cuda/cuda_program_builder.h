@@ -18,7 +18,8 @@ inline int64_t aligned(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // The nodes the program runs as host steps.
 inline bool isControlFlow(const Node& n) {
-  return (n.domain.empty() || n.domain == "ai.onnx") && (n.op == "If" || n.op == "Loop");
+  return (n.domain.empty() || n.domain == "ai.onnx") &&
+         (n.op == "If" || n.op == "Loop" || n.op == "Scan");
 }
 
 class Builder {
@@ -42,6 +43,7 @@ class Builder {
   Status flush(Scope& sc, const std::vector<NodeId>& nodes, const std::set<int32_t>& later);
   Status addIf(Scope& sc, const Node& n, const std::set<int32_t>& later);
   Status addLoop(Scope& sc, const Node& n);
+  Status addScan(Scope& sc, const Node& n);
   Expected<int> loopControl(Scope& sc, const Node& n, size_t i, int64_t* known);
   Status runShapeRead(Scope& sc, ValueId v, const std::string& where);
   Expected<CudaBranch> branch(Scope& sc, const Node& n, const char* attr, size_t formal,

@@ -157,6 +157,7 @@ class ProgramEmitter {
       if (st.kind == CudaStep::Kind::Kernels) kernels(st);
       if (st.kind == CudaStep::Kind::If) branchOn(p, st);
       if (st.kind == CudaStep::Kind::Loop) loop(p, st);
+      if (st.kind == CudaStep::Kind::Scan) scan(p, st);
     }
     for (size_t i = 0; i < p.outputs.size(); ++i) {
       const CudaSlot& slot = p.slots[size_t(p.outputs[i])];
@@ -291,6 +292,66 @@ class ProgramEmitter {
       if (p.slots[size_t(out)].runShape)
         setRunShape(out, p.slots[size_t(out)].shape, "    ", "fl_it");
     }
+    o_ << "  }\n";
+  }
+
+  // Rows of `bytes` bytes, `rows` of them, `pitch` bytes apart in the whole
+  // tensor: one step's slice along an axis.
+  struct Strided {
+    int64_t rows = 1, bytes = 0, pitch = 0;
+  };
+  static Strided strided(const CudaSlot& whole, int64_t axis) {
+    Strided s;
+    s.bytes = int64_t(dtypeSize(whole.dtype));
+    for (size_t d = 0; d < whole.shape.size(); ++d)
+      (int64_t(d) < axis ? s.rows : s.bytes) *= int64_t(d) == axis ? 1 : whole.shape[d];
+    s.pitch = s.bytes * whole.shape[size_t(axis)];
+    return s;
+  }
+
+  // The host steps through the sequence: a strided copy slices each scan
+  // input, the body runs, states swap, each output slice is copied in place.
+  void scan(const CudaProgram& p, const CudaStep& st) {
+    const CudaStep::LoopSlots& L = st.loop;
+    const CudaBranch& body = st.branches.at(0);
+    const size_t states = L.a.size();
+    const int64_t T = L.maxIterations;
+    auto bytes = [&](int s) { return p.slots[size_t(s)].bytes; };
+    o_ << "  {  // " << st.node << ": the host steps through " << T << " slices\n";
+    for (size_t i = 0; i < states; ++i)
+      o_ << "    FL_CHECK(cudaMemcpyAsync(v[" << L.a[i] << "], v[" << st.in[i] << "], "
+         << bytes(L.a[i]) << "LL, cudaMemcpyDeviceToDevice, s), \"copy a state\");\n";
+    o_ << "    for (long long fl_t = 0; fl_t < " << T << "LL; ++fl_t) {\n";
+    auto copy = [&](bool in, int whole, int slice, int64_t axis, bool reverse) {
+      const Strided g = strided(p.slots[size_t(whole)], axis);
+      if (g.rows == 0 || g.bytes == 0) return;
+      const std::string at = "(" + (reverse ? std::to_string(T - 1) + "LL - fl_t" : "fl_t") +
+                             ") * " + std::to_string(g.bytes) + "LL";
+      const std::string w = "v[" + std::to_string(whole) + "] + " + at;
+      const std::string sl = "v[" + std::to_string(slice) + "]";
+      o_ << "      FL_CHECK(cudaMemcpy2DAsync(" << (in ? sl : w) << ", " << (in ? g.bytes : g.pitch)
+         << ", " << (in ? w : sl) << ", " << (in ? g.pitch : g.bytes) << ", " << g.bytes << ", "
+         << g.rows << ", cudaMemcpyDeviceToDevice, s), \""
+         << (in ? "slice a scan input" : "place a slice") << "\");\n";
+    };
+    for (size_t j = 0; j < L.sliceIn.size(); ++j)
+      copy(true, st.in[states + j], L.sliceIn[j], L.inAxis[j], L.inReverse[j]);
+    o_ << "      unsigned char* bi[] = {";
+    for (int s : body.inputs) o_ << "v[" << s << "], ";
+    o_ << "nullptr};\n      unsigned char* bo[] = {";
+    for (int s : L.b) o_ << "v[" << s << "], ";
+    for (int s : L.slices) o_ << "v[" << s << "], ";
+    o_ << "nullptr};\n      if (int rc = fl_p" << body.program->id
+       << "(ctx, bi, bo, s)) return rc;\n";
+    for (size_t i = 0; i < states; ++i)
+      o_ << "      { unsigned char* t = v[" << L.a[i] << "]; v[" << L.a[i] << "] = v[" << L.b[i]
+         << "]; v[" << L.b[i] << "] = t; }\n";
+    for (size_t k = 0; k < L.slices.size(); ++k)
+      copy(false, st.out[states + k], L.slices[k], L.outAxis[k], L.outReverse[k]);
+    o_ << "    }\n";
+    for (size_t i = 0; i < states; ++i)
+      o_ << "    FL_CHECK(cudaMemcpyAsync(v[" << st.out[i] << "], v[" << L.a[i] << "], "
+         << bytes(L.a[i]) << "LL, cudaMemcpyDeviceToDevice, s), \"copy a state out\");\n";
     o_ << "  }\n";
   }
 

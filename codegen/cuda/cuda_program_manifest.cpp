@@ -58,7 +58,9 @@ nlohmann::json programJson(const CudaProgram& p, const std::map<std::string, Ptx
       j["arena_bytes"] = st.plan->memory.blockBytes();
       j["kernels"] = kernelsJson(*st.plan, ptxas);
     } else {
-      j["kind"] = st.kind == CudaStep::Kind::If ? "if" : "loop";
+      j["kind"] = st.kind == CudaStep::Kind::If     ? "if"
+                  : st.kind == CudaStep::Kind::Loop ? "loop"
+                                                    : "scan";
       j["condition"] = st.cond;
       nlohmann::json branches = nlohmann::json::array();
       for (const CudaBranch& b : st.branches)
@@ -66,14 +68,17 @@ nlohmann::json programJson(const CudaProgram& p, const std::map<std::string, Ptx
                                ? nlohmann::json{{"program", b.program->id}, {"inputs", b.inputs}}
                                : nlohmann::json{{"refused", b.refusal}});
       j["branches"] = branches;
-      if (st.kind == CudaStep::Kind::Loop)
+      if (st.kind != CudaStep::Kind::If)
         j["loop"] = {{"iteration", st.loop.iteration},
                      {"condition", st.loop.condition},
                      {"condition_out", st.loop.condOut},
                      {"carried", st.loop.a},
                      {"carried_next", st.loop.b},
                      {"scan_slices", st.loop.slices},
-                     {"max_iterations", st.loop.maxIterations}};
+                     {"max_iterations", st.loop.maxIterations},
+                     {"scan_inputs", st.loop.sliceIn},
+                     {"scan_input_axes", st.loop.inAxis},
+                     {"scan_output_axes", st.loop.outAxis}};
     }
     steps.push_back(j);
   }

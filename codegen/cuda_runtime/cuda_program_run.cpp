@@ -36,8 +36,8 @@ class ProgramRun {
     };
     for (const CudaStep& st : p.steps) {
       if (cancel_.cancelled()) return Status::error("CUDA run cancelled");
-      if (st.kind == CudaStep::Kind::Loop) {
-        auto outs = loop(st, get);
+      if (st.kind == CudaStep::Kind::Loop || st.kind == CudaStep::Kind::Scan) {
+        auto outs = st.kind == CudaStep::Kind::Loop ? loop(st, get) : scan(p, st, get);
         if (!outs) return outs.status();
         for (size_t i = 0; i < st.out.size() && i < outs->size(); ++i)
           vals[size_t(st.out[i])] = std::move((*outs)[i]);
@@ -80,6 +80,53 @@ class ProgramRun {
   }
 
  private:
+  // The Scan on the host: slices cut and stacked on the host, the body's
+  // kernels per step.
+  template <typename Get>
+  Expected<std::vector<TensorData>> scan(const CudaProgram& p, const CudaStep& st, Get& get) {
+    const CudaStep::LoopSlots& L = st.loop;
+    const CudaBranch& body = st.branches.at(0);
+    const size_t states = L.a.size();
+    std::vector<TensorData> in;
+    for (size_t i = 0; i < states + L.sliceIn.size(); ++i) {
+      auto t = get(st.in[i]);
+      if (!t) return t.status();
+      in.push_back(std::move(*t));
+    }
+    std::vector<TensorData> state(in.begin(), in.begin() + long(states));
+    std::vector<std::vector<TensorData>> parts(L.slices.size());
+    const int64_t T = L.maxIterations;
+    for (int64_t t = 0; t < T; ++t) {
+      if (cancel_.cancelled()) return Status::error("CUDA run cancelled", st.node);
+      std::vector<TensorData> feed = state;
+      for (size_t j = 0; j < L.sliceIn.size(); ++j)
+        feed.push_back(
+            cfdriver::sliceAt(in[states + j], L.inAxis[j], L.inReverse[j] ? T - 1 - t : t));
+      for (size_t i = feed.size(); i < body.inputs.size(); ++i) {
+        auto v = get(body.inputs[i]);
+        if (!v) return v.status();
+        feed.push_back(std::move(*v));
+      }
+      auto outs = run(*body.program, std::move(feed));
+      if (!outs) return outs.status();
+      for (size_t i = 0; i < states; ++i) state[i] = std::move((*outs)[i]);
+      for (size_t k = 0; k < parts.size(); ++k) parts[k].push_back(std::move((*outs)[states + k]));
+    }
+    Node where;
+    where.name = st.node;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (parts[k].empty()) {  // no steps: the planned empty shape
+        const CudaSlot& out = p.slots[size_t(st.out[states + k])];
+        state.push_back(TensorData(out.dtype, out.shape));
+        continue;
+      }
+      auto stacked = cfdriver::stack(where, parts[k], L.outAxis[k], L.outReverse[k]);
+      if (!stacked) return stacked.status();
+      state.push_back(std::move(*stacked));
+    }
+    return state;
+  }
+
   // The Loop on the host: the body program per iteration, carried values
   // handed on, scan slices stacked along a new first axis.
   template <typename Get>

@@ -46,6 +46,10 @@ inline cudaError_t cudaMalloc(void** p, size_t n) { *p = std::calloc(n + 64, 1);
 inline cudaError_t cudaFree(void* p) { std::free(p); return 0; }
 inline cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return 0; }
 inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) { return cudaMemcpy(d, s, n, k); }
+inline cudaError_t cudaMemcpy2DAsync(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind, cudaStream_t) {
+  for (size_t r = 0; r < h; ++r) std::memcpy((char*)d + r * dp, (const char*)s + r * sp, w);
+  return 0;
+}
 #ifndef FL_EMU_BLOCK_CAP
 #define FL_EMU_BLOCK_CAP 5
 #endif
@@ -147,6 +151,12 @@ class CudaBundleEmulationTest : public QObject {
     // if_dynamic: the branches give [1,8] or [3] and a Relu reads it; the Relu
     // moves into both branches, each copy compiled for its branch's shape.
     QTest::newRow("if_dynamic") << "tests/cli/data/if_dynamic/model.onnx" << QStringList() << 5;
+    // Scan: each step's slices cut by strided device copies, states swapped.
+    QTest::newRow("cf_scan") << "tests/fixtures/cf_scan/model.onnx" << QStringList() << 5;
+    QTest::newRow("cf_scan_axes_reverse")
+        << "tests/fixtures/cf_scan_axes_reverse/model.onnx" << QStringList() << 5;
+    QTest::newRow("cf_scan_untyped_body")
+        << "tests/fixtures/cf_scan_untyped_body/model.onnx" << QStringList() << 5;
     QTest::newRow("cf_loop_untyped_body")
         << "tests/fixtures/cf_loop_untyped_body/model.onnx" << QStringList() << 5;
   }
@@ -159,6 +169,8 @@ class CudaBundleEmulationTest : public QObject {
     QTest::newRow("cf_loop_cond_stops: no trip count for the scan output")
         << "tests/fixtures/cf_loop_cond_stops/model.onnx"
         << "has no planned size";
+    QTest::newRow("cf_scan8: opset-8 Scan") << "tests/fixtures/cf_scan8/model.onnx"
+                                            << "opset-8 Scan";
   }
 
   void controlFlowRefusals() {

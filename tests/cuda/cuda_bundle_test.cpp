@@ -65,6 +65,7 @@ class CudaBundleTest : public QObject {
     QTest::addColumn<QString>("model");
     QTest::newRow("cf_if_nested") << "tests/fixtures/cf_if_nested/model.onnx";
     QTest::newRow("cf_loop") << "tests/fixtures/cf_loop/model.onnx";
+    QTest::newRow("cf_scan") << "tests/fixtures/cf_scan/model.onnx";
   }
 
   void controlFlowBuildsWithNvccAlone() {

@@ -2,7 +2,7 @@
 // GPU: walkCudaProgram, the walk `run --engine cuda` makes, with each kernel
 // segment compiled for the CPU instead (the very segment graphs the CUDA
 // kernels are emitted from). The host decides If branches, Loop iterations
-// and the slots between steps as on the GPU; the outputs must match the
+// Scan steps and the slots between steps as on the GPU; the outputs must match the
 // fixtures' onnxruntime references, and if_dynamic (a Relu sunk into both
 // branches of different shapes) the eager interpreter, both ways.
 #include "codegen/cuda/cuda_program.h"
@@ -61,6 +61,9 @@ class CudaProgramTest : public QObject {
     QTest::newRow("cf_loop") << "cf_loop" << QStringList{"x"} << QStringList{"y", "ys"};
     QTest::newRow("cf_loop_untyped_body")
         << "cf_loop_untyped_body" << QStringList{"x"} << QStringList{"y", "ys"};
+    QTest::newRow("cf_scan") << "cf_scan" << QStringList{"xs"} << QStringList{"s", "ys"};
+    QTest::newRow("cf_scan_axes_reverse")
+        << "cf_scan_axes_reverse" << QStringList{"xs"} << QStringList{"s", "ys"};
   }
 
   void walkMatchesReferences() {
