@@ -9,6 +9,7 @@
 
 #include "codegen/cuda/cuda_c.h"
 #include "codegen/cuda/cuda_export.h"
+#include "codegen/cuda/cuda_program.h"
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/export/export.h"
 #include "codegen/target.h"
@@ -62,11 +63,20 @@ Expected<std::string> Session::codeText(CodeKind kind, const Progress& progress,
     case CodeKind::Ptx:
       break;
   }
-  auto cuda = emitCudaModule(finalGraph(), progress, cancel);
-  if (!cuda) return cuda.status();
-  if (kind == CodeKind::CudaC) return cuda->source;
+  // With If/Loop: every segment's kernels, as the bundle's .cu holds them.
+  auto source = [&]() -> Expected<std::string> {
+    if (cudaNeedsProgram(finalGraph())) {
+      auto program = planCudaProgram(finalGraph(), progress, cancel);
+      if (!program) return program.status();
+      return program->source;
+    }
+    auto cuda = emitCudaModule(finalGraph(), progress, cancel);
+    if (!cuda) return cuda.status();
+    return cuda->source;
+  }();
+  if (!source || kind == CodeKind::CudaC) return source;
   report(progress, 0.8, "NVRTC: CUDA C to PTX");
-  return compileToPtx(cuda->source);
+  return compileToPtx(*source);
 }
 
 std::string Session::kernelNameOf(NodeId n) const {

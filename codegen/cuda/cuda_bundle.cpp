@@ -140,8 +140,10 @@ set_target_properties(@N@_runner PROPERTIES BUILD_RPATH "$ORIGIN")
 
 Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLaunchPlan& plan,
                                                    const CudaBundleData& data,
-                                                   const std::string& dir,
-                                                   const std::string& name) {
+                                                   const std::string& dir, const std::string& name,
+                                                   const std::string& launcherSource,
+                                                   const std::string& manifest,
+                                                   const std::string& launcherHeader) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   auto write = [&](const std::string& rel, const std::string& text) -> Status {
@@ -150,8 +152,12 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
     files.push_back(path);
     return Status::ok();
   };
-  FL_RETURN_IF_ERROR(write(name + "_launcher.h", cudaLauncherHeader(plan, name)));
-  FL_RETURN_IF_ERROR(write(name + "_launcher.cu", cudaLauncherSource(plan, name)));
+  FL_RETURN_IF_ERROR(write(name + "_launcher.h", launcherHeader.empty()
+                                                     ? cudaLauncherHeader(plan, name)
+                                                     : launcherHeader));
+  FL_RETURN_IF_ERROR(write(name + "_launcher.cu", launcherSource.empty()
+                                                      ? cudaLauncherSource(plan, name)
+                                                      : launcherSource));
   FL_RETURN_IF_ERROR(write(name + "_runner.cu", cudaBundleRunnerSource(name)));
   const bool lt = cudaLibraryUsed(plan);
   FL_RETURN_IF_ERROR(write("CMakeLists.txt", cudaBundleCMake(name) + cudaLibraryCMake(lt, name)));
@@ -192,7 +198,8 @@ Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLau
     FL_RETURN_IF_ERROR(
         write("reference/storage.txt", std::to_string(cDTypeCode(data.storage)) + "\n"));
   if (!plan.library.empty()) FL_RETURN_IF_ERROR(write("library.tsv", cudaLibraryTable(plan)));
-  FL_RETURN_IF_ERROR(write("manifest.json", manifestJson(g, plan, data, name)));
+  FL_RETURN_IF_ERROR(
+      write("manifest.json", manifest.empty() ? manifestJson(g, plan, data, name) : manifest));
   return files;
 }
 

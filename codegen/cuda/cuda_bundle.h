@@ -20,6 +20,10 @@
 //                         (and, with --cuda-library, per group "library": cuBLASLt
 //                         and its epilogue, or why the generated kernel stays)
 //   library.tsv           with --cuda-library: the same per kernel, for tests/gpu/run_on_gpu.sh
+//
+// A graph with If or Loop nodes (codegen/cuda/cuda_program.h) gets the same
+// files; its launcher runs host code between kernel segments, its header adds
+// <name>_output_shape, and its manifest lists programs -> steps -> kernels.
 #pragma once
 
 #include <map>
@@ -45,10 +49,15 @@ struct CudaBundleData {
   std::map<std::string, PtxasReport> ptxas;
 };
 
-// Writes the bundle's files into `dir` atomically; returns their paths.
+// Writes the bundle's files into `dir` atomically; returns their paths. A
+// control-flow program (cuda_program.h) passes its flat plan with its own
+// launcher source and manifest text.
 Expected<std::vector<std::string>> writeCudaBundle(const Graph& g, const CudaLaunchPlan& plan,
                                                    const CudaBundleData& data,
-                                                   const std::string& dir, const std::string& name);
+                                                   const std::string& dir, const std::string& name,
+                                                   const std::string& launcherSource = {},
+                                                   const std::string& manifest = {},
+                                                   const std::string& launcherHeader = {});
 
 // The launcher's header and source, the runner, the CMakeLists.txt (exposed for tests).
 std::string cudaLauncherHeader(const CudaLaunchPlan& plan, const std::string& name);

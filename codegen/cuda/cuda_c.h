@@ -77,8 +77,11 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
 
 // Lowers every kernel of the optimized graph `g` with cudaSchedule() and emits
 // them as one .cu text. Ops that codegen cannot lower fail with their node named.
+// `kernelPrefix` opens every kernel's name, so several modules share one .cu
+// (the control-flow program's segments, cuda_program.h).
 Expected<CudaModuleSource> emitCudaModule(const Graph& g, const Progress& progress = {},
-                                          const CancelToken& cancel = {});
+                                          const CancelToken& cancel = {},
+                                          const std::string& kernelPrefix = {});
 
 // The C type the emitted code stores a dtype in ("float", "fl_f16", ...).
 const char* cudaTypeName(DType t);

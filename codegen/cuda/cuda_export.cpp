@@ -4,6 +4,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 
+#include "codegen/cuda/cuda_program.h"
 #include "codegen/cuda/device_binaries.h"
 #include "codegen/cuda/nvrtc.h"
 #include "core/support/atomic_file.h"
@@ -163,7 +164,15 @@ Expected<CudaExportResult> exportCudaFiles(const Graph& g, const CudaExportOptio
         sm.find_first_not_of("0123456789", 3) != std::string::npos)
       return Status::error("'" + sm + "' is not an SM architecture such as sm_80 or sm_90",
                            "--ptxas");
-  auto plan = planCudaLaunches(g, opts.bufferPlan, progress, cancel);
+  // If/Loop: host steps between kernel segments, flattened for the shared parts.
+  std::optional<CudaProgramPlan> program;
+  if (cudaNeedsProgram(g)) {
+    auto p = planCudaProgram(g, progress, cancel);
+    if (!p) return p.status();
+    program = std::move(*p);
+  }
+  auto plan = program ? Expected<CudaLaunchPlan>(flattenCudaProgram(*program))
+                      : planCudaLaunches(g, opts.bufferPlan, progress, cancel);
   if (!plan) return plan.status();
   FL_RETURN_IF_ERROR(applyCudaLibrary(g, *plan, opts.library));
   const CudaModuleSource& m = plan->module;
@@ -187,11 +196,16 @@ Expected<CudaExportResult> exportCudaFiles(const Graph& g, const CudaExportOptio
     }
   }
   if (cancel.cancelled()) return Status::error("export cancelled");
-  FL_RETURN_IF_ERROR(
-      writeFileAtomically(base + ".cuda.json", cudaManifestJson(g, m, opts.name, data.ptxas)));
+  const std::string programJson =
+      program ? cudaProgramManifestJson(*program, opts.name, data.ptxas) : std::string();
+  FL_RETURN_IF_ERROR(writeFileAtomically(
+      base + ".cuda.json", program ? programJson : cudaManifestJson(g, m, opts.name, data.ptxas)));
   r.files.push_back(base + ".cuda.json");
   report(progress, 0.9, "bundle: launcher, runner, CMakeLists.txt, data");
-  auto bundle = writeCudaBundle(g, *plan, data, opts.outDir, opts.name);
+  auto bundle = writeCudaBundle(
+      g, *plan, data, opts.outDir, opts.name,
+      program ? cudaProgramLauncherSource(*program, opts.name) : std::string(), programJson,
+      program ? cudaProgramLauncherHeader(*program, opts.name) : std::string());
   if (!bundle) return bundle.status();
   r.files.insert(r.files.end(), bundle->begin(), bundle->end());
   return r;

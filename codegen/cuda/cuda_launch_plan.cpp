@@ -109,7 +109,8 @@ std::vector<int64_t> gemmShape(const Graph& g, const Node& n) {
 }  // namespace
 
 Expected<CudaLaunchPlan> planCudaLaunches(const Graph& g, std::shared_ptr<const BufferPlan> given,
-                                          const Progress& progress, const CancelToken& cancel) {
+                                          const Progress& progress, const CancelToken& cancel,
+                                          const std::string& kernelPrefix) {
   CudaLaunchPlan p;
   auto ins = specs(g, g.inputs());
   if (!ins) return ins.status();
@@ -117,7 +118,7 @@ Expected<CudaLaunchPlan> planCudaLaunches(const Graph& g, std::shared_ptr<const 
   if (!outs) return outs.status();
   p.inputs = std::move(*ins);
   p.outputs = std::move(*outs);
-  auto m = emitCudaModule(g, progress, cancel);
+  auto m = emitCudaModule(g, progress, cancel, kernelPrefix);
   if (!m) return m.status();
   p.module = std::move(*m);
   int64_t maxScratch = 0;

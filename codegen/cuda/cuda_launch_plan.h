@@ -68,6 +68,7 @@ struct CudaLaunchPlan {
 Expected<CudaLaunchPlan> planCudaLaunches(const Graph& g,
                                           std::shared_ptr<const BufferPlan> given = nullptr,
                                           const Progress& progress = {},
-                                          const CancelToken& cancel = {});
+                                          const CancelToken& cancel = {},
+                                          const std::string& kernelPrefix = {});
 
 }  // namespace fuselens

@@ -39,6 +39,10 @@ Expected<Graph> specializeGraph(const Graph& g, const std::vector<TensorType>& i
 // nodes whose inputs are all constants, run once as compiled code (never the
 // eager reference). Graph outputs may become constants. specialize_fold.cpp.
 Status foldKnownValues(Graph& g, const CompileOptions& opts);
+// One step of foldKnownValues: re-infers node id and, when what it reads
+// decides its outputs, replaces them by constants and removes it (true). For
+// a walk that refines types as it goes (the CUDA program, after an If).
+Expected<bool> foldNodeInPlace(Graph& g, NodeId id, const CompileOptions& opts);
 
 class SpecializedGraph {
  public:

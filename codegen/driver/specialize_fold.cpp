@@ -124,18 +124,24 @@ Status foldKnownValues(Graph& g, const CompileOptions& opts) {
   auto order = g.topoOrder();
   if (!order) return Status::error("graph '" + g.name + "' has a cycle");
   for (NodeId id : *order) {
-    FL_RETURN_IF_ERROR(inferNodeTypes(g, id));
-    auto folded = foldNode(g, g.node(id), opts);
-    if (!folded || folded->size() != g.node(id).outputs.size()) continue;
-    std::vector<ValueId> outs = g.node(id).outputs;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      ValueId c = g.addConstant(g.value(outs[i]).name,
-                                std::make_shared<const TensorData>(std::move((*folded)[i])));
-      g.replaceAllUses(outs[i], c);
-    }
-    g.removeNode(id);
+    auto folded = foldNodeInPlace(g, id, opts);
+    if (!folded) return folded.status();
   }
   return Status::ok();
+}
+
+Expected<bool> foldNodeInPlace(Graph& g, NodeId id, const CompileOptions& opts) {
+  FL_RETURN_IF_ERROR(inferNodeTypes(g, id));
+  auto folded = foldNode(g, g.node(id), opts);
+  if (!folded || folded->size() != g.node(id).outputs.size()) return false;
+  std::vector<ValueId> outs = g.node(id).outputs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    ValueId c = g.addConstant(g.value(outs[i]).name,
+                              std::make_shared<const TensorData>(std::move((*folded)[i])));
+    g.replaceAllUses(outs[i], c);
+  }
+  g.removeNode(id);
+  return true;
 }
 
 }  // namespace fuselens

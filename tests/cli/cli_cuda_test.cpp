@@ -23,6 +23,15 @@ class CliCudaTest : public QObject {
     QVERIFY(r.out.contains("blockIdx.x"));
   }
 
+  // With a Loop: every segment's kernels (prefixed by program and segment),
+  // the host steps being the launcher's.
+  void emitCudaWithControlFlow() {
+    auto r = runCli({"compile", "tests/fixtures/cf_loop/model.onnx", "--emit", "cuda"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(r.out.contains("control flow: host steps between kernel segments"));
+    QVERIFY(r.out.count("extern \"C\" __global__ void p") >= 3);  // the body's Add, Mul, Less...
+  }
+
   void emitPtxNeedsNvrtc() {
     auto r = runCli({"compile", "samples/mlp.onnx", "--emit", "ptx"});
     if (!fuselens::nvrtcAvailable()) {
@@ -63,6 +72,11 @@ class CliCudaTest : public QObject {
                                         "--engine",     "cuda",
                                         "--output-dir", QDir::tempPath() + "/fl-cuda-run"};
     QTest::newRow("compare") << QStringList{"compare", "samples/mlp.onnx", "--engine", "cuda"};
+    // Control flow: the host decides between kernel segments (cuda_program.h).
+    QTest::newRow("compare_if_nested")
+        << QStringList{"compare", "tests/fixtures/cf_if_nested/model.onnx", "--engine", "cuda"};
+    QTest::newRow("compare_loop") << QStringList{"compare", "tests/fixtures/cf_loop/model.onnx",
+                                                 "--engine", "cuda"};
   }
   void cudaEngineRunsOrSaysNoDevice() {
     QFETCH(QStringList, args);

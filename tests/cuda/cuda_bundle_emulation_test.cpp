@@ -49,6 +49,10 @@ inline cudaError_t cudaMalloc(void** p, size_t n) { *p = std::calloc(n + 64, 1);
 inline cudaError_t cudaFree(void* p) { std::free(p); return 0; }
 inline cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { std::memcpy(d, s, n); return 0; }
 inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) { return cudaMemcpy(d, s, n, k); }
+inline cudaError_t cudaMemcpy2DAsync(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind, cudaStream_t) {
+  for (size_t r = 0; r < h; ++r) std::memcpy((char*)d + r * dp, (const char*)s + r * sp, w);
+  return 0;
+}
 #ifndef FL_EMU_BLOCK_CAP
 #define FL_EMU_BLOCK_CAP 5
 #endif
@@ -84,6 +88,31 @@ QString emulatedVerify(const QString& dir, int blockCap, bool* passed) {
   const QString out = QString::fromUtf8(run.readAllStandardOutput());
   *passed = run.exitCode() == 0 && out.contains("PASS");
   return *passed ? out.trimmed().split('\n').last() : out + run.readAllStandardError();
+}
+
+// silero_vad.onnx with its If's sample-rate constant (16000) replaced by the
+// sr the export seeds (read from a first export's inputs/2.npy), so the
+// bundle's host takes the 16k branch. The new model's path, or empty.
+QString sampleRateIsTheSeededSr(const QString& model, const QString& dir) {
+  const QString first = QDir(dir).filePath("seeded");
+  auto r = runCli({"export", model, "--target", "cuda", "--out", first, "--ptxas", "none",
+                   "--shape", "input=1x256", "--shape", "state=2x1x128"});
+  if (r.code != 0) return {};
+  const QString out = QDir(dir).filePath("silero_vad_sr.onnx");
+  QProcess py;
+  py.start("python3", {"-c",
+                       "import sys, numpy as np, onnx\n"
+                       "from onnx import numpy_helper\n"
+                       "m = onnx.load(sys.argv[1])\n"
+                       "sr = np.load(sys.argv[2]).astype(np.int64)\n"
+                       "c = [n for n in m.graph.node if n.name == 'Constant_0'][0]\n"
+                       "t = c.attribute[0].t\n"
+                       "t.CopyFrom(numpy_helper.from_array(sr.reshape(numpy_helper.to_array(t)"
+                       ".shape), t.name))\n"
+                       "onnx.save(m, sys.argv[3])\n",
+                       model, QDir(first).filePath("inputs/2.npy"), out});
+  if (!py.waitForFinished(60000) || py.exitCode() != 0) return {};
+  return out;
 }
 
 }  // namespace
@@ -142,6 +171,93 @@ class CudaBundleEmulationTest : public QObject {
       QTest::newRow(f) << model << QStringList() << 5;
       QTest::newRow(qPrintable(QString(f) + "_whole_blocks")) << model << QStringList() << 1024;
     }
+    // If as a host step (codegen/cuda/cuda_program.h): the launcher reads the
+    // condition back and runs one branch's kernels.
+    QTest::newRow("cf_if_then") << "tests/fixtures/cf_if_then/model.onnx" << QStringList() << 5;
+    QTest::newRow("cf_if_else") << "tests/fixtures/cf_if_else/model.onnx" << QStringList() << 5;
+    // Nested If whose branches differ in shape ([2,3] or [3]): a graph output
+    // whose shape the run decides, read through <name>_output_shape.
+    QTest::newRow("cf_if_nested") << "tests/fixtures/cf_if_nested/model.onnx" << QStringList() << 5;
+    // Loop: trip count and condition read back by the host, the carried value
+    // swapped, the scan output as long as the iterations the condition allowed.
+    QTest::newRow("cf_loop") << "tests/fixtures/cf_loop/model.onnx" << QStringList() << 5;
+    // if_dynamic: the branches give [1,8] or [3] and a Relu reads it; the Relu
+    // moves into both branches, each copy compiled for its branch's shape.
+    QTest::newRow("if_dynamic") << "tests/cli/data/if_dynamic/model.onnx" << QStringList() << 5;
+    // Scan: each step's slices cut by strided device copies, states swapped.
+    QTest::newRow("cf_scan") << "tests/fixtures/cf_scan/model.onnx" << QStringList() << 5;
+    QTest::newRow("cf_scan_axes_reverse")
+        << "tests/fixtures/cf_scan_axes_reverse/model.onnx" << QStringList() << 5;
+    QTest::newRow("cf_scan_untyped_body")
+        << "tests/fixtures/cf_scan_untyped_body/model.onnx" << QStringList() << 5;
+    QTest::newRow("cf_loop_untyped_body")
+        << "tests/fixtures/cf_loop_untyped_body/model.onnx" << QStringList() << 5;
+  }
+
+  // What the bundle cannot plan ahead of time is refused in one sentence
+  // (exit 2), never a crash: shapes that only data decides.
+  void controlFlowRefusals_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("sentence");
+    QTest::newRow("cf_loop_cond_stops: no trip count for the scan output")
+        << "tests/fixtures/cf_loop_cond_stops/model.onnx"
+        << "has no planned size";
+    QTest::newRow("cf_scan8: opset-8 Scan") << "tests/fixtures/cf_scan8/model.onnx"
+                                            << "opset-8 Scan";
+  }
+
+  void controlFlowRefusals() {
+    QFETCH(QString, model);
+    QFETCH(QString, sentence);
+    QTemporaryDir dir;
+    auto r = runCli({"export", model, "--target", "cuda", "--out", dir.path(), "--ptxas", "none"});
+    QCOMPARE(r.code, 2);
+    const QStringList lines = r.err.trimmed().split('\n', Qt::SkipEmptyParts);
+    QVERIFY2(lines.size() == 1 && lines[0].contains(sentence), qPrintable(r.err));
+  }
+
+  // The silero VAD models: If on the sample rate input (the seeded sr is not
+  // 16000, so the 8k branch runs: 256 samples), nested Ifs on shapes that fold
+  // once the If before them is specialized, an LSTM in the branches. Skipped
+  // when the silero_vad package is not installed.
+  void sileroVerifiesOnTheHost_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("samples");
+    QTest::newRow("silero_vad_8k") << "silero_vad.onnx" << 256;
+    QTest::newRow("silero_vad_op18_ifless_8k") << "silero_vad_op18_ifless.onnx" << 256;
+    QTest::newRow("silero_vad_16k_op15") << "silero_vad_16k_op15.onnx" << 512;
+    QTest::newRow("silero_vad_half") << "silero_vad_half.onnx" << 512;
+    // The 16k branch through the host's decision: the model's sample-rate
+    // constant is set to the seeded sr (samples < 0 marks the row).
+    QTest::newRow("silero_vad_16k_by_sr") << "silero_vad.onnx" << -512;
+  }
+
+  void sileroVerifiesOnTheHost() {
+    QFETCH(QString, file);
+    QFETCH(int, samples);
+    QProcess py;
+    // find_spec locates the package without importing it (and torch with it).
+    py.start("python3", {"-c",
+                         "import importlib.util as u\n"
+                         "s = u.find_spec('silero_vad')\n"
+                         "print(s.submodule_search_locations[0] if s else '')"});
+    const bool found = py.waitForFinished(30000) && py.exitCode() == 0;
+    QString model =
+        QDir(QString::fromUtf8(py.readAllStandardOutput()).trimmed()).filePath("data/" + file);
+    if (!found || !QFile::exists(model)) QSKIP("the silero_vad package is not installed");
+    QTemporaryDir dir;
+    if (samples < 0) {
+      samples = -samples;
+      model = sampleRateIsTheSeededSr(model, dir.path());
+      QVERIFY2(!model.isEmpty(), "cannot rewrite the model's sample-rate constant");
+    }
+    auto r = runCli({"export", model, "--target", "cuda", "--out", dir.path(), "--ptxas", "none",
+                     "--shape", QString("input=1x%1").arg(samples), "--shape", "state=2x1x128"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    bool passed = false;
+    const QString last = emulatedVerify(dir.path(), 5, &passed);
+    QVERIFY2(passed, qPrintable(last));
+    qInfo("%s", qPrintable(last));
   }
 
   void verifyPassesOnTheHost() {
