@@ -21,7 +21,7 @@ int64_t scalarOf(const TensorData& t) { return t.numel() > 0 ? cfdriver::intAt(t
 Expected<CudaBranch> Builder::branch(Scope& sc, const Node& n, const char* attr, size_t formal,
                                      std::vector<TensorType> formalTypes,
                                      std::vector<int> formalSlots, bool allowRefusal) {
-  auto body = cfdriver::bindBody(n, attr, formal, CompileOptions{});
+  auto body = cfdriver::bindBody(sc.s, n, attr, formal, CompileOptions{});
   if (!body) return body.status();
   CudaBranch b;
   b.inputs = std::move(formalSlots);
@@ -156,7 +156,7 @@ Status Builder::addLoop(Scope& sc, const Node& n) {
     return Status::error("expects the trip count and condition inputs (possibly empty)",
                          describeNode(n));
   const size_t carried = formal - 2;
-  auto bound = cfdriver::bindBody(n, "body", formal, CompileOptions{});
+  auto bound = cfdriver::bindBody(sc.s, n, "body", formal, CompileOptions{});
   if (!bound) return bound.status();
   const Graph& bg = bound->graph->graph();
   CudaStep step;

@@ -284,10 +284,11 @@ std::string cudaProgramLauncherSource(const CudaProgramPlan& plan, const std::st
   for (const CudaProgram* p : plan.programs) slots = std::max(slots, p->slots.size());
   const std::string ctx = "struct " + name + "_ctx {\n";
   s.insert(s.find(ctx), "constexpr int kRunSlots = " + std::to_string(slots) + ";\n");
-  const std::string end = "  float runMs = 0;\n};";
-  s.replace(s.find(end), end.size(),
-            "  float runMs = 0;\n  long long runDims[kRunSlots][8] = {};\n"
-            "  int runRank[kRunSlots] = {};\n};");
+  // The context's fields grow after runMs (the plain launcher may add more
+  // after it, such as cuBLASLt's handle).
+  const std::string after = "  float runMs = 0;\n";
+  s.insert(s.find(after, s.find(ctx)) + after.size(),
+           "  long long runDims[kRunSlots][8] = {};\n  int runRank[kRunSlots] = {};\n");
   return s + ProgramEmitter(plan, name).run();
 }
 
