@@ -1,7 +1,7 @@
 // fuselens: the desktop app.
 //   fuselens [model.onnx | saved.fuselens.json] [--pipeline STR] [--screenshot out.png]
 //            [--step N] [--heat] [--find TEXT] [--decision ROW] [--tour N]
-//            [--dim NAME=N] [--sweep RANGE [--buckets POLICY]]
+//            [--dim NAME=N] [--sweep RANGE [--buckets POLICY | --dynamic]]
 // With --screenshot it opens the model (or restores the session), runs the
 // pipeline and the compare, shows snapshot N (default: the last), turns on the
 // heat overlay, finds a node and picks a fusion inspector row if asked, waits
@@ -39,6 +39,7 @@ struct ShotSetup {
   QString find;
   int decisionRow = -1;
   QString sweep, buckets;
+  bool dynamic = false;  // the dock's Symbolic kernels box
 };
 
 void prepareShot(MainWindow& w, const ShotSetup& setup) {
@@ -48,6 +49,7 @@ void prepareShot(MainWindow& w, const ShotSetup& setup) {
     w.bucketDock()->show();
     w.bucketDock()->raise();
     w.bucketPanel()->setBuckets(setup.buckets);
+    w.bucketPanel()->setSymbolic(setup.dynamic);
     w.bucketPanel()->setSweep(setup.sweep);
     w.bucketPanel()->startSweep();
   }
@@ -144,8 +146,9 @@ int main(int argc, char** argv) {
   QCommandLineOption sweepOpt("sweep", "Run the Buckets dock's sweep (with --screenshot).",
                               "NAME=START:STOP:STEP");
   QCommandLineOption bucketsOpt("buckets", "The Buckets dock's policy, as --buckets.", "POLICY");
+  QCommandLineOption dynamicOpt("dynamic", "The Buckets dock's sweep with symbolic kernels.");
   parser.addOptions({pipelineOpt, shotOpt, stepOpt, heatOpt, findOpt, decisionOpt, shapeOpt,
-                     tourOpt, dimOpt, sweepOpt, bucketsOpt});
+                     tourOpt, dimOpt, sweepOpt, bucketsOpt, dynamicOpt});
   parser.process(app);
 
   const QStringList args = parser.positionalArguments();
@@ -157,7 +160,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fuselens: --step takes a number\n");
     return 2;
   }
-  ShotSetup setup{parser.value(findOpt), -1, parser.value(sweepOpt), parser.value(bucketsOpt)};
+  ShotSetup setup{parser.value(findOpt), -1, parser.value(sweepOpt), parser.value(bucketsOpt),
+                  parser.isSet(dynamicOpt)};
   std::vector<std::string> dimArgs;
   for (const QString& d : parser.values(dimOpt)) dimArgs.push_back(d.toStdString());
   auto dims = fuselens::parseDimBindings(dimArgs);
