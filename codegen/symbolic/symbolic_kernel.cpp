@@ -39,7 +39,7 @@ class Walk {
     if (s0.kind == StmtKind::For) {
       std::vector<int64_t> extents;
       for (const StmtRef& s : ss) extents.push_back(s->extent);
-      if (auto e = intSlot(extents, s0.extent); !e) {
+      if (auto e = intSlot(extents); !e) {
         return e.status();
       } else if (*e) {
         if (s0.forKind == ForKind::Unrolled) return differs("an unrolled loop's extent");
@@ -68,7 +68,7 @@ class Walk {
  private:
   // Collect: records the values; rebuild: the form's expression when the
   // value varies (null when it does not).
-  Expected<ExprRef> intSlot(const std::vector<int64_t>& values, int64_t) {
+  Expected<ExprRef> intSlot(const std::vector<int64_t>& values) {
     if (!k_) {
       ints.push_back(values);
       return ExprRef();
@@ -91,7 +91,7 @@ class Walk {
     if (e0.kind == ExprKind::IntConst) {
       std::vector<int64_t> v;
       for (const ExprRef& e : es) v.push_back(e->i);
-      auto r = intSlot(v, e0.i);
+      auto r = intSlot(v);
       if (!r) return r.status();
       if (*r) {
         if (e0.type != DType::I64) return differs("a non-index integer");
