@@ -325,6 +325,19 @@ class Emitter {
 
   void emitAllocate(const StmtRef& s) {
     const Buffer& buf = lf_.buffer(s->buffer);
+    if (buf.kind == BufferKind::Local && s->runtimeExtent) {
+      // A symbolic kernel's local sized at run time: on the stack, released
+      // after its body so that a loop around it does not grow the stack.
+      llvm::Value* saved = b_.CreateCall(
+          llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::stacksave), {}, "saved");
+      llvm::AllocaInst* a = b_.CreateAlloca(memType(buf.dtype), expr(s->runtimeExtent), buf.name);
+      a->setAlignment(llvm::Align(64));
+      bufs_[buf.id.index] = a;
+      for (const auto& c : s->body) stmt(c);
+      bufs_[buf.id.index] = nullptr;
+      b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::stackrestore), {saved});
+      return;
+    }
     if (buf.kind == BufferKind::Local) {
       llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
       llvm::AllocaInst* a = entry.CreateAlloca(
@@ -338,8 +351,10 @@ class Emitter {
     }
     auto at = scratchAt_.find(buf.id.index);
     if (at == scratchAt_.end() || !scratch_) return fail("temp " + buf.name + " has no scratch");
-    llvm::Value* p =
-        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), scratch_, uint64_t(at->second), buf.name);
+    llvm::Value* p =  // a symbolic kernel's temp sized at run time: its offset too
+        s->index ? b_.CreateInBoundsGEP(b_.getInt8Ty(), scratch_, expr(s->index), buf.name)
+                 : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), scratch_, uint64_t(at->second),
+                                                 buf.name);
     bufs_[buf.id.index] = p;
     for (const auto& c : s->body) stmt(c);
     bufs_[buf.id.index] = nullptr;

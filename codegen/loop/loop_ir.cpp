@@ -340,11 +340,14 @@ BufferId LoopFunc::addBuffer(std::string bufName, BufferKind kind, DType dtype,
 std::map<int32_t, int64_t> scratchLayout(const LoopFunc& f, int64_t* totalBytes) {
   std::map<int32_t, int64_t> at;
   int64_t end = 0;
-  for (const Buffer& b : f.buffers) {
-    if (b.kind != BufferKind::Temp) continue;
-    at[b.id.index] = end;
-    end += (std::max<int64_t>(1, b.numel()) * int64_t(dtypeSize(b.dtype)) + 63) / 64 * 64;
-  }
+  // Temps sized at run time (a symbolic kernel's) go last: the offsets the
+  // code was compiled with then hold at every size.
+  for (bool sizedAtRunTime : {false, true})
+    for (const Buffer& b : f.buffers) {
+      if (b.kind != BufferKind::Temp || b.symbolicShape.empty() != !sizedAtRunTime) continue;
+      at[b.id.index] = end;
+      end += (std::max<int64_t>(1, b.numel()) * int64_t(dtypeSize(b.dtype)) + 63) / 64 * 64;
+    }
   *totalBytes = end;
   return at;
 }

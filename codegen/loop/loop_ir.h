@@ -42,9 +42,9 @@ struct Buffer {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::shared_ptr<const TensorData> data;  // set for Constant buffers
-  // A symbolic kernel's param (codegen/symbolic): its shape as the printer and
-  // the kernel key show it ("[1,d0,256]"), so one kernel serves every value of
-  // its dims; `shape` still holds the instance's numbers.
+  // A symbolic kernel's param or run-time-sized temp (codegen/symbolic): its
+  // shape as printed and keyed ("[1,d0,256]"), so one kernel serves every value
+  // of its dims; `shape` holds the instance's numbers (scratchLayout: last).
   std::string symbolicShape;
   int64_t numel() const;
 };

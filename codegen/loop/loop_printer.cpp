@@ -236,15 +236,28 @@ class StmtPrinter {
         break;
       case StmtKind::Allocate: {
         const Buffer& b = f_.buffer(s->buffer);
+        if (b.kind == BufferKind::Local && s->runtimeExtent) {
+          out_ << pad << cTypeName(b.dtype) << " " << b.name << "["
+               << exprs_.print(s->runtimeExtent) << "];  // local " << dtypeName(b.dtype)
+               << b.symbolicShape << ", sized at run time (stack)\n";
+          for (const auto& c : s->body) print(c, depth);
+          break;
+        }
         if (b.kind == BufferKind::Local) {
           out_ << pad << cTypeName(b.dtype) << " " << b.name << "[" << b.numel()
                << "];  // local (registers)\n";
           for (const auto& c : s->body) print(c, depth);
           break;
         }
-        out_ << pad << cTypeName(b.dtype) << "* " << b.name << " = alloc(" << b.numel()
-             << " * sizeof(" << cTypeName(b.dtype) << "));  // temp " << dtypeName(b.dtype)
-             << shapeText(b.shape) << "\n";
+        if (!b.symbolicShape.empty()) {  // sized at run time: the same text at every size
+          out_ << pad << cTypeName(b.dtype) << "* " << b.name << " = scratch + "
+               << (s->index ? exprs_.print(s->index) : std::string("?")) << ";  // temp "
+               << dtypeName(b.dtype) << b.symbolicShape << ", sized at run time\n";
+        } else {
+          out_ << pad << cTypeName(b.dtype) << "* " << b.name << " = alloc(" << b.numel()
+               << " * sizeof(" << cTypeName(b.dtype) << "));  // temp " << dtypeName(b.dtype)
+               << shapeText(b.shape) << "\n";
+        }
         for (const auto& c : s->body) print(c, depth);
         out_ << pad << "free(" << b.name << ");\n";
         break;

@@ -138,8 +138,9 @@ bool sameData(const std::shared_ptr<const TensorData>& a,
   return a->dtype == b->dtype && a->bytes == b->bytes;
 }
 
-// Everything but param shapes and the statement tree must agree.
-Status sameHeader(const std::vector<const LoopFunc*>& fs) {
+// Everything but param shapes, temp and local sizes (listed in varyingTemps)
+// and the statement tree must agree.
+Status sameHeader(const std::vector<const LoopFunc*>& fs, std::set<size_t>& varyingTemps) {
   const LoopFunc& f0 = *fs[0];
   for (const LoopFunc* f : fs) {
     if (f->buffers.size() != f0.buffers.size()) return differs("the number of its buffers");
@@ -152,6 +153,10 @@ Status sameHeader(const std::vector<const LoopFunc*>& fs) {
       if (a.kind != b.kind || a.dtype != b.dtype || a.shape.size() != b.shape.size())
         return differs("buffer " + a.name);
       bool param = a.kind == BufferKind::Input || a.kind == BufferKind::Output;
+      if ((a.kind == BufferKind::Temp || a.kind == BufferKind::Local) && a.shape != b.shape) {
+        varyingTemps.insert(i);
+        continue;
+      }
       if (!param && a.shape != b.shape)
         return Status::error("the size of its " +
                              std::string(a.kind == BufferKind::Constant ? "constant " : "temp ") +
@@ -206,6 +211,54 @@ StmtRef withExtents(const StmtRef& s, const std::vector<int64_t>& dims) {
   return out;
 }
 
+// The forms of the temps and locals whose size varies with the dims.
+Status fitSized(const std::vector<const LoopFunc*>& samples, const std::set<size_t>& varying,
+                const std::vector<std::vector<int64_t>>& atomRows, SymbolicKernel& k) {
+  for (size_t i : varying) {
+    SymbolicKernel::SizedBuffer t;
+    t.buffer = i;
+    t.values = samples[0]->buffers[i].shape;
+    for (size_t axis = 0; axis < t.values.size(); ++axis) {
+      std::vector<int64_t> v;
+      for (const LoopFunc* f : samples) v.push_back(f->buffers[i].shape[axis]);
+      if (std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == v[0]; })) {
+        t.axes.emplace_back();
+        continue;
+      }
+      auto form = fitForm(atomRows, v);
+      if (!form)
+        return Status::error(
+            "the size of its " +
+            std::string(samples[0]->buffers[i].kind == BufferKind::Local ? "local " : "temp ") +
+            samples[0]->buffers[i].name + " follows no form of its dims");
+      t.axes.push_back(std::move(form));
+    }
+    k.sized.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+// The rebuilt tree with each sized buffer's Allocate reading its slot of
+// `dims`: a local's element count (runtimeExtent), a temp's byte offset in
+// scratch (index).
+StmtRef withSizedAllocs(const StmtRef& s, const std::map<int32_t, ExprRef>& slotOf,
+                        const LoopFunc& f) {
+  std::shared_ptr<Stmt> out;
+  for (size_t i = 0; i < s->body.size(); ++i) {
+    StmtRef c = withSizedAllocs(s->body[i], slotOf, f);
+    if (c == s->body[i]) continue;
+    if (!out) out = std::make_shared<Stmt>(*s);
+    out->body[i] = c;
+  }
+  if (s->kind == StmtKind::Allocate)
+    if (auto it = slotOf.find(s->buffer.index); it != slotOf.end()) {
+      if (!out) out = std::make_shared<Stmt>(*s);
+      (f.buffer(s->buffer).kind == BufferKind::Local ? out->runtimeExtent : out->index) =
+          it->second;
+    }
+  return out ? StmtRef(out) : s;
+}
+
 std::string shapeText(const std::vector<std::string>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + dims[i];
@@ -216,7 +269,8 @@ std::string shapeText(const std::vector<std::string>& dims) {
 
 Expected<SymbolicKernel> generalizeKernel(const std::vector<const LoopFunc*>& samples) {
   if (samples.size() < 3) return Status::error("fewer than 3 samples of it could be lowered");
-  FL_RETURN_IF_ERROR(sameHeader(samples));
+  std::set<size_t> varyingTemps;
+  FL_RETURN_IF_ERROR(sameHeader(samples, varyingTemps));
   SymbolicKernel k;
   const LoopFunc& f0 = *samples[0];
   k.sample = f0;
@@ -238,6 +292,7 @@ Expected<SymbolicKernel> generalizeKernel(const std::vector<const LoopFunc*>& sa
     }
   }
   if (k.atoms.empty()) return Status::error("none of its params depends on the dim");
+  FL_RETURN_IF_ERROR(fitSized(samples, varyingTemps, atomRows, k));
   Walk collect(samples, nullptr, nullptr);
   std::vector<StmtRef> bodies;
   for (const LoopFunc* f : samples) bodies.push_back(f->body);
@@ -277,17 +332,26 @@ Expected<SymbolicKernel> generalizeKernel(const std::vector<const LoopFunc*>& sa
   }
   // The rebuilt kernel: `dims` joins the inputs.
   k.func = f0;
-  BufferId dims =
-      k.func.addBuffer("dims", BufferKind::Input, DType::I64, {int64_t(k.atoms.size())});
+  BufferId dims = k.func.addBuffer("dims", BufferKind::Input, DType::I64,
+                                   {int64_t(k.atoms.size() + k.sized.size())});
   k.dimsParam = f0.numInputs;
   k.func.params.insert(k.func.params.begin() + std::ptrdiff_t(k.dimsParam), dims);
   k.func.numInputs += 1;
   for (size_t p = 0; p < f0.params.size(); ++p)
     k.func.buffers[f0.params[p].index].symbolicShape = shapeText(shapeTexts[p]);
+  std::map<int32_t, ExprRef> slotOf;
+  for (const auto& t : k.sized) {
+    std::vector<std::string> axes;
+    for (size_t a = 0; a < t.axes.size(); ++a)
+      axes.push_back(t.axes[a] ? t.axes[a]->str() : std::to_string(t.values[a]));
+    k.func.buffers[t.buffer].symbolicShape = shapeText(axes);
+    slotOf[int32_t(t.buffer)] =
+        load(k.func.buffer(dims), intConst(int64_t(k.atoms.size() + slotOf.size())));
+  }
   Walk rebuild(samples, &k, &k.func.buffer(dims));
   auto rebuilt = rebuild.stmt(bodies);
   if (!rebuilt) return rebuilt.status();
-  k.func.body = *rebuilt;
+  k.func.body = withSizedAllocs(*rebuilt, slotOf, k.func);
   return k;
 }
 
@@ -305,6 +369,13 @@ std::vector<size_t> graphParams(const LoopFunc& f) {
 }
 
 }  // namespace
+
+std::vector<int64_t> SymbolicKernel::SizedBuffer::eval(const std::vector<int64_t>& dims) const {
+  std::vector<int64_t> shape = values;
+  for (size_t a = 0; a < axes.size(); ++a)
+    if (axes[a]) shape[a] = std::max<int64_t>(1, axes[a]->eval(dims));
+  return shape;
+}
 
 Expected<SymbolicInstance> instantiate(const SymbolicKernel& k, const LoopFunc& lowered) {
   const LoopFunc& s = k.sample;
@@ -330,10 +401,16 @@ Expected<SymbolicInstance> instantiate(const SymbolicKernel& k, const LoopFunc& 
 
   SymbolicInstance out;
   Walk check({&s, &lowered}, nullptr, nullptr);
-  bool sameShape = sameHeader({&s, &lowered}).isOk() && check.stmt({s.body, lowered.body}).isOk();
+  std::set<size_t> varyingTemps;
+  bool sameShape =
+      sameHeader({&s, &lowered}, varyingTemps).isOk() && check.stmt({s.body, lowered.body}).isOk();
   if (sameShape && check.ints.size() == k.intForms.size() &&
       check.floats.size() == k.floatForms.size()) {
     out.verified = true;
+    for (size_t i : varyingTemps)
+      out.verified = out.verified && std::any_of(k.sized.begin(), k.sized.end(), [&](auto& t) {
+                       return t.buffer == i && t.eval(dims) == lowered.buffers[i].shape;
+                     });
     for (size_t i = 0; i < k.intForms.size() && out.verified; ++i)
       out.verified =
           check.ints[i][1] == (k.intForms[i] ? k.intForms[i]->eval(dims) : k.intValues[i]);
@@ -348,10 +425,20 @@ Expected<SymbolicInstance> instantiate(const SymbolicKernel& k, const LoopFunc& 
     size_t at = p < k.dimsParam ? p : p + 1;
     out.func.buffers[out.func.params[at].index].shape = lowered.buffer(lowered.params[l]).shape;
   }
+  // The sized buffers' slots: a local's element count, a temp's byte offset.
+  std::vector<int64_t> slots = dims;
+  for (const auto& t : k.sized) out.func.buffers[t.buffer].shape = t.eval(dims);
+  int64_t scratchBytes = 0;
+  const auto scratchAt = scratchLayout(out.func, &scratchBytes);
+  for (const auto& t : k.sized) {
+    const Buffer& b = out.func.buffers[t.buffer];
+    slots.push_back(b.kind == BufferKind::Local ? std::max<int64_t>(1, b.numel())
+                                                : scratchAt.at(int32_t(t.buffer)));
+  }
   auto data = std::make_shared<TensorData>(
-      TensorData::fromVector(DType::I64, {int64_t(dims.size())}, dims));
+      TensorData::fromVector(DType::I64, {int64_t(slots.size())}, slots));
   out.func.prepacked[out.func.params[k.dimsParam].index] = data;
-  if (out.func.body) out.func.body = withExtents(out.func.body, dims);
+  if (out.func.body) out.func.body = withExtents(out.func.body, slots);
   return out;
 }
 

@@ -45,12 +45,25 @@ struct SymbolicKernel {
   std::vector<int64_t> intValues;
   std::vector<std::optional<SymForm>> floatForms;  // the form of n where the float is 1/n
   std::vector<double> floatValues;
+  // Buffers whose size depends on the dims (attention's seq x seq scores and
+  // packed operands, a softmax row cached in a local, a MatMul tail's
+  // accumulators): per axis its form, or the sample's value. Each takes one
+  // more slot of `dims` (after the atoms), filled per shape: a local's element
+  // count (allocated at run time on the stack), a temp's byte offset in
+  // scratch (scratchLayout puts these temps after the fixed ones).
+  struct SizedBuffer {
+    size_t buffer = 0;
+    std::vector<std::optional<SymForm>> axes;
+    std::vector<int64_t> values;
+    std::vector<int64_t> eval(const std::vector<int64_t>& atoms) const;
+  };
+  std::vector<SizedBuffer> sized;
   size_t varying = 0;  // integers and floats that depend on the dims
 };
 
 // Generalizes one kernel from its samples (the same kernel lowered at >= 3
 // values of the dim). An error says in one sentence why it cannot be (its
-// structure changes with the dim, a temp's size depends on it, a float that
+// structure changes with the dim, a buffer's size follows no form of it, a float that
 // is no reciprocal, too few samples to pin a form down).
 Expected<SymbolicKernel> generalizeKernel(const std::vector<const LoopFunc*>& samples);
 

@@ -52,6 +52,13 @@ Graph kernelAt(const QString& kind, int64_t n) {
     ValueId b = body.addInput("b", f32({32, 24}));
     ValueId y = body.node(body.addNode("MatMul", {a, b}, {{"mm", f32({n, 24})}})).outputs[0];
     body.addOutput(body.node(body.addNode("Relu", {y}, {{"y", f32({n, 24})}})).outputs[0]);
+  } else if (kind == "attention") {  // seq x seq scores: temps sized by the dim
+    ValueId q = body.addInput("q", f32({2, n, 8}));
+    ValueId k = body.addInput("k", f32({2, 8, n}));
+    ValueId v = body.addInput("v", f32({2, n, 8}));
+    ValueId s = body.node(body.addNode("MatMul", {q, k}, {{"s", f32({2, n, n})}})).outputs[0];
+    ValueId p = body.node(body.addNode("Softmax", {s}, {{"p", f32({2, n, n})}})).outputs[0];
+    body.addOutput(body.node(body.addNode("MatMul", {p, v}, {{"y", f32({2, n, 8})}})).outputs[0]);
   } else {  // mean over the dim: a float that is 1/n
     ValueId x = body.addInput("x", f32({1, 12, n, 1}));
     body.addOutput(
@@ -68,6 +75,11 @@ std::vector<float> reference(const QString& kind, const std::vector<TensorData>&
     return y;
   }
   if (kind == "softmax_rows") return refSoftmax(x, {n, 40}, -1);
+  if (kind == "attention") {
+    Shape s;
+    auto p = refSoftmax(refMatMul(x, {2, n, 8}, values(in[1]), {2, 8, n}, &s), {2, n, n}, -1);
+    return refMatMul(p, {2, n, n}, values(in[2]), {2, n, 8}, &s);
+  }
   if (kind == "matmul_relu") {
     Shape outShape;
     auto y = refMatMul(x, {n, 32}, values(in[1]), {32, 24}, &outShape);
@@ -138,6 +150,7 @@ class CodegenSymbolicTest : public QObject {
     QTest::newRow("log-softmax over the dim") << "logsoftmax_len";
     QTest::newRow("softmax rows") << "softmax_rows";
     QTest::newRow("matmul + relu") << "matmul_relu";
+    QTest::newRow("attention") << "attention";
     QTest::newRow("mean over the dim") << "mean";
   }
 
