@@ -137,7 +137,7 @@ std::vector<DimSuggestion> suggestDims(const Graph& g,
 Expected<std::vector<DimSuggestion>> suggestDimsOfFile(const std::string& modelPath) {
   auto model = importOnnxFile(modelPath);
   if (!model) return model.status();
-  return suggestDims(model->graph);
+  return suggestDims(model->graph, model->metadata);
 }
 
 InputShapes shapesForDims(const Graph& g, const std::map<std::string, int64_t>& dims) {
@@ -172,8 +172,9 @@ std::map<std::string, int64_t> dimsFromShapes(const std::vector<DimSuggestion>& 
   return out;
 }
 
-std::string suggestedDimFlag(const Graph& g, const std::string& name) {
-  for (const DimSuggestion& s : suggestDims(g))
+std::string suggestedDimFlag(const Graph& g, const std::string& name,
+                             const std::map<std::string, std::string>& metadata) {
+  for (const DimSuggestion& s : suggestDims(g, metadata))
     if (s.name == name) return " (suggested: --dim " + name + "=" + std::to_string(s.value) + ")";
   return {};
 }

@@ -51,6 +51,7 @@ std::map<std::string, int64_t> dimsFromShapes(const std::vector<DimSuggestion>& 
 
 // " (suggested: --dim seq=128)" for the dim `name` of `g`; empty when `g` has
 // no such input dim.
-std::string suggestedDimFlag(const Graph& g, const std::string& name);
+std::string suggestedDimFlag(const Graph& g, const std::string& name,
+                             const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace fuselens

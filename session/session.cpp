@@ -197,10 +197,11 @@ Status Session::compile(const CompileOptions& opts, const Progress& progress,
 
 namespace {
 // "--dim seq=N (suggested: --dim seq=128)", for each symbol of the dim's expression.
-std::string dimFlags(const Graph& g, const Dim& d) {
+std::string dimFlags(const ImportedModel& m, const Dim& d) {
   std::string flags;
   for (const std::string& s : dimSymbols(d))
-    flags += (flags.empty() ? "--dim " : " and --dim ") + s + "=N" + suggestedDimFlag(g, s);
+    flags += (flags.empty() ? "--dim " : " and --dim ") + s + "=N" +
+             suggestedDimFlag(m.graph, s, m.metadata);
   return flags;
 }
 }  // namespace
@@ -215,12 +216,13 @@ Expected<std::map<std::string, TensorData>> Session::randomInputs(
     if (skip.count(v.name)) continue;
     for (const Dim& d : v.type.shape)
       if (!d.isStatic())
-        return Status::error("has the dynamic dim '" + d.str() + "' in " + v.type.str() +
-                                 "; give the input a shape (--shape " + v.name +
-                                 "=AxB..., Input shapes in the GUI)" +
-                                 (d.symbol.empty() ? std::string(" or a tensor")
-                                                   : " or bind the dim with " + dimFlags(g, d)),
-                             "input '" + v.name + "'");
+        return Status::error(
+            "has the dynamic dim '" + d.str() + "' in " + v.type.str() +
+                "; give the input a shape (--shape " + v.name +
+                "=AxB..., Input shapes in the GUI)" +
+                (d.symbol.empty() ? std::string(" or a tensor")
+                                  : " or bind the dim with " + dimFlags(*model_, d)),
+            "input '" + v.name + "'");
     auto t = randomTensor(v.type, seed + i);
     if (!t) return Status::error(t.message(), "input '" + v.name + "'");
     inputs[v.name] = std::move(*t);

@@ -111,7 +111,7 @@ void MainWindow::openFile(const QString& path) {
     r.status = s->open(OpenRequest{file, {}, shapes, ""}, progress, cancel);
     if (s->isOpen()) r.session = s;  // shown even when its shapes or pipeline then failed
     if (!r.status) return r;
-    r.dims = suggestDims(s->original());
+    r.dims = suggestDims(s->original(), s->model().metadata);
     std::string from = "as this window last opened it";
     if (!r.dims.empty() && remembered.empty()) {  // a session saved beside the model
       remembered = savedDims(file, r.dims);
@@ -156,7 +156,7 @@ void MainWindow::openSession(const QString& path) {
       r.dimValues = dimsFromShapes(r.dims, s->boundInputShapes());
     }
     if (warnings && s->isOpen()) {  // saved with dims unbound: ask for them now
-      std::vector<DimSuggestion> unbound = suggestDims(s->original());
+      std::vector<DimSuggestion> unbound = suggestDims(s->original(), s->model().metadata);
       r.needsDims = ask && !unbound.empty();
       if (!unbound.empty()) r.dims = std::move(unbound);
     }

@@ -458,6 +458,7 @@ Expected<ImportedModel> importOnnxBytes(const std::string& bytes, const std::str
   model.irVersion = proto.ir_version();
   model.producer = proto.producer_name();
   if (!proto.producer_version().empty()) model.producer += " " + proto.producer_version();
+  for (const auto& kv : proto.metadata_props()) model.metadata[kv.key()] = kv.value();
   for (const auto& op : proto.opset_import())
     model.opsets[canonicalDomain(op.domain())] = op.version();
   // IR versions 1 and 2 predate opset_import: their ops are opset 1's.

@@ -19,6 +19,9 @@ struct ImportedModel {
   int64_t irVersion = 0;
   std::map<std::string, int64_t> opsets;  // domain -> version ("" is the default domain)
   std::string producer;                   // "pytorch 2.1", ...
+  // metadata_props, key -> value: hints such as "dim.seq" = "128" for the
+  // dims dialog and the CLI's suggestions (session/dim_suggest.h).
+  std::map<std::string, std::string> metadata;
 };
 
 Expected<ImportedModel> importOnnxFile(const std::string& path);

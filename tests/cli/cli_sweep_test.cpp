@@ -198,6 +198,8 @@ class CliSweepTest : public QObject {
     QTest::addColumn<QString>("suggestion");
     QTest::newRow("sequence") << kTransformer << "(suggested: --dim seq=128)";
     QTest::newRow("image width") << kOcr << "(suggested: --dim width=16)";
+    // metadata_props "dim.seq" = "24" comes before the name's 128.
+    QTest::newRow("metadata hint") << kLayerNormSeq << "(suggested: --dim seq=24)";
   }
 
   void refusalSuggestsADim() {

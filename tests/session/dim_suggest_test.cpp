@@ -93,6 +93,13 @@ class DimSuggestTest : public QObject {
     QVERIFY(dims[1].reason.find("metadata") != std::string::npos);
     // A hint that is not a positive number is ignored.
     QCOMPARE(suggestDims(g, {{"seq", "lots"}})[1].value, int64_t(128));
+    // From a model file: its metadata_props are imported and read.
+    auto fromFile =
+        suggestDimsOfFile(test::sourcePath("/tests/cli/data/dyn_layernorm_seq/model.onnx"));
+    QVERIFY2(fromFile, fromFile.status().message().c_str());
+    QCOMPARE(fromFile->size(), size_t(1));
+    QCOMPARE((*fromFile)[0].value, int64_t(24));
+    QVERIFY((*fromFile)[0].reason.find("dim.seq=24") != std::string::npos);
   }
 
   void usesAndShapes() {

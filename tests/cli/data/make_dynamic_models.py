@@ -172,13 +172,16 @@ def layernorm_seq(hidden=8, seed=11):
     var = b.node("ReduceMean", [b.node("Pow", [d, "two"], "dn_sq")], "dn_var", axes=[1], keepdims=1)
     root = b.node("Sqrt", [b.node("Add", [var, "eps"], "dn_var_eps")], "dn_std")
     b.node("Div", [d, root], "dn")
-    return b.model("dyn_layernorm_seq",
+    m = b.model("dyn_layernorm_seq",
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", hidden])],
                    [helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, "seq", hidden]),
                     helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, hidden, "seq"]),
                     helper.make_tensor_value_info("y2", TensorProto.FLOAT,
                                                   [1, 2, hidden // 2, "seq"]),
                     helper.make_tensor_value_info("dn", TensorProto.FLOAT, [1, "seq", hidden])])
+    # The author's hint for the dims dialog and the CLI's suggestion.
+    helper.set_model_props(m, {"dim.seq": "24"})
+    return m
 
 
 def main():
