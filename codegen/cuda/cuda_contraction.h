@@ -18,6 +18,11 @@ struct Contraction {
   std::vector<StmtRef> epilogue;  // after the k loop
 };
 
+// Stores, lets and assigns only: the per-output epilogue. Collects the stored buffers.
+bool isEpilogue(const StmtRef& s, std::set<int32_t>& stored);
+// The factors of acc's update `acc + a * b` (either order, or fma(a, b, acc)).
+bool factors(const ExprRef& v, VarId acc, ExprRef& a, ExprRef& b);
+
 // The contraction `top` computes, or nothing when its nest is another shape.
 std::optional<Contraction> matchContraction(const LoopFunc& f, const StmtRef& top);
 

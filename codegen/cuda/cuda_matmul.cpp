@@ -42,6 +42,39 @@
 #include "codegen/cuda/cuda_contraction.h"
 
 namespace fuselens::cudaemit {
+
+bool isEpilogue(const StmtRef& s, std::set<int32_t>& stored) {
+  if (s->kind == StmtKind::Store) {
+    stored.insert(s->buffer.index);
+    return true;
+  }
+  if (s->kind == StmtKind::Seq) {
+    for (const StmtRef& c : s->body)
+      if (!isEpilogue(c, stored)) return false;
+    return true;
+  }
+  return s->kind == StmtKind::Let || s->kind == StmtKind::Assign;
+}
+
+bool factors(const ExprRef& v, VarId acc, ExprRef& a, ExprRef& b) {
+  auto isAcc = [&](const ExprRef& e) { return e->kind == ExprKind::VarRef && e->var == acc; };
+  ExprRef prod;
+  if (v->kind == ExprKind::Fma && isAcc(v->ops[2])) {
+    a = v->ops[0], b = v->ops[1];
+    return true;
+  }
+  if (v->kind != ExprKind::Binary || v->bin != BinOp::Add) return false;
+  if (isAcc(v->ops[0]))
+    prod = v->ops[1];
+  else if (isAcc(v->ops[1]))
+    prod = v->ops[0];
+  else
+    return false;
+  if (prod->kind != ExprKind::Binary || prod->bin != BinOp::Mul) return false;
+  a = prod->ops[0], b = prod->ops[1];
+  return true;
+}
+
 namespace {
 
 constexpr int64_t kTile = 64;      // output rows and columns per block
@@ -59,40 +92,6 @@ bool onlyVars(const ExprRef& e, const std::set<int32_t>& allowed) {
   varsOf(e, used);
   for (int32_t v : used)
     if (!allowed.count(v)) return false;
-  return true;
-}
-
-// Stores, lets and assigns only: the per-output epilogue. Collects the stored buffers.
-bool isEpilogue(const StmtRef& s, std::set<int32_t>& stored) {
-  if (s->kind == StmtKind::Store) {
-    stored.insert(s->buffer.index);
-    return true;
-  }
-  if (s->kind == StmtKind::Seq) {
-    for (const StmtRef& c : s->body)
-      if (!isEpilogue(c, stored)) return false;
-    return true;
-  }
-  return s->kind == StmtKind::Let || s->kind == StmtKind::Assign;
-}
-
-// The factors of acc's update `acc + a * b` (either order, or fma(a, b, acc)).
-bool factors(const ExprRef& v, VarId acc, ExprRef& a, ExprRef& b) {
-  auto isAcc = [&](const ExprRef& e) { return e->kind == ExprKind::VarRef && e->var == acc; };
-  ExprRef prod;
-  if (v->kind == ExprKind::Fma && isAcc(v->ops[2])) {
-    a = v->ops[0], b = v->ops[1];
-    return true;
-  }
-  if (v->kind != ExprKind::Binary || v->bin != BinOp::Add) return false;
-  if (isAcc(v->ops[0]))
-    prod = v->ops[1];
-  else if (isAcc(v->ops[1]))
-    prod = v->ops[0];
-  else
-    return false;
-  if (prod->kind != ExprKind::Binary || prod->bin != BinOp::Mul) return false;
-  a = prod->ops[0], b = prod->ops[1];
   return true;
 }
 
