@@ -115,7 +115,7 @@ std::optional<ConvNest> matchConv(const LoopFunc& f, const StmtRef& top) {
       !factors(update->value, c.acc, c.a, c.b) || c.a->type != c.type || c.b->type != c.type)
     return std::nullopt;
   c.fused = update->value->kind == ExprKind::Fma;
-  std::set<int32_t> stored, loaded;
+  std::set<int32_t> loaded;
   for (size_t i = 0; i + 1 < inner.size(); ++i) {
     const StmtRef& l = inner[i];
     if (l->kind != StmtKind::Let || l->var == c.acc) return std::nullopt;
@@ -125,12 +125,9 @@ std::optional<ConvNest> matchConv(const LoopFunc& f, const StmtRef& top) {
   }
   if (c.varsOf(c.a).count(c.acc.index) || c.varsOf(c.b).count(c.acc.index)) return std::nullopt;
   c.epilogue.assign(body.begin() + 2, body.end());
-  for (const StmtRef& s : c.epilogue)
-    if (!isEpilogue(s, stored)) return std::nullopt;
   loadsOf(c.a, loaded);
   loadsOf(c.b, loaded);
-  for (int32_t b : stored)
-    if (loaded.count(b)) return std::nullopt;
+  if (!epilogueFits(c.epilogue, loaded)) return std::nullopt;
   // The patch factor reads the innermost output loop (the row's pixels).
   const int32_t last = c.outer.back()->var.index;
   std::set<int32_t> va = c.varsOf(c.a), vb = c.varsOf(c.b);
@@ -175,15 +172,43 @@ void emitPerOutput(Emitter& em, const ConvNest& c, std::ostringstream& o, CudaSt
   st.grid = std::min((total + st.block - 1) / st.block, kMaxGridDim);
 }
 
+// The loop filling one K step's shared tile of a factor: the weights
+// (`weights`: fl_Ws[k][row], consecutive threads on consecutive k, along which
+// a weight row is contiguous) or the input patch (fl_Xs[k][pixel], consecutive
+// threads on consecutive pixels, as the input's rows are). Past M, N or K the
+// element is zero and the factor is not evaluated.
+void emitTileLoad(Emitter& em, const ConvNest& c, bool weights, int64_t width, int64_t bound,
+                  std::ostringstream& s) {
+  const std::string t = cudaTypeName(c.type), p = weights ? "fl_row" : "fl_col";
+  const std::string w = std::to_string(width) + "u", kk = std::to_string(kTileK) + "u";
+  const std::string at = weights ? "fl_l / " + kk : "fl_l % " + w;
+  const std::string kAt = weights ? "fl_l % " + kk : "fl_l / " + w;
+  s << "        for (unsigned fl_l = threadIdx.x; fl_l < " << width * kTileK
+    << "u; fl_l += blockDim.x) {\n"
+    << "          const fl_i64 " << p << " = " << (weights ? "fl_i0" : "fl_j0") << " + " << at
+    << ", fl_k = fl_k0 + " << kAt << ";\n"
+    << "          " << t << " fl_v = (" << t << ")0;\n"
+    << "          if (" << p << " < " << ll(bound) << " && fl_k < " << ll(extentOf(c.red)) << ") {"
+    << (weights ? "" : "  // the patch gather") << "\n";
+  bindLoops(em, weights ? c.rows : c.cols, p, "            ", s);
+  bindLoops(em, c.red, "fl_k", "            ", s);
+  const ExprRef& factor = weights ? c.a : c.b;
+  c.emitLets(em, factor, 6, s);
+  s << "            fl_v = " << em.expr(factor) << ";\n"
+    << "          }\n"
+    << "          " << (weights ? "fl_Ws" : "fl_Xs") << "[" << kAt << "][" << at << "] = fl_v;\n"
+    << "        }\n";
+}
+
 void emitTiled(Emitter& em, const ConvNest& c, std::ostringstream& s, CudaStage& st) {
   const int64_t m = extentOf(c.rows), n = extentOf(c.cols), k = extentOf(c.red);
   const int64_t batch = extentOf(c.batch);
   const int64_t rm = m >= 48 ? 4 : m >= 24 ? 2 : 1, tm = 16 * rm;
   const int64_t tilesM = (m + tm - 1) / tm, tilesN = (n + kTileN - 1) / kTileN;
   const std::string t = cudaTypeName(c.type);
-  const std::string madd = c.fused ? (c.type == DType::F64 ? "fma(" : "fmaf(") : "";
-  s << "  // tiled Conv (implicit GEMM): " << tm << "x" << kTileN
-    << " tiles of output channels x pixels, K = " << k << " in steps of " << kTileK
+  // The first line's figures are what tests/gpu/run_on_gpu.sh counts the FLOPs by.
+  s << "  // tiled Conv (implicit GEMM) M=" << m << " N=" << n << " K=" << k << " groups=" << batch
+    << ": " << tm << "x" << kTileN << " tiles of output channels x pixels, K in steps of " << kTileK
     << " through shared memory (weights and the gathered input patch)\n"
     << "  __shared__ " << t << " fl_Ws[" << kTileK << "][" << tm + 1 << "];\n"
     << "  __shared__ " << t << " fl_Xs[" << kTileK << "][" << kTileN << "];\n"
@@ -193,70 +218,15 @@ void emitTiled(Emitter& em, const ConvNest& c, std::ostringstream& s, CudaStage&
     << "  for (fl_i64 fl_tn = blockIdx.x; fl_tn < " << ll(tilesN) << "; fl_tn += gridDim.x) {\n"
     << "    const fl_i64 fl_i0 = fl_tm * " << ll(tm) << ", fl_j0 = fl_tn * " << ll(kTileN) << ";\n";
   batchVars(em, c.batch, s);
-  s << "    for (unsigned fl_r = 0; fl_r < fl_rounds; ++fl_r) {\n"
-    << "      const unsigned fl_t = fl_r * blockDim.x + threadIdx.x;\n"
-    << "      const int fl_ty = (int)(fl_t / 16u), fl_tx = (int)(fl_t % 16u);\n"
-    << "      " << t << " fl_acc[" << rm << "][4];\n"
-    << "#pragma unroll\n"
-    << "      for (int fl_y = 0; fl_y < " << rm << "; ++fl_y)\n"
-    << "#pragma unroll\n"
-    << "        for (int fl_x = 0; fl_x < 4; ++fl_x) fl_acc[fl_y][fl_x] = (" << t << ")0;\n"
-    << "      for (fl_i64 fl_k0 = 0; fl_k0 < " << ll(k) << "; fl_k0 += " << ll(kTileK) << ") {\n"
-    << "        for (unsigned fl_l = threadIdx.x; fl_l < " << tm * kTileK
-    << "u; fl_l += blockDim.x) {\n"
-    << "          const fl_i64 fl_row = fl_i0 + fl_l / " << kTileK << "u, fl_k = fl_k0 + fl_l % "
-    << kTileK << "u;\n";
-  s << "          " << t << " fl_v = (" << t << ")0;\n"
-    << "          if (fl_row < " << ll(m) << " && fl_k < " << ll(k) << ") {\n";
-  bindLoops(em, c.rows, "fl_row", "            ", s);
-  bindLoops(em, c.red, "fl_k", "            ", s);
-  c.emitLets(em, c.a, 6, s);
-  s << "            fl_v = " << em.expr(c.a) << ";\n"
-    << "          }\n"
-    << "          fl_Ws[fl_l % " << kTileK << "u][fl_l / " << kTileK << "u] = fl_v;\n"
-    << "        }\n"
-    << "        for (unsigned fl_l = threadIdx.x; fl_l < " << kTileN * kTileK
-    << "u; fl_l += blockDim.x) {\n"
-    << "          const fl_i64 fl_col = fl_j0 + fl_l % " << kTileN << "u, fl_k = fl_k0 + fl_l / "
-    << kTileN << "u;\n"
-    << "          " << t << " fl_v = (" << t << ")0;\n"
-    << "          if (fl_col < " << ll(n) << " && fl_k < " << ll(k) << ") {  // the patch gather\n";
-  bindLoops(em, c.cols, "fl_col", "            ", s);
-  bindLoops(em, c.red, "fl_k", "            ", s);
-  c.emitLets(em, c.b, 6, s);
-  s << "            fl_v = " << em.expr(c.b) << ";\n"
-    << "          }\n"
-    << "          fl_Xs[fl_l / " << kTileN << "u][fl_l % " << kTileN << "u] = fl_v;\n"
-    << "        }\n"
-    << "        __syncthreads();\n"
-    << "        if (fl_t < " << kThreads << "u) {\n"
-    << "#pragma unroll\n"
-    << "          for (int fl_kk = 0; fl_kk < " << kTileK << "; ++fl_kk) {\n"
-    << "            " << t << " fl_a[" << rm << "], fl_b[4];\n"
-    << "#pragma unroll\n"
-    << "            for (int fl_y = 0; fl_y < " << rm
-    << "; ++fl_y) fl_a[fl_y] = fl_Ws[fl_kk][fl_ty + 16 * fl_y];\n"
-    << "#pragma unroll\n"
-    << "            for (int fl_x = 0; fl_x < 4; ++fl_x) fl_b[fl_x] = fl_Xs[fl_kk][fl_tx + 16 * "
-       "fl_x];\n"
-    << "#pragma unroll\n"
-    << "            for (int fl_y = 0; fl_y < " << rm << "; ++fl_y)\n"
-    << "#pragma unroll\n"
-    << "              for (int fl_x = 0; fl_x < 4; ++fl_x)\n"
-    << "                fl_acc[fl_y][fl_x] = "
-    << (c.fused ? madd + "fl_a[fl_y], fl_b[fl_x], fl_acc[fl_y][fl_x])"
-                : "fl_acc[fl_y][fl_x] + fl_a[fl_y] * fl_b[fl_x]")
-    << ";\n"
-    << "          }\n"
-    << "        }\n"
-    << "        __syncthreads();  // the next K step overwrites the tiles\n"
-    << "      }\n"
-    << "      if (fl_t >= " << kThreads << "u) continue;\n"
-    << "#pragma unroll\n"
-    << "      for (int fl_y = 0; fl_y < " << rm << "; ++fl_y)\n"
-    << "#pragma unroll\n"
-    << "        for (int fl_x = 0; fl_x < 4; ++fl_x) {\n"
-    << "          const fl_i64 fl_row = fl_i0 + fl_ty + 16 * fl_y, fl_col = fl_j0 + fl_tx + 16 * "
+  emitTileRounds(s, t, rm);
+  s << "      for (fl_i64 fl_k0 = 0; fl_k0 < " << ll(k) << "; fl_k0 += " << ll(kTileK) << ") {\n";
+  emitTileLoad(em, c, true, tm, m, s);
+  emitTileLoad(em, c, false, kTileN, n, s);
+  const std::string madd = c.type == DType::F64 ? "fma(" : "fmaf(";
+  emitTileProduct(s, t, rm, "fl_Ws", "fl_Xs",
+                  c.fused ? madd + "fl_a[fl_y], fl_b[fl_x], fl_acc[fl_y][fl_x])"
+                          : "fl_acc[fl_y][fl_x] + fl_a[fl_y] * fl_b[fl_x]");
+  s << "          const fl_i64 fl_row = fl_i0 + fl_ty + 16 * fl_y, fl_col = fl_j0 + fl_tx + 16 * "
        "fl_x;\n"
     << "          if (fl_row >= " << ll(m) << " || fl_col >= " << ll(n) << ") continue;\n";
   bindLoops(em, c.rows, "fl_row", "          ", s);
