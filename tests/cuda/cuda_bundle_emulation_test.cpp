@@ -324,8 +324,8 @@ class CudaBundleEmulationTest : public QObject {
     bool passed = false;
     const QString last = emulatedVerify(dir.path(), 5, &passed);
     QVERIFY2(passed, qPrintable(last));
-    qInfo("%s: %d tiled conv stages, %d one-thread-per-output convs; %s",
-          QTest::currentDataTag(), tiled, perOutput, qPrintable(last));
+    qInfo("%s: %d tiled conv stages, %d one-thread-per-output convs; %s", QTest::currentDataTag(),
+          tiled, perOutput, qPrintable(last));
   }
 
   // A real model stored in f16 between kernels (PP-OCR's direction
