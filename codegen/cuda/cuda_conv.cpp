@@ -37,6 +37,8 @@
 // flattened into one grid-stride loop, the reduction and epilogue as the loop
 // IR has them. Only nests whose accumulator the conv lowering named
 // `conv_acc` are taken, so MatMul nests keep their stages (cuda_matmul.cpp).
+#include <cstdint>
+
 #include "codegen/cuda/cuda_contraction.h"
 
 namespace fuselens::cudaemit {
@@ -143,17 +145,22 @@ std::optional<ConvNest> matchConv(const LoopFunc& f, const StmtRef& top) {
 }
 
 // Declarations binding the counters of `loops` (outermost first) to the flat
-// row-major position `flat`; the outermost takes no modulo (a position past
-// the end is never used to load).
+// row-major position `flat`, which is within their extent wherever the
+// counters are used; the outermost takes no modulo. Below 2^32 the division
+// is unsigned 32-bit (a multiply-high and a shift; 64-bit division by a
+// constant costs several times that, in the gather's innermost loop).
 void bindLoops(Emitter& em, const std::vector<StmtRef>& loops, const std::string& flat,
                const std::string& pad, std::ostringstream& o) {
   int64_t inner = extentOf(loops);
+  const bool narrow = inner <= int64_t(UINT32_MAX);
   for (size_t i = 0; i < loops.size(); ++i) {
     inner /= loops[i]->extent;
-    std::string e = flat;
-    if (inner > 1) e += " / " + ll(inner);
-    if (i > 0) e += " % " + ll(loops[i]->extent);
-    o << pad << "const fl_i64 " << em.var(loops[i]->var) << " = " << e << ";\n";
+    auto lit = [&](int64_t v) { return narrow ? std::to_string(v) + "u" : ll(v); };
+    std::string e = narrow ? "(unsigned)" + flat : flat;
+    if (inner > 1) e += " / " + lit(inner);
+    if (i > 0) e += " % " + lit(loops[i]->extent);
+    o << pad << "const fl_i64 " << em.var(loops[i]->var) << " = " << (narrow ? "(fl_i64)(" : "(")
+      << e << ");\n";
   }
 }
 
