@@ -24,7 +24,7 @@
 // TM is 64, 32 or 16 (RM = 4, 2, 1 rows a thread) from M: the small-channel
 // convs of mobile nets (8-24 channels) would leave a 64-row tile mostly empty.
 // Every input element staged is used TM times, every weight 64 times. Loads past
-// M, N or K read zero (the ternary skips the out-of-bounds load) and stores
+// M, N or K read zero (the guard skips the out-of-bounds load) and stores
 // past M or N are skipped, so no size must be a multiple of a tile; the
 // summation order over K is the loop IR's (c, then the taps), with the same
 // fused multiply-adds, so the numbers match the one-thread-per-output stage.
@@ -37,6 +37,10 @@
 // flattened into one grid-stride loop, the reduction and epilogue as the loop
 // IR has them. Only nests whose accumulator the conv lowering named
 // `conv_acc` are taken, so MatMul nests keep their stages (cuda_matmul.cpp).
+// Index arithmetic that lowering shares between the factors (lets in the
+// innermost reduction loop) is emitted with the factor that reads it. Not
+// built: ConvTranspose (its own nest, the generic stage), tensor cores,
+// cp.async double buffering, split-K for convs with few outputs and a long K.
 #include <cstdint>
 
 #include "codegen/cuda/cuda_contraction.h"
@@ -167,8 +171,8 @@ void bindLoops(Emitter& em, const std::vector<StmtRef>& loops, const std::string
 // One thread per output: every output loop from one grid-stride counter.
 void emitPerOutput(Emitter& em, const ConvNest& c, std::ostringstream& o, CudaStage& st) {
   const int64_t total = extentOf(c.outer);
-  o << "  // conv, one thread per output: " << total << " outputs, K = " << extentOf(c.red)
-    << " in registers\n"
+  o << "  // conv, one thread per output: " << total
+    << " outputs, each a sum of K = " << extentOf(c.red) << " products\n"
     << "  for (fl_i64 fl_o = (fl_i64)blockIdx.x * blockDim.x + threadIdx.x; fl_o < " << ll(total)
     << "; fl_o += (fl_i64)gridDim.x * blockDim.x) {\n";
   bindLoops(em, c.outer, "fl_o", "    ", o);

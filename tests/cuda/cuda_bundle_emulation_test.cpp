@@ -180,6 +180,10 @@ class CudaBundleEmulationTest : public QObject {
       QTest::newRow(f) << model << QStringList() << 5;
       QTest::newRow(qPrintable(QString(f) + "_whole_blocks")) << model << QStringList() << 1024;
     }
+    // The conv samples: a ResNet bottleneck (1x1, 3x3, residual) and a
+    // MobileNet block with depthwise convs and squeeze-excite 1x1 convs.
+    QTest::newRow("resnet_bottleneck") << "samples/resnet_bottleneck.onnx" << QStringList() << 5;
+    QTest::newRow("mobilenet_se") << "samples/mobilenet_se.onnx" << QStringList() << 5;
     // If as a host step (codegen/cuda/cuda_program.h): the launcher reads the
     // condition back and runs one branch's kernels.
     QTest::newRow("cf_if_then") << "tests/fixtures/cf_if_then/model.onnx" << QStringList() << 5;
