@@ -190,7 +190,9 @@ Expected<CudaKernel> emitCudaKernel(const LoopFunc& f, std::string* source,
     }
     open(st.name);
     std::ostringstream rows;
-    if (parallel && emitTiledMatMul(f, em, s, rows, st)) {
+    if (parallel && emitConvStage(f, em, s, rows, st)) {
+      o << rows.str();
+    } else if (parallel && emitTiledMatMul(f, em, s, rows, st)) {
       o << rows.str();
     } else if (parallel && emitBlockRows(f, em, s, rows, st)) {
       o << rows.str();

@@ -18,6 +18,25 @@ struct Contraction {
   std::vector<StmtRef> epilogue;  // after the k loop
 };
 
+// Stores, lets and assigns only: the per-output epilogue. Collects the stored buffers.
+bool isEpilogue(const StmtRef& s, std::set<int32_t>& stored);
+// Whether `epilogue` is a per-output epilogue that stores to no buffer in
+// `loaded`: another block may still be reading an operand it would overwrite.
+bool epilogueFits(const std::vector<StmtRef>& epilogue, const std::set<int32_t>& loaded);
+// The factors of acc's update `acc + a * b` (either order, or fma(a, b, acc)).
+bool factors(const ExprRef& v, VarId acc, ExprRef& a, ExprRef& b);
+
+// The shared-memory tiled stages' threads (the MatMul and Conv stages): 256
+// logical threads of 16 x 16 in rounds of blockDim.x, each with `rows` x 4
+// accumulators fl_acc of type t, zeroed. Opens the round's loop.
+void emitTileRounds(std::ostringstream& s, const std::string& t, int64_t rows);
+// One K step's product of the shared tiles as[16][rows*16 (+pad)] and
+// bs[16][64], between barriers, each accumulator set to `update` (of
+// fl_acc[fl_y][fl_x], fl_a[fl_y], fl_b[fl_x]); closes the K loop and opens
+// the loop over the thread's outputs (fl_y, fl_x).
+void emitTileProduct(std::ostringstream& s, const std::string& t, int64_t rows,
+                     const std::string& as, const std::string& bs, const std::string& update);
+
 // The contraction `top` computes, or nothing when its nest is another shape.
 std::optional<Contraction> matchContraction(const LoopFunc& f, const StmtRef& top);
 

@@ -2,7 +2,8 @@
 // emitter shared by the stage shapes (cuda_c.cpp: grid-stride and single
 // thread; cuda_rows.cpp: one block per row; cuda_reduce_split.cpp: long rows
 // split across blocks; cuda_matmul.cpp: shared-memory
-// tiled MatMul; cuda_vector.cpp: 128-bit vector loads and stores).
+// tiled MatMul; cuda_conv.cpp: Conv as an implicit GEMM; cuda_vector.cpp: 128-bit vector loads and
+// stores).
 #pragma once
 
 #include <cmath>
@@ -313,6 +314,13 @@ class Emitter {
 // nothing written, when the loop nest is not a contraction it recognizes.
 bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::ostringstream& o,
                      CudaStage& st);
+
+// Emits the top-level parallel loop `top`, a Conv's implicit-GEMM nest, as a
+// shared-memory tiled stage or one thread per output (cuda_conv.cpp) and
+// sets the stage's grid and block; false, with nothing written, for any
+// other nest.
+bool emitConvStage(const LoopFunc& f, Emitter& em, const StmtRef& top, std::ostringstream& o,
+                   CudaStage& st);
 
 // Emits the top-level parallel loop `row` as a one-block-per-row stage
 // (cuda_rows.cpp) and sets the stage's grid and block; false, with nothing

@@ -42,6 +42,88 @@
 #include "codegen/cuda/cuda_contraction.h"
 
 namespace fuselens::cudaemit {
+
+bool isEpilogue(const StmtRef& s, std::set<int32_t>& stored) {
+  if (s->kind == StmtKind::Store) {
+    stored.insert(s->buffer.index);
+    return true;
+  }
+  if (s->kind == StmtKind::Seq) {
+    for (const StmtRef& c : s->body)
+      if (!isEpilogue(c, stored)) return false;
+    return true;
+  }
+  return s->kind == StmtKind::Let || s->kind == StmtKind::Assign;
+}
+
+bool factors(const ExprRef& v, VarId acc, ExprRef& a, ExprRef& b) {
+  auto isAcc = [&](const ExprRef& e) { return e->kind == ExprKind::VarRef && e->var == acc; };
+  ExprRef prod;
+  if (v->kind == ExprKind::Fma && isAcc(v->ops[2])) {
+    a = v->ops[0], b = v->ops[1];
+    return true;
+  }
+  if (v->kind != ExprKind::Binary || v->bin != BinOp::Add) return false;
+  if (isAcc(v->ops[0]))
+    prod = v->ops[1];
+  else if (isAcc(v->ops[1]))
+    prod = v->ops[0];
+  else
+    return false;
+  if (prod->kind != ExprKind::Binary || prod->bin != BinOp::Mul) return false;
+  a = prod->ops[0], b = prod->ops[1];
+  return true;
+}
+
+void emitTileRounds(std::ostringstream& s, const std::string& t, int64_t rows) {
+  s << "    for (unsigned fl_r = 0; fl_r < fl_rounds; ++fl_r) {\n"
+    << "      const unsigned fl_t = fl_r * blockDim.x + threadIdx.x;\n"
+    << "      const int fl_ty = (int)(fl_t / 16u), fl_tx = (int)(fl_t % 16u);\n"
+    << "      " << t << " fl_acc[" << rows << "][4];\n"
+    << "#pragma unroll\n"
+    << "      for (int fl_y = 0; fl_y < " << rows << "; ++fl_y)\n"
+    << "#pragma unroll\n"
+    << "        for (int fl_x = 0; fl_x < 4; ++fl_x) fl_acc[fl_y][fl_x] = (" << t << ")0;\n";
+}
+
+void emitTileProduct(std::ostringstream& s, const std::string& t, int64_t rows,
+                     const std::string& as, const std::string& bs, const std::string& update) {
+  s << "        __syncthreads();\n"
+    << "        if (fl_t < 256u) {\n"
+    << "#pragma unroll\n"
+    << "          for (int fl_kk = 0; fl_kk < 16; ++fl_kk) {\n"
+    << "            " << t << " fl_a[" << rows << "], fl_b[4];\n"
+    << "#pragma unroll\n"
+    << "            for (int fl_y = 0; fl_y < " << rows << "; ++fl_y) fl_a[fl_y] = " << as
+    << "[fl_kk][fl_ty + 16 * fl_y];\n"
+    << "#pragma unroll\n"
+    << "            for (int fl_x = 0; fl_x < 4; ++fl_x) fl_b[fl_x] = " << bs
+    << "[fl_kk][fl_tx + 16 * fl_x];\n"
+    << "#pragma unroll\n"
+    << "            for (int fl_y = 0; fl_y < " << rows << "; ++fl_y)\n"
+    << "#pragma unroll\n"
+    << "              for (int fl_x = 0; fl_x < 4; ++fl_x)\n"
+    << "                fl_acc[fl_y][fl_x] = " << update << ";\n"
+    << "          }\n"
+    << "        }\n"
+    << "        __syncthreads();  // the next K step overwrites the tiles\n"
+    << "      }\n"
+    << "      if (fl_t >= 256u) continue;\n"
+    << "#pragma unroll\n"
+    << "      for (int fl_y = 0; fl_y < " << rows << "; ++fl_y)\n"
+    << "#pragma unroll\n"
+    << "        for (int fl_x = 0; fl_x < 4; ++fl_x) {\n";
+}
+
+bool epilogueFits(const std::vector<StmtRef>& epilogue, const std::set<int32_t>& loaded) {
+  std::set<int32_t> stored;
+  for (const StmtRef& s : epilogue)
+    if (!isEpilogue(s, stored)) return false;
+  for (int32_t b : stored)
+    if (loaded.count(b)) return false;
+  return true;
+}
+
 namespace {
 
 constexpr int64_t kTile = 64;      // output rows and columns per block
@@ -59,40 +141,6 @@ bool onlyVars(const ExprRef& e, const std::set<int32_t>& allowed) {
   varsOf(e, used);
   for (int32_t v : used)
     if (!allowed.count(v)) return false;
-  return true;
-}
-
-// Stores, lets and assigns only: the per-output epilogue. Collects the stored buffers.
-bool isEpilogue(const StmtRef& s, std::set<int32_t>& stored) {
-  if (s->kind == StmtKind::Store) {
-    stored.insert(s->buffer.index);
-    return true;
-  }
-  if (s->kind == StmtKind::Seq) {
-    for (const StmtRef& c : s->body)
-      if (!isEpilogue(c, stored)) return false;
-    return true;
-  }
-  return s->kind == StmtKind::Let || s->kind == StmtKind::Assign;
-}
-
-// The factors of acc's update `acc + a * b` (either order, or fma(a, b, acc)).
-bool factors(const ExprRef& v, VarId acc, ExprRef& a, ExprRef& b) {
-  auto isAcc = [&](const ExprRef& e) { return e->kind == ExprKind::VarRef && e->var == acc; };
-  ExprRef prod;
-  if (v->kind == ExprKind::Fma && isAcc(v->ops[2])) {
-    a = v->ops[0], b = v->ops[1];
-    return true;
-  }
-  if (v->kind != ExprKind::Binary || v->bin != BinOp::Add) return false;
-  if (isAcc(v->ops[0]))
-    prod = v->ops[1];
-  else if (isAcc(v->ops[1]))
-    prod = v->ops[0];
-  else
-    return false;
-  if (prod->kind != ExprKind::Binary || prod->bin != BinOp::Mul) return false;
-  a = prod->ops[0], b = prod->ops[1];
   return true;
 }
 
@@ -129,15 +177,11 @@ std::optional<Contraction> matchNest(const LoopFunc& f, const std::vector<StmtRe
     std::swap(c.a, c.b);
     if (!onlyVars(c.a, aVars) || !onlyVars(c.b, bVars)) return std::nullopt;
   }
-  std::set<int32_t> stored, loaded;
+  std::set<int32_t> loaded;
   c.epilogue.assign(body.begin() + 2, body.end());
-  for (const StmtRef& s : c.epilogue)
-    if (!isEpilogue(s, stored)) return std::nullopt;
-  // Another block may still be reading an operand the epilogue would overwrite.
   loadsOf(c.a, loaded);
   loadsOf(c.b, loaded);
-  for (int32_t b : stored)
-    if (loaded.count(b)) return std::nullopt;
+  if (!epilogueFits(c.epilogue, loaded)) return std::nullopt;
   return c;
 }
 
@@ -182,15 +226,8 @@ bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::os
     << "    const fl_i64 fl_i0 = fl_tm * " << ll(kTile) << ", fl_j0 = fl_tn * " << ll(kTile)
     << ";\n";
   batchVars(em, c->batch, s);
-  s << "    for (unsigned fl_r = 0; fl_r < fl_rounds; ++fl_r) {\n"
-    << "      const unsigned fl_t = fl_r * blockDim.x + threadIdx.x;\n"
-    << "      const int fl_ty = (int)(fl_t / 16u), fl_tx = (int)(fl_t % 16u);\n"
-    << "      " << t << " fl_acc[4][4];\n"
-    << "#pragma unroll\n"
-    << "      for (int fl_y = 0; fl_y < 4; ++fl_y)\n"
-    << "#pragma unroll\n"
-    << "        for (int fl_x = 0; fl_x < 4; ++fl_x) fl_acc[fl_y][fl_x] = (" << t << ")0;\n"
-    << "      for (fl_i64 fl_k0 = 0; fl_k0 < " << ll(k) << "; fl_k0 += " << ll(kTileK) << ") {\n"
+  emitTileRounds(s, t, 4);
+  s << "      for (fl_i64 fl_k0 = 0; fl_k0 < " << ll(k) << "; fl_k0 += " << ll(kTileK) << ") {\n"
     << "        for (unsigned fl_l = threadIdx.x; fl_l < " << kTile * kTileK
     << "u; fl_l += blockDim.x) {\n"
     << "          const fl_i64 " << vi << " = fl_i0 + fl_l / " << kTileK << "u, " << vk
@@ -204,33 +241,9 @@ bool emitTiledMatMul(const LoopFunc& f, Emitter& em, const StmtRef& top, std::os
     << " = fl_k0 + fl_l / " << kTile << "u;\n"
     << "          fl_Bs[fl_l / " << kTile << "u][fl_l % " << kTile << "u] = " << vj << " < "
     << ll(n) << " && " << vk << " < " << ll(k) << " ? " << em.expr(c->b) << " : (" << t << ")0;\n"
-    << "        }\n"
-    << "        __syncthreads();\n"
-    << "        if (fl_t < " << kThreads << "u) {\n"
-    << "#pragma unroll\n"
-    << "          for (int fl_kk = 0; fl_kk < " << kTileK << "; ++fl_kk) {\n"
-    << "            " << t << " fl_a[4], fl_b[4];\n"
-    << "#pragma unroll\n"
-    << "            for (int fl_y = 0; fl_y < 4; ++fl_y) fl_a[fl_y] = fl_As[fl_kk][fl_ty + 16 * "
-       "fl_y];\n"
-    << "#pragma unroll\n"
-    << "            for (int fl_x = 0; fl_x < 4; ++fl_x) fl_b[fl_x] = fl_Bs[fl_kk][fl_tx + 16 * "
-       "fl_x];\n"
-    << "#pragma unroll\n"
-    << "            for (int fl_y = 0; fl_y < 4; ++fl_y)\n"
-    << "#pragma unroll\n"
-    << "              for (int fl_x = 0; fl_x < 4; ++fl_x)\n"
-    << "                fl_acc[fl_y][fl_x] = fl_acc[fl_y][fl_x] + fl_a[fl_y] * fl_b[fl_x];\n"
-    << "          }\n"
-    << "        }\n"
-    << "        __syncthreads();  // the next K step overwrites the tiles\n"
-    << "      }\n"
-    << "      if (fl_t >= " << kThreads << "u) continue;\n"
-    << "#pragma unroll\n"
-    << "      for (int fl_y = 0; fl_y < 4; ++fl_y)\n"
-    << "#pragma unroll\n"
-    << "        for (int fl_x = 0; fl_x < 4; ++fl_x) {\n"
-    << "          const fl_i64 " << vi << " = fl_i0 + fl_ty + 16 * fl_y, " << vj
+    << "        }\n";
+  emitTileProduct(s, t, 4, "fl_As", "fl_Bs", "fl_acc[fl_y][fl_x] + fl_a[fl_y] * fl_b[fl_x]");
+  s << "          const fl_i64 " << vi << " = fl_i0 + fl_ty + 16 * fl_y, " << vj
     << " = fl_j0 + fl_tx + 16 * fl_x;\n"
     << "          if (" << vi << " >= " << ll(m) << " || " << vj << " >= " << ll(n)
     << ") continue;\n"

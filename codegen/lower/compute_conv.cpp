@@ -386,6 +386,27 @@ std::vector<StmtRef> lowerConv(KernelBuilder& kb, const Node& n, const KernelBui
   }
   std::vector<Axis> axes;
   if (!resolveAxes(kb, n, x, y, kernel, false, axes)) return {};
+  if (convAsGemmNest(kb.schedule())) {
+    ConvGemm c;
+    c.batch = y[0], c.groups = groups, c.mg = y[1] / groups, c.cg = w[1];
+    for (const Axis& a : axes) c.axes.push_back({a.in, a.out, a.k, a.s, a.d, a.pb});
+    auto at = [](ExprRef a, ExprRef b, const std::vector<ExprRef>& rest) {
+      std::vector<ExprRef> i = {std::move(a), std::move(b)};
+      i.insert(i.end(), rest.begin(), rest.end());
+      return i;
+    };
+    c.x = [&](ExprRef nb, ExprRef ch, const std::vector<ExprRef>& pos) {
+      return kb.valueAt(n.inputs[0], Index::ofDims(x, at(nb, ch, pos)));
+    };
+    c.w = [&](ExprRef oc, ExprRef ic, const std::vector<ExprRef>& taps) {
+      return kb.valueAt(n.inputs[1], Index::ofDims(w, at(oc, ic, taps)));
+    };
+    c.out = [&](ExprRef nb, ExprRef oc, const std::vector<ExprRef>& o, ExprRef acc) {
+      if (hasBias) acc = add(acc, kb.valueAt(n.inputs[2], Index::ofDims({y[1]}, {oc})));
+      return sink(Index::ofDims(y, at(nb, oc, o)), acc);
+    };
+    return lowerConvGemmNest(kb, c);
+  }
   // Rows shorter than a vector: the lanes go to output channels instead.
   if (groups == 1 && channelTilesFit(y) && kb.constantOf(n.inputs[1])) {
     std::vector<ConvAxis> ca;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,35 @@ class ReductionLoops {
 struct ConvAxis {
   int64_t in = 1, out = 1, k = 1, s = 1, d = 1, pb = 0;
 };
+
+// The CUDA schedule's convolution (compute_conv_gemm.cpp): a plain nest of
+// one output per iteration, which the GPU emitter (codegen/cuda/cuda_conv.cpp)
+// runs as an implicit GEMM. True for cudaSchedule(), the schedule named "cuda"
+// (a Schedule field would rebuild every includer of codegen/compiler.h).
+bool convAsGemmNest(const Schedule& s);
+
+// One convolution as the GEMM nest sees it, whatever the tensors' layout: the
+// callbacks map (batch, channel, positions) to the caller's own indexing.
+struct ConvGemm {
+  int64_t batch = 1, groups = 1;
+  int64_t mg = 1, cg = 1;      // output and input channels per group
+  std::vector<ConvAxis> axes;  // the spatial axes (window, stride, pads)
+  // x at (n, input channel, input positions), unguarded: the nest clamps the
+  // positions and drops the padding's reads with a select.
+  std::function<ExprRef(ExprRef, ExprRef, const std::vector<ExprRef>&)> x;
+  // w at (output channel, input channel within the group, taps).
+  std::function<ExprRef(ExprRef, ExprRef, const std::vector<ExprRef>&)> w;
+  // The stores of output (n, output channel, positions) from the accumulated
+  // sum: the caller adds its bias and applies the sink (the fused epilogue).
+  std::function<std::vector<StmtRef>(ExprRef, ExprRef, const std::vector<ExprRef>&, ExprRef)> out;
+};
+
+//   for n, g, m, o.. (the first loop parallel):   // one output per iteration
+//     let acc = 0
+//     for c < cg, k.. < taps: acc = fma(x(n, g*cg + c, pos(o, k)), w(g*mg + m, c, k), acc)
+//     out(n, g*mg + m, o.., acc)
+// Loops of extent 1 are left out (their counter is 0).
+std::vector<StmtRef> lowerConvGemmNest(KernelBuilder& kb, const ConvGemm& c);
 
 // Whether a Conv of output shape y (group 1, constant weights) is better
 // served by channel vectors: its rows are shorter than a vector and it has

@@ -60,6 +60,7 @@ class BlockedWindow {
 
   std::vector<StmtRef> build(const KernelBuilder::Sink& sink) {
     if (!resolve()) return {};
+    if (kind_ == Kind::Conv && convAsGemmNest(kb_.schedule())) return gemmNest(sink);
     sink_ = &sink;
     const int64_t N = y_[0], OB = y_[1], OH = h_.out, OW = w_.out;
     // T pixels x obPer output blocks of accumulators stay in registers, leaving
@@ -155,6 +156,35 @@ class BlockedWindow {
   bool fail(const std::string& msg) {
     kb_.fail(Status::error(msg, nodePlace(n_)));
     return false;
+  }
+
+  // The GPU's nest (compute_conv_gemm.cpp): channel c of the blocked tensors
+  // is block c / b, lane c % b; depthwise is one group per channel.
+  std::vector<StmtRef> gemmNest(const KernelBuilder::Sink& sink) {
+    Axis h = h_, w = w_;
+    if (transposed_) std::swap(h, w);
+    ConvGemm c;
+    c.batch = y_[0];
+    if (depthwise_)
+      c.groups = y_[1] * b_;
+    else
+      c.mg = y_[1] * b_, c.cg = cg_;
+    for (const Axis& a : {h, w}) c.axes.push_back({a.in, a.out, a.k, a.s, a.d, a.p});
+    c.x = [&](ExprRef nb, ExprRef ch, const std::vector<ExprRef>& pos) {
+      return kb_.valueAt(n_.inputs[0],
+                         Index::ofDims(x_, {nb, divI(ch, b_), pos[0], pos[1], modI(ch, b_)}));
+    };
+    c.w = [&](ExprRef oc, ExprRef ic, const std::vector<ExprRef>& t) {
+      return kb_.valueAt(n_.inputs[1],
+                         Index::ofDims(w_shape_, {divI(oc, b_), ic, t[0], t[1], modI(oc, b_)}));
+    };
+    c.out = [&](ExprRef nb, ExprRef oc, const std::vector<ExprRef>& o, ExprRef acc) {
+      if (hasBias_)
+        acc = add(acc, kb_.valueAt(n_.inputs[2],
+                                   Index::ofDims({y_[1], b_}, {divI(oc, b_), modI(oc, b_)})));
+      return sink(Index::ofDims(y_, {nb, divI(oc, b_), o[0], o[1], modI(oc, b_)}), acc);
+    };
+    return lowerConvGemmNest(kb_, c);
   }
 
   // The tile a schedule sets (the tuner's ConvTiling candidates) replaces the

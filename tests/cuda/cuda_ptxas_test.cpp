@@ -34,6 +34,7 @@ class CudaPtxasTest : public QObject {
   std::set<std::string> vector_;  // the stages with 128-bit accesses (cuda_vector.cpp)
   std::set<std::string> split_;   // long rows split across blocks (cuda_reduce_split.cpp)
   std::set<std::string> small_;   // small-M MatMul stages (cuda_matmul_small.cpp)
+  std::set<std::string> conv_;    // implicit-GEMM Conv stages (cuda_conv.cpp)
 
   // The stages of `text` whose body holds `marker`.
   static std::vector<std::string> stagesWith(const std::string& text, const std::string& marker) {
@@ -119,6 +120,7 @@ class CudaPtxasTest : public QObject {
       for (const std::string& name : stagesWith(text, "// 128-bit vectors")) vector_.insert(name);
       for (const std::string& name : stagesWith(text, "// split reduction")) split_.insert(name);
       for (const std::string& name : stagesWith(text, "// small-M MatMul")) small_.insert(name);
+      for (const std::string& name : stagesWith(text, "// tiled Conv")) conv_.insert(name);
       if (!ok || names.empty()) continue;
       ++fixtures_;
       source_ += text;
@@ -135,8 +137,10 @@ class CudaPtxasTest : public QObject {
     QVERIFY2(split_.size() >= 14, qPrintable(QString("only %1 split stages").arg(split_.size())));
     // tests/fixtures/cuda_smallm_*, cuda_tile_matmul_m1 and the op fixtures' MatMuls: M <= 16.
     QVERIFY2(small_.size() >= 50, qPrintable(QString("only %1 small-M stages").arg(small_.size())));
-    qInfo("%zu tiled, %zu small-M MatMul stages, %zu split-reduction stages", tiled_.size(),
-          small_.size(), split_.size());
+    // tests/fixtures/cuda_conv_* and the conv_* op fixtures.
+    QVERIFY2(conv_.size() >= 8, qPrintable(QString("only %1 conv stages").arg(conv_.size())));
+    qInfo("%zu tiled, %zu small-M MatMul stages, %zu split-reduction stages, %zu tiled Conv",
+          tiled_.size(), small_.size(), split_.size(), conv_.size());
   }
 
   void ptxasAcceptsEveryStageForSm80AndSm90() {
@@ -182,13 +186,16 @@ class CudaPtxasTest : public QObject {
       }
       qInfo("%s: %zu stages with 128-bit vectors, at most %d registers, no spills", sm,
             vector_.size(), vectorRegs);
-      // Split reductions and small-M MatMuls keep their accumulators in registers too.
+      // Split reductions, small-M MatMuls and tiled convs (shared-memory tiles
+      // and register micro-tiles) keep their accumulators in registers too.
       for (const auto& [what, names] :
-           {std::pair{"split-reduction", &split_}, std::pair{"small-M MatMul", &small_}}) {
+           {std::pair{"split-reduction", &split_}, std::pair{"small-M MatMul", &small_},
+            std::pair{"tiled Conv", &conv_}}) {
         int regs = 0;
         for (const std::string& name : *names) {
           const PtxasFigures& t = rep.functions.at(name);
           QVERIFY2(t.spillStores == 0 && t.spillLoads == 0, name.c_str());
+          QVERIFY2(names != &conv_ || t.sharedBytes > 0, name.c_str());
           regs = std::max(regs, t.registers);
         }
         qInfo("%s: %zu %s stages, at most %d registers, no spills", sm, names->size(), what, regs);

@@ -12,7 +12,9 @@
 #     verified and benched like the others); each group's generated kernel time
 #     is set beside the same group run as cublasLtMatmul with its epilogue in
 #     that bundle, and beside gpu_baselines' standalone call of that epilogue.
-# Prints the tables and writes them to OUT/results.tsv and OUT/gemm_vs_cublaslt.tsv.
+#   - Conv groups (implicit GEMMs): achieved GFLOP/s of each tiled conv kernel.
+# Prints the tables and writes them to OUT/results.tsv, OUT/gemm_vs_cublaslt.tsv
+# and OUT/conv.tsv.
 #
 #   tests/gpu/run_on_gpu.sh [--cli build/app/fuselens-cli] [--bundles DIR] [--out DIR]
 #                           [--export-only] [--jobs N] [--only REGEX]
@@ -109,6 +111,27 @@ for d in "$bundles"/*/; do
   printf "%s\tbuilt\t%s\t%s\t%s\t%s\t%s\n" "$name" "$verify" "$kernels" "$med" "$best" "${gemm:- -}" >> "$results"
 done
 
+# 3b. Conv groups run as implicit GEMMs (codegen/cuda/cuda_conv.cpp): each
+# tiled conv stage's first comment line gives its M=.. N=.. K=.. groups=..;
+# its kernel's time in bench.txt gives the achieved GFLOP/s (2*M*N*K*groups).
+conv_tsv="$out/conv.tsv"
+printf "model\tkernel\tMxNxK*groups\tms\tGFLOP/s\n" > "$conv_tsv"
+for d in "$bundles"/*/; do
+  name=$(basename "$d")
+  [[ "$name" =~ ^($only) ]] && [ -f "$d/bench.txt" ] || continue
+  for cu in "$d"/*.cu; do
+    case "$cu" in *_launcher.cu|*_runner.cu) continue ;; esac
+    awk '/__global__ void / { f = $0; sub(/.*__global__ void /, "", f); sub(/\(.*/, "", f); sub(/_s[0-9]+$/, "", f) }
+         /\/\/ tiled Conv \(implicit GEMM\) M=/ {
+           for (i = 1; i <= NF; i++) if ($i ~ /^[A-Za-z]+=/) { split($i, kv, "="); sub(/:$/, "", kv[2]); v[kv[1]] = kv[2] }
+           print f, v["M"], v["N"], v["K"], v["groups"] }' "$cu"
+  done | while read -r kname M N K G; do
+    ms=$(awk -v k="${kname:0:40}" '$1 == k { print $2; exit }' "$d/bench.txt")
+    gflops=$(awk -v ms="$ms" -v f="$((2 * M * N * K * G))" 'BEGIN { if (ms > 0) printf "%.1f", f / (ms * 1e6); else print "-" }')
+    printf "%s\t%s\t%sx%sx%s*%s\t%s\t%s\n" "$name" "$kname" "$M" "$N" "$K" "$G" "${ms:--}" "$gflops" >> "$conv_tsv"
+  done
+done
+
 # 4. Generated vs cuBLASLt, one row per MatMul group: the kernel's time in the
 # plain bundle, the same group as cublasLtMatmul in NAME.cublaslt (library.tsv
 # says which engine and epilogue), and gpu_baselines' standalone call.
@@ -137,6 +160,9 @@ column -t -s $'\t' "$results" 2>/dev/null || cat "$results"
 echo
 echo "generated vs cuBLASLt per MatMul group ($gemm_tsv):"
 column -t -s $'\t' "$gemm_tsv" 2>/dev/null || cat "$gemm_tsv"
+echo
+echo "conv groups as implicit GEMMs, achieved GFLOP/s ($conv_tsv):"
+column -t -s $'\t' "$conv_tsv" 2>/dev/null || cat "$conv_tsv"
 total=$(($(wc -l < "$results") - 1))
 built=$(grep -c $'\tbuilt\t' "$results" || true)
 passed=$(grep -c $'\tbuilt\tPASS' "$results" || true)

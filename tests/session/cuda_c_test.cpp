@@ -38,6 +38,7 @@ struct Case {
   std::vector<TensorData> expected;  // per output param, the eager tensors
   bool vectorTail = false;           // a 128-bit vector stage with a scalar tail
   bool vectorScalar = false;         // a 128-bit vector stage with a scalar-loaded operand
+  bool tiledConv = false;            // an implicit-GEMM Conv stage (codegen/cuda/cuda_conv.cpp)
 };
 
 // The "// 128-bit vectors: N elements, L a thread, tail T, ..., S scalar
@@ -158,6 +159,7 @@ class CudaCTest : public QObject {
         const size_t before = source.size();
         auto k = emitCudaKernel(f, &source);
         noteVectors(source.substr(before), c);
+        c.tiledConv = source.find("// tiled Conv", before) != std::string::npos;
         if (!k) {
           failures << QString::fromStdString(c.where + ": " + k.message());
           continue;
@@ -217,7 +219,7 @@ class CudaCTest : public QObject {
     QCOMPARE(run.exitCode(), 0);
 
     QStringList wrong;
-    size_t compared = 0, tails = 0, scalars = 0;
+    size_t compared = 0, tails = 0, scalars = 0, convs = 0;
     for (size_t c = 0; c < cases_.size(); ++c) {
       const Case& k = cases_[c];
       for (size_t o = 0; o < k.expected.size(); ++o) {
@@ -230,6 +232,7 @@ class CudaCTest : public QObject {
         ++compared;
         tails += k.vectorTail && m.withinTolerance();
         scalars += k.vectorScalar && m.withinTolerance();
+        convs += k.tiledConv && m.withinTolerance();
         if (!m.withinTolerance())
           wrong << QString::fromStdString(k.where) + QString(": max abs %1, %2 out of tolerance")
                                                          .arg(m.maxAbs)
@@ -267,11 +270,45 @@ class CudaCTest : public QObject {
              qPrintable(QString("vector stages checked: %1 with a tail, %2 with scalar operands")
                             .arg(tails)
                             .arg(scalars)));
+    // Convolutions as implicit GEMMs (codegen/cuda/cuda_conv.cpp): padding,
+    // stride, dilation, groups, 1-D and 3-D, K and pixel counts off the tiles.
+    const size_t convStages = count("// tiled Conv"), perOutput = count("// conv, one thread");
+    qInfo("%zu tiled Conv stages (%zu outputs matching eager), %zu one-thread-per-output convs",
+          convStages, convs, perOutput);
+    QVERIFY2(convs >= 10, qPrintable(QString("only %1 tiled conv outputs checked").arg(convs)));
+    QVERIFY2(perOutput >= 2, qPrintable(QString("only %1 per-output convs").arg(perOutput)));
     QVERIFY2(rowStages >= 20, qPrintable(QString("only %1 block-row stages").arg(rowStages)));
     QVERIFY2(tiledStages >= 4, qPrintable(QString("only %1 tiled stages").arg(tiledStages)));
     QVERIFY2(smallStages >= 15, qPrintable(QString("only %1 small-M stages").arg(smallStages)));
     QVERIFY2(splitStages >= 14, qPrintable(QString("only %1 split stages").arg(splitStages)));
     QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join("\n")));
+  }
+
+  // Every Conv fixture's conv group is an implicit-GEMM stage: weight and
+  // input-patch tiles in shared memory, the patch gathered with the padding
+  // checks; depthwise convs (one channel a group) run one thread per output.
+  void convGroupsAreTiledStages_data() {
+    QTest::addColumn<QString>("fixture");
+    QTest::addColumn<QString>("stage");
+    for (const char* f : {"cuda_conv_pad_stride2_bias_relu", "cuda_conv_dilated_bn_hardswish",
+                          "cuda_conv_groups_residual", "cuda_conv_pointwise_sigmoid", "conv_basic",
+                          "conv_stride_dilation", "conv_1d"})
+      QTest::newRow(f) << f << "// tiled Conv";
+    for (const char* f : {"cuda_conv_depthwise_s2_relu6", "conv_depthwise"})
+      QTest::newRow(f) << f << "// conv, one thread per output";
+  }
+
+  void convGroupsAreTiledStages() {
+    QFETCH(QString, fixture);
+    QFETCH(QString, stage);
+    QVERIFY2(sources_.count(fixture.toStdString()), qPrintable(fixture));
+    const std::string& text = sources_.at(fixture.toStdString());
+    QVERIFY2(text.find(stage.toStdString()) != std::string::npos, text.c_str());
+    if (stage.contains("tiled")) {
+      QVERIFY(text.find("__shared__ float fl_Ws[") != std::string::npos);
+      QVERIFY(text.find("__shared__ float fl_Xs[") != std::string::npos);
+      QVERIFY(text.find("// the patch gather") != std::string::npos);
+    }
   }
 
   void nvrtcCompilesEveryModule() {
