@@ -10,14 +10,18 @@ Expected<CudaLibraryOptions> cudaLibraryOptions(const CudaRunRequest& request) {
   return parseCudaLibraryOptions(request.library, request.libraryGroups);
 }
 
+std::string cudaOffloadRefusal(const Session& s) {
+  if (!cudaNeedsProgram(s.finalGraph())) return {};
+  return "cuBLASLt offload covers graphs without If, Loop or Scan, and this one has control flow "
+         "(its kernels are planned per segment)";
+}
+
 Expected<CudaLaunchPlan> cudaPlanWithLibrary(const Session& s, const CudaLibraryOptions& o,
                                              const Progress& progress, const CancelToken& cancel) {
   const Graph& g = s.finalGraph();
-  if (o.any() && cudaNeedsProgram(g))
-    return Status::error(
-        "cuBLASLt offload covers graphs without If, Loop or Scan, and this one has control flow "
-        "(its kernels are planned per segment); drop the option",
-        o.mode != "none" ? "--cuda-library" : "--cuda-library-group");
+  if (std::string why = cudaOffloadRefusal(s); o.any() && !why.empty())
+    return Status::error(why + "; drop the option",
+                         o.mode != "none" ? "--cuda-library" : "--cuda-library-group");
   const auto& snaps = s.snapshots();
   auto plan = planCudaLaunches(g, snaps.empty() ? nullptr : snaps.back().record.bufferPlan,
                                progress, cancel);
@@ -45,7 +49,7 @@ Expected<std::vector<CudaLibraryRow>> cudaLibraryRows(const Session& s,
   auto o = cudaLibraryOptions(request);
   if (!o) return o.status();
   // Without offload the rows still say why each group stays generated.
-  if (!o->any() && cudaNeedsProgram(s.finalGraph())) return std::vector<CudaLibraryRow>{};
+  if (!o->any() && !cudaOffloadRefusal(s).empty()) return std::vector<CudaLibraryRow>{};
   auto plan = cudaPlanWithLibrary(s, *o, progress, cancel);
   if (!plan) return plan.status();
   std::vector<CudaLibraryRow> rows;

@@ -19,9 +19,13 @@ namespace fuselens {
 // --cuda-library-group value.
 Expected<CudaLibraryOptions> cudaLibraryOptions(const CudaRunRequest& request);
 
+// Why offload cannot apply to the final graph (it has If, Loop or Scan, whose
+// kernels are planned per segment), in one sentence; empty when it can.
+std::string cudaOffloadRefusal(const Session& s);
+
 // The final graph's launch plan (the memory-plan pass's arena when it ran
-// last) with `o` applied. Offload on a graph with If, Loop or Scan is refused
-// in one sentence: its kernels are planned per segment.
+// last) with `o` applied. Offload asked on a graph cudaOffloadRefusal names
+// is that sentence.
 Expected<CudaLaunchPlan> cudaPlanWithLibrary(const Session& s, const CudaLibraryOptions& o,
                                              const Progress& progress = {},
                                              const CancelToken& cancel = {});
@@ -60,7 +64,8 @@ struct CudaLibraryTuneReport {
 
 // Per MatMul/Gemm group of the final graph: on a device, both engines timed
 // (median of `runs` runs on seeded inputs) through the executor; without one,
-// the rule, with `note` saying why.
+// the rule, with `note` saying why. A graph cudaOffloadRefusal names fails
+// with that sentence.
 Expected<CudaLibraryTuneReport> tuneCudaLibrary(const Session& s, int runs = 5,
                                                 const Progress& progress = {},
                                                 const CancelToken& cancel = {});

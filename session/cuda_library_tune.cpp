@@ -72,6 +72,8 @@ std::vector<std::string> CudaLibraryTuneReport::groupValues() const {
 Expected<CudaLibraryTuneReport> tuneCudaLibrary(const Session& s, int runs,
                                                 const Progress& progress,
                                                 const CancelToken& cancel) {
+  if (std::string why = cudaOffloadRefusal(s); !why.empty())
+    return Status::error(why + ", so there is no choice to make", "tune --target cuda");
   CudaLibraryOptions every;
   every.mode = "cublaslt";
   auto plan = cudaPlanWithLibrary(s, every, progress, cancel);

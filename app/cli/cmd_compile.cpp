@@ -147,10 +147,11 @@ nlohmann::json reportJson(const std::string& source, const std::string& pipeline
           {"decisions", decisions}};
 }
 
-// Everything but --emit: the views of the pass records, on `os`; `rows` with --target cuda.
+// Everything but --emit: the views of the pass records, on `os`; `rows` with
+// --target cuda (`why` when there is none).
 void report(std::ostream& os, const CompileArgs& a, const std::string& source,
             const std::string& pipeline, const std::vector<Snapshot>& snaps, size_t decisions,
-            const std::vector<CudaLibraryRow>* rows = nullptr) {
+            const std::vector<CudaLibraryRow>* rows = nullptr, const std::string& why = {}) {
   if (a.json) {
     nlohmann::json j = reportJson(source, pipeline, snaps, decisions);
     if (rows) j["cuda_library"] = cudaLibraryRowsJson(*rows);
@@ -162,7 +163,7 @@ void report(std::ostream& os, const CompileArgs& a, const std::string& source,
   if (a.timePasses) printTimeReport(os, snaps);
   printStats(os, "before", graphStats(snaps.front().graph));
   printStats(os, "after", graphStats(snaps.back().graph));
-  if (rows) printCudaLibraryRows(os, a.library.library, *rows);
+  if (rows) printCudaLibraryRows(os, a.library.library, *rows, why);
 }
 
 int runReproduce(const CompileArgs& a) {
@@ -223,7 +224,10 @@ int runCompile(const CompileArgs& a) {
     }
   }
   std::optional<std::vector<CudaLibraryRow>> rows;
+  std::string noRows;  // what an empty table says
   if (a.target == "cuda") {
+    noRows = cudaOffloadRefusal(session);
+    if (noRows.empty()) noRows = "no MatMul/Gemm group runs as a kernel of its own";
     auto r = cudaLibraryRows(session, a.library, terminalProgress(), interruptToken());
     if (!r) return fail(r.status());
     rows = std::move(*r);
@@ -238,7 +242,7 @@ int runCompile(const CompileArgs& a) {
                a.json || rows;
   if (emitToStdout && !views) return kExitOk;
   report(emitToStdout ? std::cerr : std::cout, a, a.model, *pipeline, session.snapshots(),
-         session.decisions().size(), rows ? &*rows : nullptr);
+         session.decisions().size(), rows ? &*rows : nullptr, noRows);
   return kExitOk;
 }
 

@@ -25,9 +25,9 @@ nlohmann::json cudaLibraryRowsJson(const std::vector<CudaLibraryRow>& rows) {
 }
 
 void printCudaLibraryRows(std::ostream& os, const std::string& mode,
-                          const std::vector<CudaLibraryRow>& rows) {
+                          const std::vector<CudaLibraryRow>& rows, const std::string& none) {
   os << "CUDA library offload (--cuda-library " << mode << "):\n";
-  if (rows.empty()) os << "  no MatMul/Gemm group runs as a kernel of its own\n";
+  if (rows.empty()) os << "  " << none << "\n";
   for (const CudaLibraryRow& r : rows) {
     const std::string engine = r.library.value("engine", "");
     os << columns(r.group, r.kernel, engine)

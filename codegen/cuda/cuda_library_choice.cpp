@@ -27,8 +27,12 @@ CudaEngineChoice cudaLibraryRule(const CudaLibraryChoice& offload) {
     return {false, "by rule: " + shapeText(c) +
                        " is under 2^21 multiply-adds, one launch of generated tiles with no "
                        "library call around it"};
-  return {true, "by rule: " + shapeText(c) + " is a large GEMM, where cuBLASLt's tuned kernels " +
-                    "win, and " + ltEpilogueName(c.epilogue) + " does the rest of the group"};
+  const std::string rest =
+      c.epilogue == LtEpilogue::Default
+          ? ""
+          : std::string(", and ") + ltEpilogueName(c.epilogue) + " does the rest of the group";
+  return {true, "by rule: " + shapeText(c) +
+                    " is a large GEMM, where cuBLASLt's tuned kernels win" + rest};
 }
 
 CudaEngineChoice cudaLibraryTimed(double libraryMs, double generatedMs) {

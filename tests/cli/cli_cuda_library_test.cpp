@@ -72,7 +72,7 @@ class CliCudaLibraryTest : public QObject {
   void badValuesAreOneSentence_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("says");
-    for (const QString& cmd : {"run", "compare"}) {
+    for (const QString cmd : {"run", "compare"}) {
       QTest::newRow(qPrintable(cmd + ": mode"))
           << QStringList{cmd, "samples/mlp.onnx", "--engine", "cuda", "--cuda-library", "cublas"}
           << "--cuda-library: 'cublas' is not a CUDA library: use cublaslt or none";
@@ -172,6 +172,13 @@ class CliCudaLibraryTest : public QObject {
     verifyOneSentence(runCli({"compile", "tests/fixtures/cf_loop/model.onnx", "--target", "cuda",
                               "--cuda-library", "cublaslt"}),
                       "cuBLASLt offload covers graphs without If, Loop or Scan");
+    verifyOneSentence(
+        runCli({"tune", "tests/fixtures/cf_loop/model.onnx", "--target", "cuda"}),
+        "tune --target cuda: cuBLASLt offload covers graphs without If, Loop or Scan");
+    auto none = runCli({"compile", "tests/fixtures/cf_loop/model.onnx", "--target", "cuda"});
+    QVERIFY2(none.code == 0, qPrintable(none.err));
+    QVERIFY2(none.out.contains("control flow (its kernels are planned per segment)"),
+             qPrintable(none.out));
   }
 
   // The tuner without a device: one sentence saying so, the rule per group
