@@ -58,6 +58,13 @@ struct CudaExportRequest {
   int64_t registerBudget = 0;
 };
 
+// run / compare --engine cuda (Session::cudaRun): MatMul/Gemm groups through
+// cuBLASLt, in export's words (CudaExportRequest::library and libraryGroups).
+struct CudaRunRequest {
+  std::string library = "none";
+  std::vector<std::string> libraryGroups;
+};
+
 struct ExportFiles {
   std::vector<std::string> files;  // written, in order
   std::string note;                // e.g. why no .ptx was written; empty when none

@@ -214,6 +214,7 @@ class Session {
   // Fault injection for compare and compareIsolated (session/perturb.h): kernel -> EPS.
   // Not saved with the session: a perturbed run is an experiment, not a setting.
   Perturbations perturbations;
+  CudaRunRequest cudaRun;  // Engine::Cuda: cuBLASLt offload, not saved either (requests.h)
   uint64_t seed = 0;
   std::vector<std::string> bookmarks;
 

@@ -7,55 +7,41 @@
 #include "codegen/cuda_runtime/cuda_executor.h"
 #include "codegen/cuda_runtime/cuda_program_run.h"
 #include "core/compare/storage_floor.h"
+#include "session/cuda_library.h"
 #include "session/reference_runs.h"
 #include "session/session.h"
 
 namespace fuselens {
-namespace {
-
-// The inputs in graph order.
-Expected<std::vector<TensorData>> feedOf(const Graph& g,
-                                         const std::map<std::string, TensorData>& inputs) {
-  std::vector<TensorData> feed;
-  for (ValueId v : g.inputs()) {
-    auto it = inputs.find(g.value(v).name);
-    if (it == inputs.end())
-      return Status::error("input '" + g.value(v).name + "' is not given", "--engine cuda");
-    feed.push_back(it->second);
-  }
-  return feed;
-}
-
-}  // namespace
 
 Expected<std::vector<TensorData>> Session::runCuda(const std::map<std::string, TensorData>& inputs,
                                                    const Progress& progress,
                                                    const CancelToken& cancel) {
   if (!model_) return Status::error("no model is open");
-  // Say "no device" before minutes of compiling.
+  // A bad flag value, then "no device", before minutes of compiling.
+  auto library = cudaLibraryOptions(cudaRun);
+  if (!library) return library.status();
   std::string why;
   if (!cudaDeviceAvailable(&why)) return Status::error(why, "--engine cuda");
   FL_RETURN_IF_ERROR(fitToInputs(inputs, progress, cancel));
-  if (cudaNeedsProgram(finalGraph())) {
+  if (cudaNeedsProgram(finalGraph()) && !library->any()) {
     // If/Loop: the host decides between kernel segments (cuda_program.h).
     auto program = planCudaProgram(finalGraph(), progress, cancel);
     if (!program) return program.status();
-    auto feed = feedOf(finalGraph(), inputs);
+    auto feed = cudaFeed(finalGraph(), inputs);
     if (!feed) return feed.status();
     report(progress, 0.9, "run on the GPU");
     auto r = runCudaProgram(*program, *feed, "compute_80", cancel);
     if (!r) return r.status();
     return std::move(r->outputs);
   }
-  auto plan = planCudaLaunches(finalGraph(),
-                               snapshots_.empty() ? nullptr : snapshots_.back().record.bufferPlan,
-                               progress, cancel);
+  // With offload asked, a graph with control flow is refused here in one sentence.
+  auto plan = cudaPlanWithLibrary(*this, *library, progress, cancel);
   if (!plan) return plan.status();
   report(progress, 0.7, "NVRTC: CUDA C to PTX");
   // compute_80 PTX: the driver compiles it for the device at hand (sm_80 and later).
   auto ptx = compileToPtx(plan->module.source, "compute_80");
   if (!ptx) return ptx.status();
-  auto feed = feedOf(finalGraph(), inputs);
+  auto feed = cudaFeed(finalGraph(), inputs);
   if (!feed) return feed.status();
   report(progress, 0.9, "run on the GPU");
   auto r = runOnCuda(*plan, *ptx, *feed, cancel);

@@ -35,6 +35,16 @@ QMenu* addEngineMenu(QMenu* pipeline, std::function<void()> chosen) {
     QObject::connect(act, &QAction::triggered, menu, [chosen] { chosen(); });
   }
   menu->actions().front()->setChecked(true);
+  menu->addSeparator();
+  QAction* lib = menu->addAction(QMenu::tr("cuBLASLt for MatMul groups"));
+  lib->setObjectName("cudaLibraryToggle");
+  lib->setCheckable(true);
+  lib->setToolTip(
+      QMenu::tr("CUDA runs every MatMul/Gemm group whose epilogue cuBLASLt expresses (bias, "
+                "ReLU, GELU) as one cublasLtMatmul, as --cuda-library cublaslt does"));
+  QObject::connect(lib, &QAction::toggled, menu, [menu, chosen] {
+    if (engineChoice(menu) == "cuda") chosen();
+  });
   return menu;
 }
 
@@ -43,6 +53,11 @@ QString engineChoice(const QMenu* menu) {
     for (QAction* act : menu->actions())
       if (act->isChecked()) return act->data().toString();
   return "cpu";
+}
+
+QString cudaLibraryChoice(const QMenu* menu) {
+  auto* lib = menu ? menu->findChild<QAction*>("cudaLibraryToggle") : nullptr;
+  return lib && lib->isChecked() ? "cublaslt" : "none";
 }
 
 QAction* engineItem(const QMenu* menu, const QString& engine) {

@@ -217,12 +217,15 @@ void MainWindow::startCompare() {
   std::shared_ptr<Session> s = session_;
   Progress progress = progressSink();
   CancelToken cancel = cancel_;
-  const bool cuda = engineChoice(findChild<QMenu*>("engineMenu")) == "cuda";
+  const QMenu* engines = findChild<QMenu*>("engineMenu");
+  const bool cuda = engineChoice(engines) == "cuda";
+  const std::string library = cudaLibraryChoice(engines).toStdString();
   compareLabel_->setText(cuda ? tr("compare (CUDA): running...") : tr("compare: running..."));
   comparePanel_->setSession(nullptr);     // the worker writes the report
   tensorInspector_->setSession(nullptr);  // and the tensors it keeps
   comparePanel_->setStatusText(compareLabel_->text());
-  start(Job::Compare, [s, progress, cancel, cuda] {
+  start(Job::Compare, [s, progress, cancel, cuda, library] {
+    s->cudaRun.library = library;  // the worker owns the session now
     return onRandomInputs(*s, [&](const auto& inputs, JobResult& r) {
       auto report = cuda ? s->compareCuda(inputs, s->compareOptions, progress, cancel)
                          : s->compare(inputs, s->compareOptions, progress, cancel);

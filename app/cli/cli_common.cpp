@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "session/cuda_library.h"
 #include "session/input_shapes.h"
 
 namespace fuselens::cli {
@@ -108,6 +109,29 @@ void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims,
   cmd->add_option("--dim", dims, "Bind a symbolic dim of the model: name=value (repeatable)");
   cmd->add_option("--shape", shapes,
                   "Fix a dynamic input's shape: name=AxBxC, e.g. x=1x3x224x224 (repeatable)");
+}
+
+void addCudaLibraryOptions(CLI::App* cmd, CudaRunRequest& library, const std::string& cudaFlag) {
+  // No IsMember check: export's parser says what is wrong, the same on every command.
+  cmd->add_option("--cuda-library", library.library,
+                  "for " + cudaFlag +
+                      ": cublaslt runs every MatMul/Gemm group whose epilogue cuBLASLt expresses "
+                      "(bias, ReLU, GELU) as one cublasLtMatmul; none (default) keeps the "
+                      "generated kernels");
+  cmd->add_option("--cuda-library-group", library.libraryGroups,
+                  "for " + cudaFlag +
+                      ": NAME=cublaslt or NAME=generated for one group (repeatable), over "
+                      "--cuda-library; `tune --target cuda` suggests them");
+}
+
+Status checkCudaLibraryArgs(const CudaRunRequest& library, bool cuda, const std::string& cudaFlag) {
+  auto o = cudaLibraryOptions(library);
+  if (!o) return o.status();
+  if (o->any() && !cuda)
+    return Status::error(
+        "cuBLASLt offload runs on the CUDA engine only; add " + cudaFlag + " or drop the option",
+        o->mode != "none" ? "--cuda-library" : "--cuda-library-group");
+  return Status::ok();
 }
 
 Expected<std::map<std::string, TensorData>> loadInputs(const Session& session,

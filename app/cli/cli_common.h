@@ -72,6 +72,13 @@ void addPrecisionOption(CLI::App* cmd, std::string& precision);
 Expected<std::string> pipelineWithPrecision(const std::string& passes,
                                             const std::string& precision);
 
+// --cuda-library and --cuda-library-group (export's words) on a subcommand;
+// `cudaFlag` ("--target cuda", "--engine cuda") names what they go with.
+void addCudaLibraryOptions(CLI::App* cmd, CudaRunRequest& library, const std::string& cudaFlag);
+// Before any model is read: a bad value, or an option given without
+// `cudaFlag` (`cuda` false), is one sentence naming the flag.
+Status checkCudaLibraryArgs(const CudaRunRequest& library, bool cuda, const std::string& cudaFlag);
+
 // --dim and --shape alone, for subcommands that take no input tensors.
 void addShapeOptions(CLI::App* cmd, std::vector<std::string>& dims,
                      std::vector<std::string>& shapes);

@@ -28,6 +28,7 @@ struct CompareArgs {
   std::string engine = "cpu";
   std::vector<std::string> taps;
   std::string precision = "f32";
+  CudaRunRequest library;  // --cuda-library, --cuda-library-group
 };
 
 // One table line: the same columns for compare rows and tap rows.
@@ -81,9 +82,12 @@ int runCompare(const CompareArgs& a) {
         Status::error("--isolated and --perturb run on the CPU engine only; drop them "
                       "or --engine cuda",
                       "compare"));
+  if (Status st = checkCudaLibraryArgs(a.library, a.engine == "cuda", "--engine cuda"); !st)
+    return fail(st);
   auto passes = pipelineWithPrecision(a.passes, a.precision);
   if (!passes) return fail(passes.status());
   Session session;
+  session.cudaRun = a.library;
   auto inputs = openForInputs(session, a.model, *passes, a.inputs);
   if (!inputs) return fail(inputs.status());
   if (a.noFallback) {
@@ -143,6 +147,7 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
                   "driver API, graph outputs)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  addCudaLibraryOptions(cmd, args->library, "--engine cuda");
   cmd->callback([args, &exitCode] { exitCode = runCompare(*args); });
 }
 

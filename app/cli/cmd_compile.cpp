@@ -8,9 +8,11 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/cuda_library_view.h"
 #include "core/ir/printer.h"
 #include "core/support/atomic_file.h"
 #include "session/engines.h"
@@ -35,6 +37,8 @@ struct CompileArgs {
   bool noFallback = false;
   std::string precision = "f32";
   std::string sm = "sm_90";  // --emit sass
+  std::string target = "cpu";
+  CudaRunRequest library;  // --target cuda: --cuda-library, --cuda-library-group
 };
 
 PipelineChoice choiceOf(const CompileArgs& a) {
@@ -143,11 +147,15 @@ nlohmann::json reportJson(const std::string& source, const std::string& pipeline
           {"decisions", decisions}};
 }
 
-// Everything but --emit: the views of the pass records, on `os`.
+// Everything but --emit: the views of the pass records, on `os`; `rows` with
+// --target cuda (`why` when there is none).
 void report(std::ostream& os, const CompileArgs& a, const std::string& source,
-            const std::string& pipeline, const std::vector<Snapshot>& snaps, size_t decisions) {
+            const std::string& pipeline, const std::vector<Snapshot>& snaps, size_t decisions,
+            const std::vector<CudaLibraryRow>* rows = nullptr, const std::string& why = {}) {
   if (a.json) {
-    os << reportJson(source, pipeline, snaps, decisions).dump(2) << "\n";
+    nlohmann::json j = reportJson(source, pipeline, snaps, decisions);
+    if (rows) j["cuda_library"] = cudaLibraryRowsJson(*rows);
+    os << j.dump(2) << "\n";
     return;
   }
   printIrViews(os, a, snaps);
@@ -155,6 +163,7 @@ void report(std::ostream& os, const CompileArgs& a, const std::string& source,
   if (a.timePasses) printTimeReport(os, snaps);
   printStats(os, "before", graphStats(snaps.front().graph));
   printStats(os, "after", graphStats(snaps.back().graph));
+  if (rows) printCudaLibraryRows(os, a.library.library, *rows, why);
 }
 
 int runReproduce(const CompileArgs& a) {
@@ -180,6 +189,8 @@ int runCompile(const CompileArgs& a) {
   if (a.json && !a.emit.empty() && a.output.empty())
     return fail(Status::error(
         "--json and --emit both print to stdout; write the emitted text with -o", "--json"));
+  if (Status st = checkCudaLibraryArgs(a.library, a.target == "cuda", "--target cuda"); !st)
+    return fail(st);
   if (!a.reproduce.empty()) return runReproduce(a);
   if (a.model.empty())
     return fail(Status::error("a model file (or --reproduce FILE) is required", "compile"));
@@ -212,17 +223,26 @@ int runCompile(const CompileArgs& a) {
       emitted = std::move(*sass);
     }
   }
+  std::optional<std::vector<CudaLibraryRow>> rows;
+  std::string noRows;  // what an empty table says
+  if (a.target == "cuda") {
+    noRows = cudaOffloadRefusal(session);
+    if (noRows.empty()) noRows = "no MatMul/Gemm group runs as a kernel of its own";
+    auto r = cudaLibraryRows(session, a.library, terminalProgress(), interruptToken());
+    if (!r) return fail(r.status());
+    rows = std::move(*r);
+  }
   bool emitToStdout = !a.emit.empty() && a.output.empty();
   if (!a.output.empty()) {
     if (Status s = writeFileAtomically(a.output, emitted); !s) return fail(s);
   } else if (emitToStdout) {
     std::cout << emitted;  // stdout carries only the emitted text, for pipes
   }
-  bool views =
-      a.printAfterAll || a.printAfterChange || !a.printBefore.empty() || a.timePasses || a.json;
+  bool views = a.printAfterAll || a.printAfterChange || !a.printBefore.empty() || a.timePasses ||
+               a.json || rows;
   if (emitToStdout && !views) return kExitOk;
   report(emitToStdout ? std::cerr : std::cout, a, a.model, *pipeline, session.snapshots(),
-         session.decisions().size());
+         session.decisions().size(), rows ? &*rows : nullptr, noRows);
   return kExitOk;
 }
 
@@ -258,6 +278,11 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
                   "ptx (through NVRTC) or sass (ptxas for --sm, listed by cuobjdump or nvdisasm)")
       ->check(CLI::IsMember({"ir", "loops", "llvm", "asm", "cuda", "ptx", "sass"}));
   cmd->add_option("--sm", args->sm, "Architecture of --emit sass (default sm_90)");
+  cmd->add_option("--target", args->target,
+                  "cpu (default) or cuda: also report per MatMul/Gemm group whether cuBLASLt or "
+                  "the generated kernel runs it, with the epilogue or why (manifest.json's words)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  addCudaLibraryOptions(cmd, args->library, "--target cuda");
   cmd->add_option("-o,--output", args->output, "Write the --emit text to this file (atomically)");
   cmd->add_flag(
       "--no-fallback", args->noFallback,

@@ -24,8 +24,7 @@ struct ExportArgs {
   std::string target = "cpu";
   std::string arch = "compute_90";
   std::vector<std::string> ptxas = {"sm_80", "sm_90"};
-  std::string cudaLibrary = "none";
-  std::vector<std::string> cudaLibraryGroups;
+  CudaRunRequest library;  // --cuda-library, --cuda-library-group
   bool registerFeedback = false;
   int64_t registerBudget = 0;
   std::string cpu = "native";
@@ -49,9 +48,10 @@ int runCudaExport(const ExportArgs& a, std::string pipeline) {
   for (int round = 0;; ++round) {
     Session s;
     if (Status st = openAndOptimize(s, a.model, pipeline, a.dims, a.shapes); !st) return fail(st);
-    auto r = s.exportCuda(CudaExportRequest{a.out, a.name, a.arch, ptxasArchs(a.ptxas),
-                                            a.cudaLibrary, a.cudaLibraryGroups, a.registerBudget},
-                          terminalProgress(), interruptToken());
+    auto r = s.exportCuda(
+        CudaExportRequest{a.out, a.name, a.arch, ptxasArchs(a.ptxas), a.library.library,
+                          a.library.libraryGroups, a.registerBudget},
+        terminalProgress(), interruptToken());
     if (!r) return fail(r.status());
     std::string next;
     if (a.registerFeedback && !r->cudaSplits.empty() && round < kFeedbackRounds) {
@@ -78,6 +78,8 @@ int runCudaExport(const ExportArgs& a, std::string pipeline) {
 int runExport(const ExportArgs& a) {
   // A bad --cpu fails before the model is read.
   if (Status st = Session::checkCpuName(a.cpu); !st) return fail(st);
+  if (Status st = checkCudaLibraryArgs(a.library, a.target == "cuda", "--target cuda"); !st)
+    return fail(st);
   auto passes = pipelineWithPrecision(a.passes, a.precision);
   if (!passes) return fail(passes.status());
   if (a.target == "cuda") return runCudaExport(a, *passes);
@@ -120,14 +122,7 @@ void addExportCommand(CLI::App& app, int& exitCode) {
                   "for --target cuda: the SM architectures ptxas -v reports registers and spills "
                   "for (default sm_80,sm_90; none to skip)")
       ->delimiter(',');
-  cmd->add_option("--cuda-library", args->cudaLibrary,
-                  "for --target cuda: cublaslt runs every MatMul/Gemm group whose epilogue "
-                  "cuBLASLt expresses (bias, ReLU, GELU) as one cublasLtMatmul; none (default) "
-                  "keeps the generated kernels. manifest.json says per group which and why")
-      ->check(CLI::IsMember({"none", "cublaslt"}));
-  cmd->add_option("--cuda-library-group", args->cudaLibraryGroups,
-                  "for --target cuda: NAME=cublaslt or NAME=generated for one group (repeatable), "
-                  "over --cuda-library");
+  addCudaLibraryOptions(cmd, args->library, "--target cuda");
   cmd->add_flag("--cuda-register-feedback", args->registerFeedback,
                 "for --target cuda: when ptxas -v finds a kernel that spills or uses more "
                 "registers than its launch allows, run the pipeline again with that group split "

@@ -21,6 +21,7 @@ struct RunArgs {
   bool json = false;
   SweepArgs sweep;  // run --sweep (app/cli/run_sweep.h)
   std::string precision = "f32";
+  CudaRunRequest library;  // --cuda-library, --cuda-library-group
 };
 
 // Output names may hold '/' or ':' (exporters write "/fc1/Gemm_output_0"):
@@ -34,6 +35,8 @@ std::string fileNameFor(const std::string& name) {
 }
 
 int runRun(const RunArgs& a) {
+  if (Status st = checkCudaLibraryArgs(a.library, a.engine == "cuda", "--engine cuda"); !st)
+    return fail(st);
   auto passes = pipelineWithPrecision(a.passes, a.precision);
   if (!passes) return fail(passes.status());
   if (!a.sweep.sweep.empty())
@@ -50,6 +53,7 @@ int runRun(const RunArgs& a) {
   const Engine engine = a.engine == "cuda"  ? Engine::Cuda
                         : a.engine == "cpu" ? Engine::Cpu
                                             : Engine::Eager;
+  session.cudaRun = a.library;
   auto outputs = session.run(engine, *inputs, terminalProgress(), interruptToken());
   if (!outputs) return fail(outputs.status());
   std::string compiled = session.compileSummary();
@@ -88,6 +92,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--passes", args->passes, "Pipeline for --engine cpu|cuda")
       ->capture_default_str();
   addPrecisionOption(cmd, args->precision);
+  addCudaLibraryOptions(cmd, args->library, "--engine cuda");
   addInputOptions(cmd, args->inputs);
   cmd->add_option("--output-dir", args->outputDir, "Where <output name>.npy files go")
       ->capture_default_str();

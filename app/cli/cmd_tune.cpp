@@ -3,12 +3,14 @@
 // unroll and threads for the others) and record the
 // fastest in a tuning log keyed by op signature and host CPU; `export
 // --tuning-log` and compiles with $FUSELENS_TUNING_LOG set reuse it. Ctrl-C
-// stops early and keeps what was found.
+// stops early and keeps what was found. `--target cuda` chooses per MatMul/Gemm
+// group between cuBLASLt and the generated kernel (session/cuda_library.h).
 #include <cstdio>
 #include <iostream>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/cuda_library_view.h"
 
 namespace fuselens::cli {
 namespace {
@@ -19,10 +21,22 @@ struct TuneArgs {
   std::string passes = defaultPipelineText();
   double budget = 30;
   std::string log = "fuselens_tuning.json";
+  std::string target = "cpu";
 };
+
+// --target cuda: per MatMul/Gemm group, cuBLASLt or the generated kernel.
+int runCudaTune(const TuneArgs& a) {
+  Session s;
+  if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
+  auto r = tuneCudaLibrary(s, 5, terminalProgress(), interruptToken());
+  if (!r) return fail(r.status());
+  printCudaLibraryTune(std::cout, *r);
+  return kExitOk;
+}
 
 int runTune(const TuneArgs& a) {
   if (a.budget <= 0) return fail(Status::error("the budget must be positive", "--budget-seconds"));
+  if (a.target == "cuda") return runCudaTune(a);
   Session s;
   if (Status st = openAndOptimize(s, a.model, a.passes, a.dims, a.shapes); !st) return fail(st);
   auto r = s.tune(TuneRequest{a.budget, a.log}, terminalProgress(), interruptToken());
@@ -55,6 +69,11 @@ void addTuneCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--log", args->log,
                   "tuning log JSON, read and updated (default fuselens_tuning.json)");
   cmd->add_option("--passes", args->passes, "pass pipeline (default: the -O2 pipeline)");
+  cmd->add_option("--target", args->target,
+                  "cpu (default: schedules, kept in the log) or cuda: per MatMul/Gemm group, "
+                  "cuBLASLt or the generated kernel, timed on a device or else by rule, printed "
+                  "as --cuda-library-group values")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->callback([args, &exitCode] { exitCode = runTune(*args); });
 }
 

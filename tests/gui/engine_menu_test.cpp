@@ -25,7 +25,7 @@ class EngineMenuTest : public QObject {
     w.setModalErrors(false);
     auto* menu = w.findChild<QMenu*>("engineMenu");
     QVERIFY(menu);
-    QCOMPARE(menu->actions().size(), 2);
+    QCOMPARE(menu->actions().size(), 4);  // CPU, CUDA, a separator, the cuBLASLt toggle
     QVERIFY(engineItem(menu, "cpu")->isChecked());
     QCOMPARE(engineChoice(menu), QString("cpu"));
 
@@ -54,6 +54,47 @@ class EngineMenuTest : public QObject {
     QVERIFY(compared.size() >= 2);
     QVERIFY2(compared.last().at(0).toString().contains("within"),
              qPrintable(compared.last().at(0).toString()));
+  }
+
+  // The cuBLASLt toggle reaches Session::cudaRun with the CUDA compare it
+  // starts; on the CPU engine it starts nothing. Without a device that
+  // compare stops at the engine's sentence, after the request was set.
+  void cudaLibraryToggleReachesTheRequest() {
+    MainWindow w;
+    w.setModalErrors(false);
+    auto* menu = w.findChild<QMenu*>("engineMenu");
+    QVERIFY(menu);
+    auto* lib = menu->findChild<QAction*>("cudaLibraryToggle");
+    QVERIFY(lib && lib->isCheckable() && !lib->isChecked());
+    QCOMPARE(cudaLibraryChoice(menu), QString("none"));
+    QSignalSpy compared(&w, &MainWindow::compareFinished);
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    w.openFile(QString::fromStdString(fuselens::test::sourcePath("/samples/mlp.onnx")));
+    QTRY_VERIFY_WITH_TIMEOUT(compared.size() == 1, fuselens::test::kWindowTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(fuselens::test::settled(w), fuselens::test::kWindowTimeoutMs);
+
+    lib->trigger();
+    QCOMPARE(cudaLibraryChoice(menu), QString("cublaslt"));
+    QTRY_VERIFY_WITH_TIMEOUT(fuselens::test::settled(w), fuselens::test::kWindowTimeoutMs);
+    QCOMPARE(compared.size(), 1);
+    QCOMPARE(w.session()->cudaRun.library, std::string("none"));
+
+    engineItem(menu, "cuda")->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(fuselens::test::settled(w), fuselens::test::kWindowTimeoutMs);
+    QCOMPARE(w.session()->cudaRun.library, std::string("cublaslt"));
+    std::string why;
+    const bool device = cudaEngineAvailable(&why);
+    if (!device) {
+      QCOMPARE(errors.size(), 1);
+      QVERIFY2(errors.at(0).at(0).toString().contains(QString::fromStdString(why)),
+               qPrintable(errors.at(0).at(0).toString()));
+    }
+
+    lib->trigger();  // off again: the CUDA compare reruns with the generated kernels
+    QCOMPARE(cudaLibraryChoice(menu), QString("none"));
+    QTRY_VERIFY_WITH_TIMEOUT(fuselens::test::settled(w), fuselens::test::kWindowTimeoutMs);
+    QCOMPARE(w.session()->cudaRun.library, std::string("none"));
+    QCOMPARE(device ? compared.size() : errors.size(), device ? 3 : 2);
   }
 };
 
