@@ -12,8 +12,7 @@ Expected<CudaLibraryOptions> cudaLibraryOptions(const CudaRunRequest& request) {
 
 std::string cudaOffloadRefusal(const Session& s) {
   if (!cudaNeedsProgram(s.finalGraph())) return {};
-  return "cuBLASLt offload covers graphs without If, Loop or Scan, and this one has control flow "
-         "(its kernels are planned per segment)";
+  return cudaLibraryControlFlowRefusal();
 }
 
 Expected<CudaLaunchPlan> cudaPlanWithLibrary(const Session& s, const CudaLibraryOptions& o,

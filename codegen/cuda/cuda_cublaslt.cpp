@@ -222,6 +222,11 @@ Expected<CudaLibraryOptions> parseCudaLibraryOptions(const std::string& mode,
   return o;
 }
 
+std::string cudaLibraryControlFlowRefusal() {
+  return "cuBLASLt offload covers graphs without If, Loop or Scan, and this one has control flow "
+         "(its kernels are planned per segment)";
+}
+
 Status applyCudaLibrary(const Graph& g, CudaLaunchPlan& plan, const CudaLibraryOptions& o) {
   plan.library.clear();
   if (!o.any()) return Status::ok();

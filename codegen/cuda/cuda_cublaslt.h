@@ -72,6 +72,11 @@ Expected<CudaLibraryOptions> parseCudaLibraryOptions(const std::string& mode,
 // A group named in o.groups that the graph lacks is an error naming it.
 Status applyCudaLibrary(const Graph& g, CudaLaunchPlan& plan, const CudaLibraryOptions& o);
 
+// Why a graph with If, Loop or Scan takes no offload (its kernels are planned
+// per segment, so a group is no node of the top-level graph): the sentence
+// export, run, compare, compile and tune all give.
+std::string cudaLibraryControlFlowRefusal();
+
 // manifest.json's "library" entry of kernel k: {"engine": "cublaslt",
 // "epilogue": ...} or {"engine": "generated", "why": ...}; null when plan.library is empty.
 nlohmann::json cudaLibraryJson(const CudaLaunchPlan& plan, size_t k);

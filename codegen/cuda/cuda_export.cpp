@@ -166,6 +166,9 @@ Expected<CudaExportResult> exportCudaFiles(const Graph& g, const CudaExportOptio
                            "--ptxas");
   // If/Loop: host steps between kernel segments, flattened for the shared parts.
   std::optional<CudaProgramPlan> program;
+  if (cudaNeedsProgram(g) && opts.library.any())
+    return Status::error(cudaLibraryControlFlowRefusal() + "; drop the option",
+                         opts.library.mode != "none" ? "--cuda-library" : "--cuda-library-group");
   if (cudaNeedsProgram(g)) {
     auto p = planCudaProgram(g, progress, cancel);
     if (!p) return p.status();

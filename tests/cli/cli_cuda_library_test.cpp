@@ -172,6 +172,10 @@ class CliCudaLibraryTest : public QObject {
     verifyOneSentence(runCli({"compile", "tests/fixtures/cf_loop/model.onnx", "--target", "cuda",
                               "--cuda-library", "cublaslt"}),
                       "cuBLASLt offload covers graphs without If, Loop or Scan");
+    QTemporaryDir bundle;  // export too: its groups would be no nodes of the top-level graph
+    verifyOneSentence(runCli({"export", "tests/fixtures/cf_loop/model.onnx", "--target", "cuda",
+                              "--out", bundle.path(), "--cuda-library", "cublaslt"}),
+                      "cuBLASLt offload covers graphs without If, Loop or Scan");
     verifyOneSentence(
         runCli({"tune", "tests/fixtures/cf_loop/model.onnx", "--target", "cuda"}),
         "tune --target cuda: cuBLASLt offload covers graphs without If, Loop or Scan");
