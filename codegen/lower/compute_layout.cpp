@@ -27,6 +27,14 @@
 // chains, bound by the FMA's latency at a quarter of its throughput. Such a
 // nest runs transposed: the same loops with the roles of H and W swapped, so
 // the tiles run along H (x[n, c, h + t, 0, :] are as contiguous as W's).
+//
+// A row of many tiles whose weight slice is past L1 (magika's 256-channel
+// conv) runs its reduction in input-channel chunks that fit L1, every tile
+// per chunk, keeping partial sums in a row buffer (chooseChunk says when):
+//
+//   for r: part[OW][obPer][b] = 0
+//     for chunk: for each tile: acc = part[tile]; for ic in chunk, kh, kw: ...; part[tile] = acc
+//     for ow: y[..., ow, :] = epilogue(part[ow] + bias)
 #include <cmath>
 #include <functional>
 #include <utility>
@@ -90,6 +98,7 @@ class BlockedWindow {
     if (kind_ == Kind::Conv && !stable) scheduledTile(kb_.schedule().conv, OB, OW, wide, tile);
     const int64_t OBl = OB / obPer_;
     const int64_t full = OW / tile, tail = OW % tile;
+    if (!stable) chooseChunk(full + (tail > 0));
     // Only tiles whose window reaches the left or right padding check the W
     // bounds per tap (clamp, compare, select); the interior tiles, usually all
     // but the first and last, read x unguarded.
@@ -118,6 +127,12 @@ class BlockedWindow {
       const bool parallel = s.parallelOuter && work >= s.parallelMinWork && N * OBl * rows > 1;
       const ForKind rowKind = parallel ? ForKind::Parallel : ForKind::Serial;
       std::vector<StmtRef> body;
+      if (chunkBlocks_ > 0) {
+        LoopFunc& fn = kb_.func();
+        part_ = fn.addBuffer("part" + std::to_string(fn.buffers.size()), BufferKind::Local,
+                             DType::F32, {OW, obPer_, b_});
+        chunkVar_ = kb_.newLoopVar();
+      }
       if (stable) {  // every tile guarded: which reach the padding depends on the width
         Var t = kb_.newLoopVar(), u = kb_.newLoopVar();
         body.push_back(pinnedLoop(t, full, ForKind::Serial,
@@ -137,6 +152,7 @@ class BlockedWindow {
       for (int64_t j = hi; j < full; ++j) body.push_back(tileNest(intConst(j * tile), tile, true));
       if (tail > 0)
         body.push_back(tileNest(intConst(full * tile), tail, needsW(full * tile, tail)));
+      if (part_) body = chunkedRow(std::move(body), OW);
       return pinnedLoop(rv, N * OBl * rows, rowKind, body);
     };
     std::vector<StmtRef> out;
@@ -175,6 +191,45 @@ class BlockedWindow {
     while (!fits() && obPer_ > 1) do
         --obPer_;
       while (OB % obPer_);
+  }
+
+  // A tile's weight slice (obPer_ blocks x Cg x KH x KW x b floats) is read
+  // once per tile: past L1 (magika: 256 channels x 5 taps x 2 blocks, 80 KiB)
+  // every tile streams it from L2 again, and magika's conv (73 tiles a row)
+  // ran at 56% of FMA peak. Such a row runs its reduction in chunks of
+  // input-channel blocks whose slice fits half of L1, every tile per chunk,
+  // the partial sums in a row buffer (same summation order: bit-identical);
+  // the epilogue runs over the row after the last chunk. That rose to 90%.
+  // A chunk costs a pass over the row's sums, so rows of a few tiles lose by
+  // it (PP-OCR's 3-7-tile rows with 28-180 KiB slices ran 5-60% slower):
+  // only rows of at least 16 tiles are chunked.
+  void chooseChunk(int64_t tilesPerRow) {
+    chunkBlocks_ = 0;
+    if (kind_ != Kind::Conv || depthwise_ || cg_ % b_ != 0 || tilesPerRow < 16) return;
+    const int64_t blocks = cg_ / b_, perBlock = obPer_ * b_ * h_.k * w_.k * b_ * 4;
+    const int64_t l1 = codegenTarget().l1DataBytes;
+    if (blocks * perBlock <= l1) return;
+    int64_t c = std::max<int64_t>(1, l1 / 2 / perBlock);
+    while (blocks % c) --c;
+    chunkBlocks_ = c;
+  }
+
+  // The chunk loop around a row's tiles, the row buffer zeroed before it and
+  // the epilogue after it.
+  std::vector<StmtRef> chunkedRow(std::vector<StmtRef> tiles, int64_t width) {
+    const Buffer& part = kb_.func().buffer(*part_);
+    std::vector<StmtRef> out;
+    Var z = kb_.newLoopVar();
+    out.push_back(pinnedLoop(z, width * obPer_ * b_, ForKind::Vectorized,
+                             {store(part, varRef(z), floatConst(0))}));
+    out.push_back(pinnedLoop(chunkVar_, cg_ / b_ / chunkBlocks_, ForKind::Serial, tiles));
+    Var p = kb_.newLoopVar();
+    out.push_back(pinnedLoop(p, width, ForKind::Serial, {lanesNest(1, [&](ExprRef, ExprRef l) {
+                               return results(load(part, partAt(varRef(p), l)), varRef(p), l);
+                             })}));
+    StmtRef all = allocate(part, {seq(std::move(out))});
+    part_.reset();
+    return {all};
   }
 
   // Shapes and window geometry from the attributes, checked against y's shape.
@@ -246,18 +301,12 @@ class BlockedWindow {
       if (obPer_ > 1) t = add(mul(o_, intConst(width)), t);
       return add(mul(t, intConst(b_)), l);
     };
-    // for o < obPer_ (unrolled): for t < width (unrolled): for l < b (vectorized): body(t, l)
-    auto lanes = [&](const std::function<std::vector<StmtRef>(ExprRef, ExprRef)>& body) {
-      Var o = kb_.newLoopVar(), t = kb_.newLoopVar(), l = kb_.newLoopVar();
-      o_ = obPer_ > 1 ? varRef(o) : intConst(0);
-      StmtRef nest =
-          pinnedLoop(t, width, ForKind::Unrolled,
-                     {pinnedLoop(l, b_, ForKind::Vectorized, body(varRef(t), varRef(l)))});
-      return obPer_ > 1 ? pinnedLoop(o, obPer_, ForKind::Unrolled, {nest}) : nest;
-    };
+    auto lanes = [&](const LaneBody& body) { return lanesNest(width, body); };
     std::vector<StmtRef> out;
     out.push_back(lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
-      return {store(acc, accAt(t, l), floatConst(fill))};
+      ExprRef v = floatConst(fill);  // a later chunk goes on from the row buffer
+      if (part_) v = load(kb_.func().buffer(*part_), partAt(add(ow0, t), l));
+      return {store(acc, accAt(t, l), v)};
     }));
     if (cntId) {
       Var t = kb_.newLoopVar();
@@ -266,7 +315,22 @@ class BlockedWindow {
     }
     // The reduction loops: input channel (conv), then the window.
     ReductionLoops loops(kb_);
-    ExprRef ic = kind_ == Kind::Conv ? loops.var(cg_) : intConst(0);
+    // The input channel as (block, lane) loops when it is whole blocks: x's
+    // index is then affine in both counters, where ic / b and ic % b left the
+    // backend rebuilding every broadcast's address in vector registers (magika's
+    // 256-channel conv ran at a quarter of FMA peak). Same summation order.
+    ExprRef ic = intConst(0), icBlock, icLane;
+    if (part_) {
+      icBlock = add(mul(varRef(chunkVar_), intConst(chunkBlocks_)), loops.var(chunkBlocks_));
+      icLane = loops.var(b_);
+      ic = add(mul(icBlock, intConst(b_)), icLane);
+    } else if (kind_ == Kind::Conv && !depthwise_ && cg_ % b_ == 0) {
+      icBlock = loops.var(cg_ / b_), icLane = loops.var(b_);
+      ic = add(mul(icBlock, intConst(b_)), icLane);
+    } else if (kind_ == Kind::Conv) {
+      ic = loops.var(cg_);
+      icBlock = divI(ic, b_), icLane = modI(ic, b_);
+    }
     ExprRef kh = loops.var(h_.k), kw = loops.var(w_.k);
     ExprRef ih = add(sub(mul(oh_, intConst(h_.s)), intConst(h_.p)), mul(kh, intConst(h_.d)));
     auto position = [&](const Axis& a, ExprRef pos, ExprRef& ok) {
@@ -288,7 +352,7 @@ class BlockedWindow {
       auto [hIdx, wIdx] = windowAt(t, inside);
       if (transposed_) std::swap(hIdx, wIdx);
       std::vector<ExprRef> xi = {n0_, ob_, hIdx, wIdx, l};
-      if (kind_ == Kind::Conv && !depthwise_) xi = {n0_, divI(ic, b_), hIdx, wIdx, modI(ic, b_)};
+      if (kind_ == Kind::Conv && !depthwise_) xi = {n0_, icBlock, hIdx, wIdx, icLane};
       ExprRef xv = kb_.valueAt(n_.inputs[0], Index::ofDims(x_, xi));
       if (inside) xv = select(inside, xv, floatConst(fill));
       ExprRef cur = load(acc, accAt(t, l)), next;
@@ -313,20 +377,42 @@ class BlockedWindow {
                                 {store(cnt, varRef(t), add(load(cnt, varRef(t)), one))}));
     }
     for (StmtRef& s : loops.wrap(std::move(step))) out.push_back(std::move(s));
-    // The results, through the sink (a fused epilogue applies there).
-    out.push_back(lanes([&](ExprRef t, ExprRef l) {
+    // The results, through the sink (a fused epilogue applies there), or the
+    // partial sums back to the row buffer until the row's last chunk.
+    out.push_back(lanes([&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
       ExprRef v = load(acc, accAt(t, l));
-      if (hasBias_) v = add(v, kb_.valueAt(n_.inputs[2], Index::ofDims({y_[1], b_}, {obAt(), l})));
+      if (part_) return {store(kb_.func().buffer(*part_), partAt(add(ow0, t), l), v)};
       if (kind_ == Kind::Avg)
         v = cntId ? div(v, binary(BinOp::Max, load(fn.buffer(*cntId), t), floatConst(1)))
                   : mul(v, floatConst(1.0 / double(h_.k * w_.k)));
-      ExprRef oh = oh_, ow = add(ow0, t);
-      if (transposed_) std::swap(oh, ow);
-      return (*sink_)(Index::ofDims(y_, {n0_, obAt(), oh, ow, l}), v);
+      return results(v, add(ow0, t), l);
     }));
     StmtRef all = seq(std::move(out));
     if (cntId) all = allocate(fn.buffer(*cntId), {all});
     return allocate(fn.buffer(accId), {all});
+  }
+
+  using LaneBody = std::function<std::vector<StmtRef>(ExprRef, ExprRef)>;
+  // for o < obPer_ (unrolled): for t < width (unrolled): for l < b (vectorized): body(t, l)
+  StmtRef lanesNest(int64_t width, const LaneBody& body) {
+    Var o = kb_.newLoopVar(), t = kb_.newLoopVar(), l = kb_.newLoopVar();
+    o_ = obPer_ > 1 ? varRef(o) : intConst(0);
+    StmtRef nest = pinnedLoop(t, width, ForKind::Unrolled,
+                              {pinnedLoop(l, b_, ForKind::Vectorized, body(varRef(t), varRef(l)))});
+    return obPer_ > 1 ? pinnedLoop(o, obPer_, ForKind::Unrolled, {nest}) : nest;
+  }
+
+  // The row buffer's element for pixel ow of the current block (o_), lane l.
+  ExprRef partAt(ExprRef ow, ExprRef l) const {
+    return add(mul(add(mul(ow, intConst(obPer_)), o_), intConst(b_)), l);
+  }
+
+  // Output pixel ow (along the tiles), lane l: bias, then the sink.
+  std::vector<StmtRef> results(ExprRef v, ExprRef ow, ExprRef l) {
+    if (hasBias_) v = add(v, kb_.valueAt(n_.inputs[2], Index::ofDims({y_[1], b_}, {obAt(), l})));
+    ExprRef oh = oh_;
+    if (transposed_) std::swap(oh, ow);
+    return (*sink_)(Index::ofDims(y_, {n0_, obAt(), oh, ow, l}), v);
   }
 
   KernelBuilder& kb_;
@@ -336,10 +422,13 @@ class BlockedWindow {
   int64_t b_ = 8, cg_ = 1;
   Axis h_{}, w_{};
   bool depthwise_ = false, hasBias_ = false, includePad_ = false;
-  bool transposed_ = false;  // h_ and w_ hold the tensor's W and H axes
-  bool guardH_ = true;       // the rows being built may reach the H padding
-  int64_t obPer_ = 1;        // output blocks per register tile
-  ExprRef o_;                // the block within the tile, inside lanes()
+  bool transposed_ = false;       // h_ and w_ hold the tensor's W and H axes
+  int64_t chunkBlocks_ = 0;       // input-channel blocks per reduction chunk; 0: unchunked
+  std::optional<BufferId> part_;  // the row's partial sums while its chunks run
+  Var chunkVar_;
+  bool guardH_ = true;  // the rows being built may reach the H padding
+  int64_t obPer_ = 1;   // output blocks per register tile
+  ExprRef o_;           // the block within the tile, inside lanes()
   ExprRef obAt() const { return obPer_ > 1 ? add(ob_, o_) : ob_; }
   ExprRef n0_, ob_, oh_;
   const KernelBuilder::Sink* sink_ = nullptr;
