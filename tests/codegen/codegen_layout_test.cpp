@@ -198,6 +198,10 @@ void CodegenLayoutTest::blockedConv_data() {
   ConvCase pair23{{1, 5, 4, 23}, {32, 5, 3, 3}, 1, {}, {1, 1, 1, 1}};
   QTest::newRow("two blocks a tile, 23-wide rows with a tail, block 8") << pair23 << fused8;
   QTest::newRow("... block 16") << pair23 << fused16;
+  // Blocks of half a register (b=8 on AVX-512) take 4 or 3 blocks x 6 pixels:
+  // 23 = 6 + 6 + 6 + 5 above with 4 blocks, 20 = 5 x 4 here with 3.
+  ConvCase three{{1, 16, 5, 20}, {24, 16, 3, 3}, 1, {}, {1, 1, 1, 1}};
+  QTest::newRow("three blocks a tile, block 8") << three << fused8;
   ConvCase stem{{1, 3, 9, 41}, {32, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}};
   QTest::newRow("3-channel stem: short reduction, one block a tile") << stem << fused16;
   ConvCase odd{{1, 16, 4, 9}, {48, 16, 3, 3}, 1, {2, 1}, {1, 1, 1, 1}};
