@@ -4,6 +4,7 @@
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Support/Host.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <thread>
@@ -49,6 +50,9 @@ const CpuTarget& hostTarget() {
     auto has = [&](const char* f) { return feats.count(f) && feats.lookup(f); };
     c.vectorBits = has("avx512f") ? 512 : has("avx2") && has("fma") ? 256 : 128;
     c.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    // 0 or -1 where the C library cannot tell (some VMs): keep the default.
+    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    if (l1 >= (4 << 10) && l1 <= (4 << 20)) c.l1DataBytes = l1;
     return c;
   }();
   return t;

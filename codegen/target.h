@@ -9,6 +9,7 @@
 // LLVM vector-width attributes, the target machine) reads codegenTarget().
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/support/status.h"
@@ -22,6 +23,9 @@ struct CpuTarget {
   std::string features;  // "+avx2,+fma,...": the host's, or what the level guarantees
   int vectorBits = 128;  // 512 with AVX-512F, 256 with AVX2, else 128
   int threads = 1;       // hardware threads
+  // Per-core L1 data cache, which blocked convolutions size their reduction
+  // chunks from: the host's, or 32 KiB (most x86-64 cores) for a level.
+  int64_t l1DataBytes = 32 << 10;
 
   int vectorLanes() const { return vectorBits / 32; }  // f32 lanes per register
   bool native() const { return name == "native"; }

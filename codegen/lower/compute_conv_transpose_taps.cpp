@@ -63,7 +63,9 @@ class StrideTaps {
       for (StmtRef& st : tileNest(nIdx, hIdx, intConst(full * t_), tail))
         body.push_back(std::move(st));
     const Schedule& sch = kb_.schedule();
-    bool big = rows * ow * cout_ * s_ * cin_ >= 32 * sch.parallelMinWork;
+    // Multiply-adds against the same threshold as the blocked conv's: at 32x
+    // it PP-OCRv4 det's last ConvTranspose (368K MACs, 0.1 ms) ran serial.
+    bool big = rows * ow * cout_ * s_ * cin_ >= sch.parallelMinWork;
     ForKind kind = sch.parallelOuter && big && rows >= 2 ? ForKind::Parallel : ForKind::Serial;
     return {pinnedLoop(nh, rows, kind, std::move(body))};
   }

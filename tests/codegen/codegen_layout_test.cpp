@@ -108,7 +108,7 @@ struct Outcome {
   int compared = 0, blocked = 0;
   double worst = 0;
   size_t kernels = 0;
-  std::string ir;
+  std::string ir, loops;
 };
 
 // Runs the pipeline and the compiled module; compares every value with an
@@ -131,6 +131,7 @@ Outcome compiledVsEagerEverywhere(const Graph& g, const std::string& pipeline) {
   auto run = (*m)->run(in);
   if (!run) return o.error = "run: " + run.message(), o;
   o.kernels = (*m)->kernels().size();
+  o.loops = (*m)->loopIrText();
   for (ValueId v : opt.valueIds()) {
     const Value& val = opt.value(v);
     const TensorData* want = val.origin.valid() ? eager->find(val.origin) : nullptr;
@@ -165,6 +166,8 @@ class CodegenLayoutTest : public QObject {
  private slots:
   void blockedConv_data();
   void blockedConv();
+  void reductionChunks_data();
+  void reductionChunks();
   void cnnThroughTheDefaultPasses();
   void cnnLayoutAfterFuseOps();
   void concatAndSqueezeExciteStayBlocked();
@@ -195,6 +198,10 @@ void CodegenLayoutTest::blockedConv_data() {
   ConvCase pair23{{1, 5, 4, 23}, {32, 5, 3, 3}, 1, {}, {1, 1, 1, 1}};
   QTest::newRow("two blocks a tile, 23-wide rows with a tail, block 8") << pair23 << fused8;
   QTest::newRow("... block 16") << pair23 << fused16;
+  // Blocks of half a register (b=8 on AVX-512) take 4 or 3 blocks x 6 pixels:
+  // 23 = 6 + 6 + 6 + 5 above with 4 blocks, 20 = 5 x 4 here with 3.
+  ConvCase three{{1, 16, 5, 20}, {24, 16, 3, 3}, 1, {}, {1, 1, 1, 1}};
+  QTest::newRow("three blocks a tile, block 8") << three << fused8;
   ConvCase stem{{1, 3, 9, 41}, {32, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}};
   QTest::newRow("3-channel stem: short reduction, one block a tile") << stem << fused16;
   ConvCase odd{{1, 16, 4, 9}, {48, 16, 3, 3}, 1, {2, 1}, {1, 1, 1, 1}};
@@ -247,6 +254,45 @@ void CodegenLayoutTest::blockedConv() {
   QVERIFY(o.compared >= (folded ? 2 : 3));
   qInfo("%d tensors compared (%d blocked), %zu kernels, max abs %.3g", o.compared, o.blocked,
         o.kernels, o.worst);
+}
+
+// Rows of many tiles whose weight slice is past L1 (80+ KiB here) run their
+// reduction in input-channel chunks, the partial sums in a row buffer
+// ("part"); border tiles, padded rows, the transposed column and a fused
+// epilogue go through it too. Rows of few tiles, channels that are not whole
+// blocks and small slices keep one pass.
+void CodegenLayoutTest::reductionChunks_data() {
+  QTest::addColumn<ConvCase>("c");
+  QTest::addColumn<QString>("pipeline");
+  QTest::addColumn<bool>("chunked");
+  QString fused8 = "layout{block=8},fuse-ops{max-ops=8}",
+          fused16 = "layout{block=16},fuse-ops{max-ops=8}";
+  ConvCase column{{1, 256, 120, 1}, {32, 256, 5, 1}, 1, {}, {2, 0, 2, 0}};
+  QTest::newRow("column: 256 channels x 5 taps, 24 tiles") << column << fused8 << true;
+  ConvCase rows{{1, 64, 3, 130}, {32, 64, 3, 3}, 1, {}, {1, 1, 1, 1}};
+  QTest::newRow("rows of 19 tiles, padded, block 16") << rows << fused16 << true;
+  ConvCase strided = rows;
+  strided.x = {2, 64, 5, 260}, strided.strides = {1, 2}, strided.relu = false;
+  QTest::newRow("strided W, batch 2, no epilogue") << strided << fused16 << true;
+  ConvCase few = column;
+  few.x = {1, 256, 40, 1};
+  QTest::newRow("rows of 6 tiles keep one pass") << few << fused8 << false;
+  ConvCase partial = column;
+  partial.x = {1, 250, 120, 1}, partial.w = {32, 250, 5, 1};
+  QTest::newRow("channels not whole blocks keep one pass") << partial << fused8 << false;
+  ConvCase small = column;
+  small.x = {1, 16, 120, 1}, small.w = {32, 16, 5, 1};
+  QTest::newRow("a slice inside L1 keeps one pass") << small << fused8 << false;
+}
+
+void CodegenLayoutTest::reductionChunks() {
+  QFETCH(ConvCase, c);
+  QFETCH(QString, pipeline);
+  QFETCH(bool, chunked);
+  Outcome o = compiledVsEagerEverywhere(convGraph(c), pipeline.toStdString());
+  QVERIFY2(o.error.empty(), o.error.c_str());
+  QVERIFY(o.compared >= 2);
+  QVERIFY2((o.loops.find("float part") != std::string::npos) == chunked, o.loops.c_str());
 }
 
 void CodegenLayoutTest::cnnThroughTheDefaultPasses() {
