@@ -6,11 +6,11 @@
 // what the previous one wrote, so each becomes its own `__global__` stage,
 // launched in order (a launch boundary is the grid-wide barrier between them).
 // A stage whose loop the schedule marks Parallel is a grid-stride loop over
-// that loop's counter; any other stage runs on one thread. Three loop shapes
-// get GPU schedules of their own instead: contractions become shared-memory
-// tiled stages (cuda_matmul.cpp), row reductions one block per row
-// (cuda_rows.cpp), and elementwise nests with a contiguous operand 16 bytes a
-// thread through 128-bit loads and stores (cuda_vector.cpp). Inner loops stay
+// that loop's counter; any other stage runs on one thread. Four loop shapes
+// get GPU schedules of their own: contractions and convs (an implicit GEMM)
+// become shared-memory tiled stages (cuda_matmul.cpp, cuda_conv.cpp), row
+// reductions one block per row (cuda_rows.cpp), elementwise nests with a
+// contiguous operand 16 bytes a thread (cuda_vector.cpp). Inner loops stay
 // serial loops in each thread; Local buffers become per-thread arrays, Temp
 // buffers live in one global scratch area at the offsets of scratchLayout.
 // Arithmetic follows the loop IR's definitions exactly as the LLVM backend

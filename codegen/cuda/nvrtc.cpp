@@ -64,6 +64,32 @@ bool nvrtcAvailable(std::string* why) {
   return n.error.empty();
 }
 
+namespace {
+
+// NVRTC's first error line, "k.cu(42): error: ...", with generated line 42
+// itself after it: the user reads the error against the code FuseLens wrote.
+std::string withSourceLine(const std::string& first, const std::string& source) {
+  size_t open = first.find('('), close = first.find("):");
+  if (open == std::string::npos || close == std::string::npos || close <= open + 1) return first;
+  const std::string digits = first.substr(open + 1, close - open - 1);
+  if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+    return first;
+  long line = std::stol(digits);
+  size_t at = 0;
+  for (long k = 1; k < line && at != std::string::npos; ++k) {
+    at = source.find('\n', at);
+    if (at != std::string::npos) ++at;
+  }
+  if (at == std::string::npos || at >= source.size()) return first;
+  std::string text = source.substr(at, source.find('\n', at) - at);
+  size_t lead = text.find_first_not_of(" \t");
+  text = lead == std::string::npos ? "" : text.substr(lead);
+  if (text.size() > 160) text = text.substr(0, 157) + "...";
+  return first + " (line " + digits + ": " + text + ")";
+}
+
+}  // namespace
+
 Expected<std::string> compileToPtx(const std::string& source, const std::string& arch,
                                    const std::string& name) {
   const Nvrtc& n = nvrtc();
@@ -91,9 +117,10 @@ Expected<std::string> compileToPtx(const std::string& source, const std::string&
   n.destroy(&prog);
   if (r != 0) {
     size_t cut = log.find('\n');
-    return Status::error("NVRTC rejected the CUDA C: " +
-                             (log.empty() ? std::string(n.errorString(r)) : log.substr(0, cut)),
-                         name);
+    return Status::error(
+        "NVRTC rejected the CUDA C: " + (log.empty() ? std::string(n.errorString(r))
+                                                     : withSourceLine(log.substr(0, cut), source)),
+        name);
   }
   return ptx;
 }

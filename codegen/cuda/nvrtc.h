@@ -13,7 +13,7 @@ namespace fuselens {
 bool nvrtcAvailable(std::string* why = nullptr);
 
 // Compiles `source` for a virtual architecture such as "compute_90". A compile
-// error returns NVRTC's log, first line first.
+// error returns NVRTC's first error with the generated source line it names.
 Expected<std::string> compileToPtx(const std::string& source,
                                    const std::string& arch = "compute_90",
                                    const std::string& name = "fuselens.cu");

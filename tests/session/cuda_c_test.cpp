@@ -420,9 +420,13 @@ class CudaCTest : public QObject {
   void nvrtcReportsAnErrorInOneSentence() {
     std::string why;
     if (!nvrtcAvailable(&why)) QSKIP(why.c_str());
-    auto ptx = compileToPtx("extern \"C\" __global__ void k(float* p) { p[0] = undeclared; }");
+    auto ptx = compileToPtx(
+        "// line 1\nextern \"C\" __global__ void k(float* p) {\n  p[0] = undeclared;\n}\n");
     QVERIFY(!ptx.isOk());
-    QVERIFY(ptx.message().find("undeclared") != std::string::npos);
+    QVERIFY2(ptx.message().find("undeclared") != std::string::npos, ptx.message().c_str());
+    // The generated line the error names, quoted after it.
+    QVERIFY2(ptx.message().find("(line 3: p[0] = undeclared;)") != std::string::npos,
+             ptx.message().c_str());
   }
 };
 
