@@ -59,6 +59,13 @@ struct SymbolicKernel {
   };
   std::vector<SizedBuffer> sized;
   size_t varying = 0;  // integers and floats that depend on the dims
+  // Whether an instance that does not verify may still run. The forms stand
+  // for lengths whose kernel is shaped otherwise only when the samples they
+  // were fitted on are every sample from some length up (mixed residues mod
+  // 2..16; the ones left out all shorter: a short length folds a loop). A
+  // group of odd widths alone fits (w+1)/2, wrong at even widths: its kernel
+  // serves verified instances only.
+  bool servesUnverified = false;
 };
 
 // Generalizes one kernel from its samples (the same kernel lowered at >= 3
@@ -70,6 +77,7 @@ Expected<SymbolicKernel> generalizeKernel(const std::vector<const LoopFunc*>& sa
 struct SymbolicInstance {
   LoopFunc func;
   bool verified = false;  // `lowered` had the samples' structure and every number matched
+  bool mayRun = false;    // verified, or the kernel servesUnverified
 };
 // The symbolic kernel for `lowered`, the same kernel lowered at the current
 // shape: its dims read from lowered's param shapes. An error when lowered's

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdint>
 
 namespace fuselens {
 namespace {
@@ -23,6 +24,20 @@ std::string fingerprint(const LoopFunc& f) {
     out += text[i];
   }
   return out;
+}
+
+// SymbolicKernel::servesUnverified: the samples left out of `group` are all
+// shorter than its own (by the first atom).
+bool servesUnverified(const std::vector<const LoopFunc*>& all,
+                      const std::vector<const LoopFunc*>& group, const SymbolicKernel& k) {
+  const auto atom0 = [&](const LoopFunc* f) {
+    return f->buffer(f->params[k.atoms[0].param]).shape[k.atoms[0].axis];
+  };
+  int64_t low = INT64_MAX;
+  for (const LoopFunc* f : group) low = std::min(low, atom0(f));
+  for (const LoopFunc* f : all)
+    if (std::find(group.begin(), group.end(), f) == group.end() && atom0(f) >= low) return false;
+  return true;
 }
 
 }  // namespace
@@ -72,6 +87,7 @@ SymbolicKernels buildSymbolicKernels(
       if (group.size() < 4) break;  // too few to pin a quadratic form down and check it
       auto k = generalizeKernel(group);
       if (k) {
+        k->servesUnverified = servesUnverified(funcs, group, *k);
         table.kernels.emplace(id, std::move(*k));
         break;
       }
@@ -95,7 +111,8 @@ void applySymbolicKernels(const SymbolicKernels& table, const Graph& g, KernelPl
     auto it = table.kernels.find(kernelIdentity(g, info));
     if (it == table.kernels.end()) continue;
     auto inst = instantiate(it->second, plan.funcs[i]);
-    if (!inst) continue;  // not an instance here: compiled for this shape
+    if (!inst) continue;          // not an instance here: compiled for this shape
+    if (!inst->mayRun) continue;  // compiled for this shape (SymbolicKernel::servesUnverified)
     plan.funcs[i] = std::move(inst->func);
     ++stats.symbolicKernels;
     stats.verifiedSymbolic += inst->verified;

@@ -10,6 +10,7 @@
 #include "core/onnx/import.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -348,6 +349,35 @@ Expected<TensorType> inputType(Importer& im, const onnx::ValueInfoProto& in, siz
   return t;
 }
 
+// The model's input dims that have no name (`?`: no dim_value, no
+// dim_param) get one, <input>_<axis> ("x_2"), unless a dim_param already
+// uses it: a named dim can be bound (--dim x_2=48), swept and asked for in
+// the dims dialog, where `?` could only be fixed with the input's whole shape.
+void nameUnknownInputDims(const onnx::GraphProto& gp, const std::set<std::string>& skip,
+                          std::map<std::string, TensorType>& types) {
+  std::set<std::string> used;
+  for (const auto& in : gp.input())
+    if (in.type().has_tensor_type())
+      for (const auto& d : in.type().tensor_type().shape().dim())
+        if (d.has_dim_param()) used.insert(d.dim_param());
+  for (const auto& in : gp.input()) {
+    auto it = types.find(in.name());
+    if (skip.count(in.name()) || it == types.end() || !it->second.rankKnown) continue;
+    std::string base;
+    for (char c : in.name())
+      base += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+    if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "in_" + base;
+    for (size_t axis = 0; axis < it->second.shape.size(); ++axis) {
+      Dim& d = it->second.shape[axis];
+      if (d.isStatic() || !d.symbol.empty()) continue;
+      std::string name = base + "_" + std::to_string(axis);
+      while (used.count(name)) name += "_";
+      used.insert(name);
+      d = Dim::named(name);
+    }
+  }
+}
+
 Status importGraph(Importer& im, const onnx::GraphProto& gp) {
   for (const auto& vi : gp.value_info()) im.declared[vi.name()] = &vi.type();
   for (const auto& o : gp.output()) im.declared[o.name()] = &o.type();
@@ -360,13 +390,19 @@ Status importGraph(Importer& im, const onnx::GraphProto& gp) {
     inits.emplace_back(t.name(), std::move(*data));
     initNames.insert(t.name());
   }
+  std::map<std::string, TensorType> types;
   for (int i = 0; i < gp.input_size(); ++i) {
     const auto& in = gp.input(i);
     if (initNames.count(in.name())) continue;  // IR < 4 lists initializers as inputs too
     auto type = inputType(im, in, size_t(i));
     if (!type) return type.status();
-    FL_RETURN_IF_ERROR(im.define(in.name(), im.g().addInput(in.name(), *type), im.where));
+    types[in.name()] = *type;
   }
+  if (!im.parent) nameUnknownInputDims(gp, initNames, types);
+  for (const auto& in : gp.input())
+    if (!initNames.count(in.name()))
+      FL_RETURN_IF_ERROR(
+          im.define(in.name(), im.g().addInput(in.name(), types[in.name()]), im.where));
   for (auto& [name, data] : inits) {
     ValueId v = im.g().addConstant(name, std::make_shared<const TensorData>(std::move(data)));
     FL_RETURN_IF_ERROR(im.define(name, v, im.where));

@@ -10,6 +10,7 @@
 #include "core/onnx/import.h"
 #include "core/ops/registry.h"
 #include "fixture_util.h"
+#include "tests/support/onnx_builder.h"
 #include "tests/support/test_paths.h"
 
 using namespace fuselens;
@@ -105,6 +106,27 @@ class OnnxImportTest : public QObject {
              "f32[batch,8]");
     QCOMPARE(QString::fromStdString(m->graph.value(m->graph.outputs()[0]).type.str()),
              "f32[batch,4]");
+  }
+
+  // An input dim with neither value nor name gets a name from its input and
+  // axis (never one a dim_param already uses), so it can be bound and swept.
+  void unnamedInputDimsGetNames() {
+    onnx::ModelProto m = test::oneNodeModel("Relu", {"x.in"}, {1, 3, 8});
+    auto* dims = m.mutable_graph()
+                     ->mutable_input(0)
+                     ->mutable_type()
+                     ->mutable_tensor_type()
+                     ->mutable_shape()
+                     ->mutable_dim();
+    dims->Mutable(0)->set_dim_param("x_in_1");
+    dims->Mutable(1)->clear_dim_value();
+    dims->Mutable(2)->clear_dim_value();
+    auto g = importOnnxBytes(test::bytesOf(m), "unnamed.onnx", "");
+    QVERIFY2(g.isOk(), g.message().c_str());
+    QCOMPARE(QString::fromStdString(g->graph.value(g->graph.inputs()[0]).type.str()),
+             "f32[x_in_1,x_in_1_,x_in_2]");
+    QCOMPARE(QString::fromStdString(g->graph.value(g->graph.outputs()[0]).type.str()),
+             "f32[x_in_1,x_in_1_,x_in_2]");
   }
 
   void constantNodesBecomeConstants() {
