@@ -235,7 +235,7 @@ std::optional<DimExpr> floorDiv(const DimExpr& a, int64_t d) {
     return merged ? add(*q, *merged) : std::nullopt;
   }
   // floor((N+rc)/d) == ceil((N+rc-d+1)/d): keep the form with the smaller constant.
-  bool asCeil = 2 * rc > d - 1;
+  bool asCeil = static_cast<__int128>(rc) * 2 > static_cast<__int128>(d) - 1;  // no overflow
   auto num = DimExpr::make(asCeil ? rc - d + 1 : rc, std::move(rem));
   if (!num) return std::nullopt;
   auto kind = asCeil ? DimAtom::Kind::Ceil : DimAtom::Kind::Floor;
