@@ -419,7 +419,6 @@ Expected<SymbolicInstance> instantiate(const SymbolicKernel& k, const LoopFunc& 
           float(check.floats[i][1]) ==
           float(k.floatForms[i] ? 1.0 / double(k.floatForms[i]->eval(dims)) : k.floatValues[i]);
   }
-  out.mayRun = out.verified || k.servesUnverified;
   out.func = k.func;
   out.func.name = lowered.name;
   for (const auto& [p, l] : toLowered) {

@@ -77,7 +77,6 @@ Expected<SymbolicKernel> generalizeKernel(const std::vector<const LoopFunc*>& sa
 struct SymbolicInstance {
   LoopFunc func;
   bool verified = false;  // `lowered` had the samples' structure and every number matched
-  bool mayRun = false;    // verified, or the kernel servesUnverified
 };
 // The symbolic kernel for `lowered`, the same kernel lowered at the current
 // shape: its dims read from lowered's param shapes. An error when lowered's

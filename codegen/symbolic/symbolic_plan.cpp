@@ -111,8 +111,8 @@ void applySymbolicKernels(const SymbolicKernels& table, const Graph& g, KernelPl
     auto it = table.kernels.find(kernelIdentity(g, info));
     if (it == table.kernels.end()) continue;
     auto inst = instantiate(it->second, plan.funcs[i]);
-    if (!inst) continue;          // not an instance here: compiled for this shape
-    if (!inst->mayRun) continue;  // compiled for this shape (SymbolicKernel::servesUnverified)
+    if (!inst || (!inst->verified && !it->second.servesUnverified))
+      continue;  // compiled for this shape (SymbolicKernel::servesUnverified)
     plan.funcs[i] = std::move(inst->func);
     ++stats.symbolicKernels;
     stats.verifiedSymbolic += inst->verified;
