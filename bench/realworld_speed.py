@@ -58,6 +58,7 @@ def ort_ms(path, feeds, threads, runs):
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.log_severity_level = 3  # unused-initializer warnings would bury the table
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     for _ in range(5):
         s.run(None, feeds)
@@ -69,8 +70,10 @@ def ort_ms(path, feeds, threads, runs):
     return statistics.median(times) * 1e3
 
 
-def fuselens_profile(cli, path, files, threads, runs):
+def fuselens_profile(cli, path, files, threads, runs, passes=None):
     args = [cli, "profile", path, "--runs", str(runs), "--threads", str(threads), "--json"]
+    if passes:
+        args += ["--passes", passes]
     for name, f in files.items():
         args += ["--input", f"{name}={f}"]
     p = subprocess.run(args, capture_output=True, text=True, timeout=1800)
@@ -86,6 +89,7 @@ def main():
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--json")
+    ap.add_argument("--passes", help="FuseLens pipeline instead of the default (-O2)")
     a = ap.parse_args()
     cli = rw.find_cli(a.cli)
     threads = [int(t) for t in a.threads.split(",")]
@@ -104,8 +108,10 @@ def main():
         rng = np.random.default_rng(2024)
         inputs = rw.image(SPEED_SHAPES[name])(rng) if name in SPEED_SHAPES else make(rng)
         import onnxruntime as ort
+        quiet = ort.SessionOptions()
+        quiet.log_severity_level = 3
         want = {i.name for i in ort.InferenceSession(
-            path, providers=["CPUExecutionProvider"]).get_inputs()}
+            path, quiet, providers=["CPUExecutionProvider"]).get_inputs()}
         feeds = {k: v for k, v in inputs.items() if k in want}
         with tempfile.TemporaryDirectory() as d:
             files = {}
@@ -115,7 +121,7 @@ def main():
             for t in threads:
                 row = {"model": name, "threads": t}
                 try:
-                    prof = fuselens_profile(cli, path, files, t, a.runs)
+                    prof = fuselens_profile(cli, path, files, t, a.runs, a.passes)
                     row["fuselens_ms"] = prof["run_seconds"] * 1e3
                     row["kernels"] = len(prof["kernels"])
                     row["verdict"] = (prof.get("verdicts") or [""])[0]

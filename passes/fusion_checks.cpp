@@ -126,7 +126,7 @@ bool touchesNchwConv(const Graph& g, const Node& n) {
 
 std::string layoutHint(FusionRule rule) {
   if (rule != FusionRule::InjectiveAfterAnchor && rule != FusionRule::PrologueIntoAnchor) return {};
-  return "run layout first (layout{block=8} before fuse-ops): in NCHWc the Conv region's layout "
+  return "run layout first (layout before fuse-ops): in NCHWc the Conv region's layout "
          "changes move to "
          "its boundaries, where transforms that cancel are removed";
 }

@@ -415,8 +415,9 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
   auto order = g.topoOrder();
   if (!order) return PassResult::failed(Status::error("the graph has a cycle", "layout"));
   PassResult r;
+  const int block = block_ ? block_ : ctx.vectorLanes >= 16 ? 16 : 8;
   // 1. classify
-  Classifier cls(g, block_);
+  Classifier cls(g, block);
   std::map<int32_t, Candidate> cand;
   for (NodeId id : *order) {
     std::string why;
@@ -443,7 +444,7 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
       reg.hasConv = reg.hasConv || cand.at(id.index).role == Role::Conv;
     }
   // 3. rewrite
-  LayoutRewriter rw(g, block_);
+  LayoutRewriter rw(g, block);
   int64_t rewritten = 0, ops = 0;
   for (auto& [root, reg] : regions) {
     if (ctx.cancel.cancelled()) return PassResult::failed(Status::error("cancelled", "layout"));
@@ -454,7 +455,7 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
     ++rewritten, ops += int64_t(reg.nodes.size());
     r.diagnostics.push_back(
         {Severity::Note, first,
-         "region rewritten to NCHW" + std::to_string(block_) + "c: " + members});
+         "region rewritten to NCHW" + std::to_string(block) + "c: " + members});
   }
   // 4. cancel
   int64_t cancelled = rw.cancelPairs();
@@ -494,6 +495,7 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
   r.diagnostics.push_back({Severity::Note, "pass layout",
                            std::to_string(rw.inserted()) + " transforms inserted, " +
                                std::to_string(cancelled) + " cancelled in From -> To pairs"});
+  r.stats["block"] = block;
   r.stats["regions rewritten"] = rewritten;
   r.stats["ops blocked"] = ops;
   r.stats["transforms inserted"] = rw.inserted();

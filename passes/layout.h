@@ -32,6 +32,7 @@ namespace fuselens {
 
 class LayoutPass : public Pass {
  public:
+  // block 0: the target's vector width (PassContext::vectorLanes), 16 or 8.
   explicit LayoutPass(int block) : block_(block) {}
   std::string name() const override { return "layout"; }
   PassResult run(Graph& g, PassContext& ctx) override;

@@ -26,6 +26,9 @@ struct PassContext {
   // pass can say "run layout first" only when layout does not run before it.
   std::vector<std::string> pipeline;
   size_t position = 0;
+  // The f32 lanes of the target's widest vector (16 on AVX-512, 8 on AVX2):
+  // layout's block when the pipeline names none. 8 unless the caller knows.
+  int vectorLanes = 8;
   // Set by memory-plan: the buffer plan codegen can read (core/plan/buffer_plan.h).
   std::shared_ptr<const BufferPlan> bufferPlan;
 };

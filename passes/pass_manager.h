@@ -57,6 +57,9 @@ struct PipelineOptions {
   // Called after each pass, before the verifier: instrumentation and fault
   // injection in tests. An error it returns fails the pass.
   std::function<Status(const PassSpec&, Graph&)> afterPass;
+  // The target's f32 vector lanes (PassContext::vectorLanes); the session sets
+  // the host's, so `layout` without a block follows the CPU the kernels run on.
+  int vectorLanes = 8;
 };
 
 // Progress reports each pass; cancel stops between passes. The input is verified

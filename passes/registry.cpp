@@ -78,12 +78,14 @@ std::vector<PassInfo> buildRegistry() {
        {"block"},
        [](const PassOptions& o) -> Expected<std::unique_ptr<Pass>> {
          auto it = o.find("block");
-         std::string b = it == o.end() ? "8" : it->second;
-         if (b != "8" && b != "16")
+         std::string b = it == o.end() ? "auto" : it->second;
+         if (b != "8" && b != "16" && b != "auto")
            return Expected<std::unique_ptr<Pass>>::error(
-               "option block=" + b + " must be 8 or 16 (the floats of one AVX2 or AVX-512 vector)",
+               "option block=" + b +
+                   " must be 8 or 16 (the floats of one AVX2 or AVX-512 vector) or auto (the "
+                   "target's)",
                "pass layout");
-         return make(new LayoutPass(std::stoi(b)));
+         return make(new LayoutPass(b == "auto" ? 0 : std::stoi(b)));
        }},
       {"fuse-patterns",
        "named patterns (attention, LayerNorm, GELU, MatMul/Conv + bias + activation) as groups",

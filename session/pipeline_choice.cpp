@@ -3,12 +3,21 @@
 
 #include <algorithm>
 
+#include "codegen/target.h"
 #include "passes/registry.h"
 
 namespace fuselens {
 
 std::string defaultPipelineText() { return defaultPipeline(); }
 std::string pipelineTextForLevel(int level) { return pipelineForLevel(level); }
+
+PipelineOptions hostPipelineOptions() {
+  PipelineOptions o;
+  o.vectorLanes = hostTarget().vectorLanes();
+  return o;
+}
+
+int hostLayoutBlock() { return hostTarget().vectorLanes() >= 16 ? 16 : 8; }
 
 Expected<std::string> resolvePipeline(const PipelineChoice& choice, const std::string& fallback,
                                       std::vector<std::string>* warnings) {
@@ -89,7 +98,7 @@ Expected<Replay> replayReproducer(const std::string& path, const PipelineChoice&
   if (!pipeline) return pipeline.status();
   auto specs = parsePipeline(*pipeline);
   if (!specs) return specs.status();
-  PipelineOptions opts;
+  PipelineOptions opts = hostPipelineOptions();
   opts.writeReproducer = false;  // replaying: the file at hand is the reproducer
   auto result = runPipeline(repro->graph, *specs, progress, cancel, opts);
   if (!result) return Status::error("reproduced: " + result.message(), path);

@@ -20,6 +20,13 @@ struct PipelineChoice {
   std::string precision = "f32";      // --precision: f32, f16 or bf16 (withPrecision)
 };
 
+// Pipeline options for kernels compiled for this host: its vector width
+// (`layout` without a block blocks to it). Every pipeline the session runs
+// starts from these.
+PipelineOptions hostPipelineOptions();
+// The block `layout` without one picks for this host: 16 or 8.
+int hostLayoutBlock();
+
 // The pipeline string of `choice`; `fallback` when neither passes nor a level
 // is given. Giving both, or disabling a pass that does not exist, is an error;
 // disabling one the pipeline does not run adds a warning.

@@ -11,6 +11,7 @@
 #include "core/ir/dim_expr.h"
 #include "core/ops/registry.h"
 #include "session/dim_suggest.h"
+#include "session/pipeline_choice.h"
 #include "session/session_file.h"
 
 namespace fuselens {
@@ -141,7 +142,7 @@ Status Session::optimize(const std::string& pipeline, const Progress& progress,
   if (!model_) return Status::error("no model is open");
   auto specs = parsePipeline(pipeline);
   if (!specs) return specs.status();
-  auto result = runPipeline(model_->graph, *specs, progress, cancel);
+  auto result = runPipeline(model_->graph, *specs, progress, cancel, hostPipelineOptions());
   if (!result) return result.status();
   pipeline_ = pipeline;
   snapshots_ = std::move(result->snapshots);
@@ -167,7 +168,7 @@ std::shared_ptr<const BodyPipeline> bodyPipelineOf(const std::string& pipeline) 
       [specs = *specs](const Graph& body) -> Expected<Graph> {
         Graph g = body;
         g.markAsOriginal();
-        PipelineOptions quiet;
+        PipelineOptions quiet = hostPipelineOptions();
         quiet.writeReproducer = false;
         auto r = runPipeline(g, specs, {}, {}, quiet);
         if (!r) return r.status();

@@ -15,6 +15,7 @@
 #include "core/ir/dim_expr.h"
 #include "passes/pad_mask.h"
 #include "session/compile_cache.h"
+#include "session/pipeline_choice.h"
 #include "session/session.h"
 #include "session/sweep_dynamic.h"
 #include "session/sweep_tensors.h"
@@ -178,7 +179,7 @@ Expected<Sweeper::Module*> Sweeper::moduleFor(int64_t shape, SweepRun& run) {
     const std::string mask = "pad-mask{dim=" + dim() + "}";
     auto specs = parsePipeline(mask);
     if (!specs) return specs.status();
-    auto masked = runPipeline(model_, *specs, {}, cancel_);
+    auto masked = runPipeline(model_, *specs, {}, cancel_, hostPipelineOptions());
     if (!masked) return masked.status();
     graph = std::move(masked->snapshots.back().graph);
     pipeline = mask + " then " + pipeline;  // what the cache's graph hash stands for

@@ -255,7 +255,7 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("model", args->model, "ONNX model file (not needed with --reproduce)");
   cmd->add_option("--passes", args->passes,
                   "Pipeline string, e.g. 'const-fold,cse,simplify,dce,fuse-ops{max-ops=8}' "
-                  "(default: -O2: cleanups, layout{block=8}, fuse-patterns, "
+                  "(default: -O2: cleanups, layout (block: the CPU's vector width), fuse-patterns, "
                   "fuse-ops{max-ops=12})");
   addPrecisionOption(cmd, args->precision);
   cmd->add_option("-O", args->level,

@@ -8,12 +8,16 @@
 #include <QtTest>
 
 #include "core/io/npy.h"
+#include "session/pipeline_choice.h"
 #include "session/tensor_inspect.h"
 #include "tests/support/cli_runner.h"
 
 using fuselens::test::runCli;
 
 namespace {
+
+// The default pipeline blocks to the host's vector width.
+QString blockedLayout() { return QString("NCHW%1c").arg(fuselens::hostLayoutBlock()); }
 
 const QString kTwoConvs = "tests/cli/data/two_convs/model.onnx";
 const QString kTwoConvsInput = "x=tests/cli/data/two_convs/input_x.npy";
@@ -27,7 +31,7 @@ class CliTensorTest : public QObject {
     auto r = runCli({"tensor", kTwoConvs, "r1", "--input", kTwoConvsInput, "--bins", "5", "--slice",
                      "0,0,:,:"});
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
-    QVERIFY2(r.out.contains("r1 (from ") && r.out.contains("compiled NCHW8c shown as NCHW"),
+    QVERIFY2(r.out.contains("r1 (from ") && r.out.contains("compiled " + blockedLayout() + " shown as NCHW"),
              qPrintable(r.out));
     QVERIFY2(r.out.contains("side compiled: f32[1,"), qPrintable(r.out));
     QVERIFY(r.out.contains("\ncount ") && r.out.contains("\nmin ") && r.out.contains("\nmean "));
@@ -44,7 +48,7 @@ class CliTensorTest : public QObject {
                      "--json", "--npy", npy});
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
-    QCOMPARE(o["layout"].toString(), QString("NCHW8c"));
+    QCOMPARE(o["layout"].toString(), blockedLayout());
     QCOMPARE(o["side"].toString(), QString("compiled"));
     auto t = fuselens::readNpy(npy.toStdString());
     QVERIFY2(t.isOk(), t.isOk() ? "" : t.message().c_str());

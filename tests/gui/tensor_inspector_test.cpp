@@ -1,4 +1,4 @@
-// The tensor dock over a real compare of two NCHW8c-blocked convolutions:
+// The tensor dock over a real compare of two NCHWc-blocked convolutions:
 // selecting a node shows its output with the stats lines the CLI prints
 // (session/tensor_inspect.h), the table is the last two axes' slice, the
 // compiled tensor is shown logical, the axes and side controls reshape the
@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include "core/io/npy.h"
+#include "session/pipeline_choice.h"
 #include "session/session.h"
 #include "tests/gui/main_window_util.h"
 #include "tests/support/test_paths.h"
@@ -57,7 +58,8 @@ class TensorInspectorTest : public QObject {
     QCOMPARE(ins->tensorName(), QString("r1"));
     auto t = w.session()->inspectTensor("r1");
     QVERIFY(t.isOk());
-    QVERIFY2(ins->headerText().contains("compiled NCHW8c shown as NCHW"),
+    const QString blocked = QString("NCHW%1c").arg(fuselens::hostLayoutBlock());
+    QVERIFY2(ins->headerText().contains("compiled " + blocked + " shown as NCHW"),
              qPrintable(ins->headerText()));
     QVERIFY(!ins->statsPending());  // small: computed on the spot
     QCOMPARE(ins->statsText(), statsWords(*t->compiled));

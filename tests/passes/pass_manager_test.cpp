@@ -98,6 +98,36 @@ class PassManagerTest : public QObject {
     QVERIFY(simplifyRuleNames().size() >= 10);
   }
 
+  // `layout` without a block blocks to the target's vector width (the session
+  // passes the host's); an explicit block wins; a bad block is one sentence.
+  void layoutBlockFollowsTheTargetWidth() {
+    const Graph g = parse(R"(
+graph @main(%x: f32[1,3,5,5]) -> (f32[1,4,5,5]) {
+  %w = Constant : f32[4,3,1,1] dense<[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]>
+  %c = Conv(%x, %w) {kernel_shape=[1, 1]} : f32[1,4,5,5] loc("conv")
+  return %c
+})");
+    auto blockOf = [&](const std::string& pipeline, int lanes) -> int64_t {
+      PipelineOptions o;
+      o.vectorLanes = lanes;
+      auto r = runPipeline(g, *parsePipeline(pipeline), {}, {}, o);
+      if (!r) return -1;
+      return r->snapshots.back().record.stats.at("block");
+    };
+    QCOMPARE(blockOf("layout", 16), int64_t(16));
+    QCOMPARE(blockOf("layout", 8), int64_t(8));
+    QCOMPARE(blockOf("layout", 4), int64_t(8));  // SSE: 8, the narrowest block there is
+    QCOMPARE(blockOf("layout{block=auto}", 16), int64_t(16));
+    QCOMPARE(blockOf("layout{block=8}", 16), int64_t(8));
+    QCOMPARE(blockOf("layout{block=16}", 8), int64_t(16));
+    auto bad = parsePipeline("layout{block=4}");
+    QVERIFY(bad.isOk());
+    auto made = findPass("layout")->create(bad->front().options);
+    QVERIFY(!made.isOk());
+    QVERIFY2(QString::fromStdString(made.message()).contains("must be 8 or 16"),
+             made.message().c_str());
+  }
+
   void emptyPipelineKeepsTheGraph() {
     auto r = runPipeline(parse(kChain), {});
     QVERIFY(r.isOk());

@@ -1,7 +1,7 @@
 // The tensor inspector's numbers (session/tensor_inspect.h) and
 // Session::inspectTensor: stats and histograms with NaN, Inf, zero-size and
 // integer tensors; 2-D slices of N-D tensors and their text form; error maps;
-// and the tensors a compare keeps, a NCHW8c-blocked compiled tensor shown in
+// and the tensors a compare keeps, an NCHWc-blocked compiled tensor shown in
 // the logical layout, within and over the memory budget.
 #include <QtTest>
 #include <cmath>
@@ -205,13 +205,15 @@ class TensorInspectTest : public QObject {
     QVERIFY(s.compare(inputs, CompareOptions{}).isOk());
     QVERIFY(s.keptTensorsNote().empty());
 
-    // r1 sits between the two convolutions, stored NCHW8c by the compiled run.
+    // r1 sits between the two convolutions, stored NCHW<b>c by the compiled
+    // run, b the host's vector width.
     auto t = s.inspectTensor("r1");
     QVERIFY2(t.isOk(), t.isOk() ? "" : t.message().c_str());
-    QCOMPARE(t->layout, std::string("NCHW8c"));
+    const std::string blocked = "NCHW" + std::to_string(hostLayoutBlock()) + "c";
+    QCOMPARE(t->layout, blocked);
     QVERIFY(t->eager && t->exact && t->compiled && t->expected);
     QCOMPARE(t->compiled->shape, t->eager->shape);  // logical, not [N,Cb,H,W,8]
-    QVERIFY(has(headerLine(*t), "compiled NCHW8c shown as NCHW"));
+    QVERIFY(has(headerLine(*t), "compiled " + blocked + " shown as NCHW"));
     auto err = sideTensor(*t, TensorSide::Error);
     QVERIFY(err.isOk());
     const TensorStats es = tensorStats(**err);
