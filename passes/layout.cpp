@@ -453,9 +453,8 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
     for (NodeId id : reg.nodes) members += (members.empty() ? "" : ", ") + g.node(id).op;
     for (NodeId id : reg.nodes) rw.rewrite(id, cand.at(id.index));
     ++rewritten, ops += int64_t(reg.nodes.size());
-    r.diagnostics.push_back(
-        {Severity::Note, first,
-         "region rewritten to NCHW" + std::to_string(block) + "c: " + members});
+    r.diagnostics.push_back({Severity::Note, first,
+                             "region rewritten to NCHW" + std::to_string(block) + "c: " + members});
   }
   // 4. cancel
   int64_t cancelled = rw.cancelPairs();

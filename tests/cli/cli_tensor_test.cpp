@@ -31,7 +31,8 @@ class CliTensorTest : public QObject {
     auto r = runCli({"tensor", kTwoConvs, "r1", "--input", kTwoConvsInput, "--bins", "5", "--slice",
                      "0,0,:,:"});
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
-    QVERIFY2(r.out.contains("r1 (from ") && r.out.contains("compiled " + blockedLayout() + " shown as NCHW"),
+    QVERIFY2(r.out.contains("r1 (from ") &&
+                 r.out.contains("compiled " + blockedLayout() + " shown as NCHW"),
              qPrintable(r.out));
     QVERIFY2(r.out.contains("side compiled: f32[1,"), qPrintable(r.out));
     QVERIFY(r.out.contains("\ncount ") && r.out.contains("\nmin ") && r.out.contains("\nmean "));
