@@ -23,12 +23,13 @@ using Tensors = std::map<std::string, TensorData>;
 // The default pipeline with its layout pass blocking by `block` channels
 // (NCHW<block>c); the pass goes first when the default has none.
 std::string layoutPipeline(int block) {
-  std::string p = defaultPipelineText();
-  const std::string key = "layout{block=";
-  size_t at = p.find(key);
-  if (at == std::string::npos) return key + std::to_string(block) + "}," + p;
-  at += key.size();
-  return p.replace(at, p.find_first_of(",}", at) - at, std::to_string(block));
+  auto specs = parsePipeline(defaultPipelineText());
+  if (!specs) return defaultPipelineText();
+  bool found = false;
+  for (PassSpec& s : *specs)
+    if (s.name == "layout") s.options["block"] = std::to_string(block), found = true;
+  if (!found) specs->insert(specs->begin(), PassSpec{"layout", {{"block", std::to_string(block)}}});
+  return pipelineString(*specs);
 }
 
 std::string runOrt(const std::string& model, const std::map<std::string, std::string>& npys,

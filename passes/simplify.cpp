@@ -271,6 +271,21 @@ std::optional<Match> castNoop(const Graph& g, const Node& n) {
                        ", the type it already has");
 }
 
+// Slice(x) -> x when it keeps the shape and every step is positive: a
+// forward slice that keeps d of d elements starts at 0 with step 1 (a negative
+// step keeps the shape too, but reverses).
+std::optional<Match> sliceNoop(const Graph& g, const Node& n) {
+  if (!isOp(n, "Slice") || n.inputs.empty() || !fullyKnown(typeOf(g, n.inputs[0]))) return {};
+  if (n.inputs.size() > 4 && n.inputs[4].valid()) {
+    auto steps = constInts(g, n.inputs[4]);
+    if (!steps) return {};
+    for (int64_t s : *steps)
+      if (s <= 0) return {};
+  }
+  return forwardTo(g, n, n.inputs[0],
+                   label(n) + " keeps all of " + typeOf(g, n.inputs[0]).str());
+}
+
 // x - c -> x + (-c)   (floats: negation is exact)
 std::optional<Match> subConst(const Graph& g, const Node& n) {
   if (!isOp(n, "Sub") || n.inputs.size() != 2) return {};
@@ -433,6 +448,7 @@ const Row kRows[] = {
     {"transpose-identity", transposeIdentity, forward},  // Transpose(x, [0,1,..]) -> x
     {"transpose-transpose", transposeTranspose,
      replace},                                    // Transpose(Transpose(x,p),q) -> Transpose(x,p.q)
+    {"slice-noop", sliceNoop, forward},           // Slice(x) -> x, all of it in order
     {"squeeze-unsqueeze", squeezePair, forward},  // Unsqueeze(Squeeze(x)) -> x, and back
     {"cast-noop", castNoop, forward},             // Cast(x: T, to=T) -> x
     {"sub-const-to-add", subConst, replace},      // x - c -> x + (-c)

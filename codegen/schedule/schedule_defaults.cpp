@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <set>
 
+#include "codegen/schedule/index_simplify.h"
 #include "codegen/schedule/schedule.h"
 #include "codegen/schedule/schedule_ir_util.h"
 
@@ -150,6 +151,8 @@ Status scheduleKernel(LoopFunc& f, const Schedule& s) {
       return Status::error("schedule step " + stepText(st) + ": " + r.message(),
                            "kernel " + f.name);
   }
+  // Last: the loops' final extents decide the index divisions.
+  simplifyIndexDivMod(f);
   return Status::ok();
 }
 

@@ -6,6 +6,7 @@
 #include "codegen/compiler.h"
 #include "codegen/llvm/llvm_backend.h"
 #include "codegen/lower/lower.h"
+#include "codegen/schedule/index_simplify.h"
 #include "codegen/schedule/schedule.h"
 #include "core/eager/interpreter.h"
 #include "test_util.h"
@@ -26,6 +27,7 @@ class CodegenScheduleTest : public QObject {
   void computeAtShrinksTemp();
   void defaultComputeAtRows();
   void inlineElementwiseTemp();
+  void indexDivModFollowsRanges();
   void stepsJsonRoundTrip();
   void badStepsAreErrors();
 };
@@ -468,4 +470,55 @@ void CodegenScheduleTest::badStepsAreErrors() {
 }
 
 QTEST_APPLESS_MAIN(CodegenScheduleTest)
+void CodegenScheduleTest::indexDivModFollowsRanges() {
+  // A squeeze's flat index after a split loop: e0 = i0*12 + (i1*4 + i2) with
+  // i1*4 + i2 < 12, so e0 / 12 is i0 and e0 % 12 is i1*4 + i2. Kept: j / 12
+  // over j < 13 (two rows) and (i0 + 11) % 12 (wraps at i0 = 1).
+  auto make = [] {
+    LoopFunc f;
+    f.name = "k0";
+    BufferId x = f.addBuffer("x", BufferKind::Input, DType::F32, {48});
+    BufferId b = f.addBuffer("b", BufferKind::Input, DType::F32, {4});
+    BufferId y = f.addBuffer("y", BufferKind::Output, DType::F32, {48});
+    BufferId z = f.addBuffer("z", BufferKind::Output, DType::F32, {13});
+    f.params = {x, b, y, z};
+    f.numInputs = 2;
+    Var i0 = f.addVar("i0", DType::I64), i1 = f.addVar("i1", DType::I64);
+    Var i2 = f.addVar("i2", DType::I64), j = f.addVar("j", DType::I64);
+    Var e0 = f.addVar("e0", DType::I64);
+    ExprRef e = varRef(e0), twelve = intConst(12);
+    ExprRef at = add(mul(binary(BinOp::Mod, div(e, twelve), intConst(4)), twelve),
+                     binary(BinOp::Mod, e, twelve));
+    ExprRef wrap = binary(BinOp::Mod, add(varRef(i0), intConst(11)), twelve);
+    StmtRef body = store(f.buffer(y), at,
+                         add(add(load(f.buffer(x), e), load(f.buffer(b), div(e, twelve))),
+                             load(f.buffer(b), binary(BinOp::Mod, wrap, intConst(4)))));
+    ExprRef flat = add(mul(varRef(i0), twelve), add(mul(varRef(i1), intConst(4)), varRef(i2)));
+    StmtRef inner = forLoop(i2, 4, {let(e0, flat), body});
+    inner->forKind = ForKind::Vectorized;
+    StmtRef rows = forLoop(i0, 4, {forLoop(i1, 3, {inner})});
+    StmtRef tail =
+        forLoop(j, 13, {store(f.buffer(z), varRef(j), load(f.buffer(b), div(varRef(j), twelve)))});
+    f.body = seq({rows, tail});
+    return f;
+  };
+  LoopFunc original = make(), f = make();
+  QCOMPARE(simplifyIndexDivMod(f), 4);  // e0 / 12 twice, its % 4, e0 % 12
+  const QString after = qs(printLoopFunc(f));
+  QVERIFY2(after.contains("y[i0 * 12 + (i1 * 4 + i2)] = x[e0] + b[i0] + b[(i0 + 11) % 12 % 4]"),
+           qPrintable(after));
+  QVERIFY2(after.contains("z[j] = b[j / 12]"), qPrintable(after));
+  // Numbers: both forms run to the same outputs.
+  auto jitA = JitModule::compile({&original}, 2), jitB = JitModule::compile({&f}, 2);
+  QVERIFY2(jitA.isOk() && jitB.isOk(), qPrintable(after));
+  TensorData xt = randomTensor({48}, 3), bt = randomTensor({4}, 4);
+  std::vector<float> ya(48), yb(48), za(13), zb(13);
+  void* argsA[] = {xt.data<float>(), bt.data<float>(), ya.data(), za.data(), nullptr};
+  void* argsB[] = {xt.data<float>(), bt.data<float>(), yb.data(), zb.data(), nullptr};
+  (*jitA)->kernel(0)(argsA);
+  (*jitB)->kernel(0)(argsB);
+  QCOMPARE(ya, yb);
+  QCOMPARE(za, zb);
+}
+
 #include "codegen_schedule_test.moc"
