@@ -1,7 +1,7 @@
 #include "core/ir/verifier.h"
 
 #include <algorithm>
-#include <unordered_set>
+#include <vector>
 
 #include "core/ir/text_syntax.h"
 
@@ -17,7 +17,14 @@ std::string nodeWhere(const Node& n) {
 uint64_t edgeKey(NodeId n, ValueId v) {
   return uint64_t(uint32_t(n.index)) << 32 | uint32_t(v.index);
 }
-using EdgeSet = std::unordered_set<uint64_t>;
+// Edges as a sorted vector: one allocation where a hash set made one per edge
+// (the verifier runs after every pass, on 20,000-node graphs too).
+struct EdgeSet {
+  std::vector<uint64_t> keys;
+  void insert(uint64_t k) { keys.push_back(k); }
+  void seal() { std::sort(keys.begin(), keys.end()); }
+  bool count(uint64_t k) const { return std::binary_search(keys.begin(), keys.end(), k); }
+};
 
 Status verifyNode(const Graph& g, const Node& n, const Graph* original, const EdgeSet& listed) {
   for (ValueId in : n.inputs) {
@@ -68,11 +75,13 @@ Status verifyGraph(const Graph& g, const Graph* original) {
   EdgeSet reads, listed;
   for (ValueId id : g.valueIds())
     for (NodeId u : g.value(id).users) listed.insert(edgeKey(u, id));
+  listed.seal();
   for (NodeId id : g.nodeIds()) {
     FL_RETURN_IF_ERROR(verifyNode(g, g.node(id), original, listed));
     for (ValueId in : g.node(id).inputs)
       if (in.valid()) reads.insert(edgeKey(id, in));
   }
+  reads.seal();
   std::vector<bool> isInput(g.valueCapacity(), false);
   for (ValueId in : g.inputs())
     if (size_t(in.index) < isInput.size()) isInput[in.index] = true;
