@@ -476,9 +476,15 @@ Expected<ImportedModel> importOnnxFile(const std::string& path) {
   if (fs::file_size(path, ec) > (uintmax_t(1) << 31) - 1)
     return Status::error("the file is over 2 GB; large models must store weights as external data",
                          path);
-  std::ifstream f(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (!f && !f.eof()) return Status::error("cannot read the file", path);
+  // One read of the whole file: a byte-wise stream iterator took ~5% of a warm
+  // `run` on a 10,000-node model.
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return Status::error("cannot read the file", path);
+  const std::streamoff size = f.tellg();
+  if (size < 0) return Status::error("cannot read the file", path);
+  std::string bytes(size_t(size), '\0');
+  f.seekg(0);
+  if (!f.read(bytes.data(), size)) return Status::error("cannot read the file", path);
   std::string dir = fs::path(path).parent_path().string();
   return importOnnxBytes(bytes, path, dir.empty() ? "." : dir);
 }
