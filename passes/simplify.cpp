@@ -282,8 +282,7 @@ std::optional<Match> sliceNoop(const Graph& g, const Node& n) {
     for (int64_t s : *steps)
       if (s <= 0) return {};
   }
-  return forwardTo(g, n, n.inputs[0],
-                   label(n) + " keeps all of " + typeOf(g, n.inputs[0]).str());
+  return forwardTo(g, n, n.inputs[0], label(n) + " keeps all of " + typeOf(g, n.inputs[0]).str());
 }
 
 // x - c -> x + (-c)   (floats: negation is exact)

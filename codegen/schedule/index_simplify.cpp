@@ -1,8 +1,8 @@
 #include "codegen/schedule/index_simplify.h"
 
 #include <limits>
-#include <set>
 #include <map>
+#include <set>
 
 #include "codegen/schedule/schedule_ir_util.h"
 
@@ -47,27 +47,16 @@ class Simplifier {
 
  private:
   ExprRef rewrite(const ExprRef& e) {
-    if (e->ops.empty()) return e;
-    bool changed = false;
-    std::vector<ExprRef> ops;
-    for (const ExprRef& o : e->ops) {
-      ops.push_back(rewrite(o));
-      changed = changed || ops.back() != o;
-    }
-    ExprRef cur = e;
-    if (changed) {
-      auto n = std::make_shared<Expr>(*e);
-      n->ops = std::move(ops);
-      cur = n;
-    }
-    if (cur->kind == ExprKind::Binary && cur->type == DType::I64 &&
-        (cur->bin == BinOp::Div || cur->bin == BinOp::Mod) &&
-        cur->ops[1]->kind == ExprKind::IntConst && cur->ops[1]->i > 0)
-      if (ExprRef r = divMod(cur->bin, cur->ops[0], cur->ops[1]->i)) {
-        ++removed_;
-        return r;
-      }
-    return cur;
+    return sched::mapExprsBottomUp(e, [&](const ExprRef& cur) -> ExprRef {
+      if (cur->kind == ExprKind::Binary && cur->type == DType::I64 &&
+          (cur->bin == BinOp::Div || cur->bin == BinOp::Mod) &&
+          cur->ops[1]->kind == ExprKind::IntConst && cur->ops[1]->i > 0)
+        if (ExprRef r = divMod(cur->bin, cur->ops[0], cur->ops[1]->i)) {
+          ++removed_;
+          return r;
+        }
+      return cur;
+    });
   }
 
   // a / c or a % c as affine code, or nullptr when the ranges do not decide it.

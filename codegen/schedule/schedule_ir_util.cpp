@@ -96,11 +96,11 @@ ExprRef substitute(const ExprRef& e, const Subst& s) {
   return n;
 }
 
-ExprRef mapLoads(const ExprRef& e, BufferId b, const std::function<ExprRef(const ExprRef&)>& fn) {
+ExprRef mapExprsBottomUp(const ExprRef& e, const std::function<ExprRef(const ExprRef&)>& fn) {
   bool changed = false;
   std::vector<ExprRef> ops;
   for (const ExprRef& o : e->ops) {
-    ops.push_back(mapLoads(o, b, fn));
+    ops.push_back(mapExprsBottomUp(o, fn));
     changed = changed || ops.back() != o;
   }
   ExprRef cur = e;
@@ -109,8 +109,13 @@ ExprRef mapLoads(const ExprRef& e, BufferId b, const std::function<ExprRef(const
     n->ops = std::move(ops);
     cur = n;
   }
-  if (cur->kind == ExprKind::Load && cur->buffer == b) return fn(cur);
-  return cur;
+  return fn(cur);
+}
+
+ExprRef mapLoads(const ExprRef& e, BufferId b, const std::function<ExprRef(const ExprRef&)>& fn) {
+  return mapExprsBottomUp(e, [&](const ExprRef& cur) {
+    return cur->kind == ExprKind::Load && cur->buffer == b ? fn(cur) : cur;
+  });
 }
 
 StmtRef cloneStmt(const StmtRef& st, Subst s, LoopFunc* fresh, const std::string& suffix) {

@@ -33,6 +33,8 @@ std::string uniqueName(const LoopFunc& f, const std::string& base);
 
 using Subst = std::map<int32_t, ExprRef>;  // var index -> replacement
 ExprRef substitute(const ExprRef& e, const Subst& s);
+// Rebuilds e children first, then hands each node (with its new children) to fn.
+ExprRef mapExprsBottomUp(const ExprRef& e, const std::function<ExprRef(const ExprRef&)>& fn);
 // Rebuilds a load's index or drops loads: replaces Load(buffer) nodes.
 ExprRef mapLoads(const ExprRef& e, BufferId b, const std::function<ExprRef(const ExprRef&)>& fn);
 // A deep copy with `s` applied; with `fresh`, every loop inside gets a new
