@@ -10,7 +10,7 @@ compare like with like. Prints the host first; ratio = ORT ms / FuseLens ms
 profiler's first verdict, which says where the time goes.
 
     python3 bench/realworld_speed.py [--cli build/app/fuselens-cli] [--only det] [--runs 50]
-        [--threads 1,2] [--json out.json]
+        [--threads 1,2] [--passes P] [--json out.json]
 
 The models stay in their pip packages (tests/realworld/run_realworld.py says
 which); a model whose package is missing is skipped with a line.

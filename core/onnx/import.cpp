@@ -36,10 +36,10 @@ using onnximport::typeFromProto;
 // the newest form they know). Newer opsets may change meanings, so they are
 // refused rather than read with opset-21 meanings.
 constexpr int64_t kLatestOpset = 21;
-// The newest ONNX IR version released (ONNX 1.21 writes 13; 1.12, whose
-// headers FuseLens builds with, writes 8). IR versions only add structure the
-// importer ignores or refuses by field, so every real one is read.
-constexpr int64_t kNewestIrVersion = 13;
+// The newest ONNX IR version released (ONNX 1.23 writes 14, 1.21 writes 13;
+// 1.12, whose headers FuseLens builds with, writes 8). IR versions only add
+// structure the importer ignores or refuses by field, so every real one is read.
+constexpr int64_t kNewestIrVersion = 14;
 
 struct Importer {
   ImportedModel& model;
