@@ -69,17 +69,21 @@ class Simplifier {
     for (auto [v, k] : aff->coef) {
       if (k == 0) continue;
       if (!ranges_.count(v)) return nullptr;  // not a counter of an enclosing loop
-      (k % c == 0 ? q.coef[v] = k / c : r.coef[v] = k);
+      if (k % c == 0)
+        q.coef[v] = k / c;
+      else
+        r.coef[v] = k;
     }
     // r in [0, c) and q >= 0: then a >= 0, where truncation is the floor.
     int64_t rLo = r.c, rHi = r.c, qLo = q.c;
     for (auto [v, k] : r.coef) {
-      const Range& g = ranges_.at(v);
-      if (g.hi == kUnbounded || g.hi > (int64_t(1) << 40) || k > (int64_t(1) << 20) ||
+      const Range& span = ranges_.at(v);
+      // Bounded so the sums below cannot overflow.
+      if (span.hi == kUnbounded || span.hi > (int64_t(1) << 40) || k > (int64_t(1) << 20) ||
           k < -(int64_t(1) << 20))
         return nullptr;
-      rLo += k > 0 ? k * g.lo : k * g.hi;
-      rHi += k > 0 ? k * g.hi : k * g.lo;
+      rLo += k > 0 ? k * span.lo : k * span.hi;
+      rHi += k > 0 ? k * span.hi : k * span.lo;
     }
     for (auto [v, k] : q.coef) {
       if (k < 0) return nullptr;
