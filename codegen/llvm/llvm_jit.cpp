@@ -94,8 +94,12 @@ void quietDiagnostics(llvm::LLVMContext& ctx) {
 }
 
 // Everything but the loop IR that decides the machine code.
+// The cache key's context. The version tag stands for the emitter: the loop
+// IR of a kernel does not change when the LLVM IR emitted for it does (v2:
+// tanh caps its exponent), so bump it with every such change, or a cache
+// filled by an older build serves the old code.
 std::string targetContext(const llvm::orc::JITTargetMachineBuilder& jtmb, int level) {
-  return std::string("fuselens-object-v1 llvm ") + LLVM_VERSION_STRING + " O" +
+  return std::string("fuselens-object-v2 llvm ") + LLVM_VERSION_STRING + " O" +
          std::to_string(level) + " " + jtmb.getTargetTriple().str() + " cpu " + jtmb.getCPU() +
          " features " + jtmb.getFeatures().getString() + " vector " +
          std::to_string(codegenTarget().vectorBits);

@@ -160,7 +160,15 @@ llvm::Value* emitErf(llvm::IRBuilder<>& b, llvm::Value* x) {
 llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  llvm::Value* e = emitExp(b, b.CreateFMul(ax, fconst(t, 2.0)));
+  // Above |x| = 20, 1 - 2 / (e^2|x| + 1) rounds to 1 in f32 (2 / e^40 is far
+  // below half an ulp of 1), so capping the exponent at 40 changes no result.
+  // Uncapped, 2 / (e + 1) turns subnormal near |x| = 44, and each vector with
+  // such a lane takes a microcode assist: magika's GELU + max-pool kernel ran
+  // 2x slower on 103 such lanes of 260,000. minnum keeps NaN out of the cap;
+  // a NaN x still takes the polynomial branch, which stays NaN.
+  llvm::Value* twoAx = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum,
+                                               b.CreateFMul(ax, fconst(t, 2.0)), fconst(t, 40.0));
+  llvm::Value* e = emitExp(b, twoAx);
   llvm::Value* big =
       b.CreateFSub(fconst(t, 1.0), b.CreateFDiv(fconst(t, 2.0), b.CreateFAdd(e, fconst(t, 1.0))));
   big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
