@@ -43,6 +43,7 @@
 #include "codegen/llvm/object_cache.h"
 #include "codegen/runtime/runtime.h"
 #include "codegen/target.h"
+#include "emitter_hash.h"  // generated: FUSELENS_EMITTER_HASH
 
 namespace fuselens {
 
@@ -93,15 +94,13 @@ void quietDiagnostics(llvm::LLVMContext& ctx) {
       nullptr);
 }
 
-// Everything but the loop IR that decides the machine code.
-// The cache key's context. The version tag stands for the emitter: the loop
-// IR of a kernel does not change when the LLVM IR emitted for it does (v2:
-// tanh caps its exponent), so bump it with every such change, or a cache
-// filled by an older build serves the old code.
+// Everything but the loop IR that decides the machine code. The loop IR of a kernel (the rest of
+// the key) does not change when the LLVM IR emitted for it does, so the hash of the emitter's
+// sources stands for the emitter: a cache filled by another build is not served.
 std::string targetContext(const llvm::orc::JITTargetMachineBuilder& jtmb, int level) {
-  return std::string("fuselens-object-v2 llvm ") + LLVM_VERSION_STRING + " O" +
-         std::to_string(level) + " " + jtmb.getTargetTriple().str() + " cpu " + jtmb.getCPU() +
-         " features " + jtmb.getFeatures().getString() + " vector " +
+  return std::string("fuselens-object-v2 emitter ") + FUSELENS_EMITTER_HASH + " llvm " +
+         LLVM_VERSION_STRING + " O" + std::to_string(level) + " " + jtmb.getTargetTriple().str() +
+         " cpu " + jtmb.getCPU() + " features " + jtmb.getFeatures().getString() + " vector " +
          std::to_string(codegenTarget().vectorBits);
 }
 
