@@ -415,7 +415,7 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
   auto order = g.topoOrder();
   if (!order) return PassResult::failed(Status::error("the graph has a cycle", "layout"));
   PassResult r;
-  const int block = block_ ? block_ : ctx.vectorLanes >= 16 ? 16 : 8;
+  const int block = block_ ? block_ : layoutBlockFor(ctx.vectorLanes);
   // 1. classify
   Classifier cls(g, block);
   std::map<int32_t, Candidate> cand;

@@ -30,6 +30,10 @@
 
 namespace fuselens {
 
+// The block `layout` without one uses for a target with `vectorLanes` f32
+// lanes: 16 on AVX-512, else 8 (the narrowest block there is).
+inline int layoutBlockFor(int vectorLanes) { return vectorLanes >= 16 ? 16 : 8; }
+
 class LayoutPass : public Pass {
  public:
   // block 0: the target's vector width (PassContext::vectorLanes), 16 or 8.

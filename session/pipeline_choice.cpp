@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "codegen/target.h"
+#include "passes/layout.h"
 #include "passes/registry.h"
 
 namespace fuselens {
@@ -17,7 +18,7 @@ PipelineOptions hostPipelineOptions() {
   return o;
 }
 
-int hostLayoutBlock() { return hostTarget().vectorLanes() >= 16 ? 16 : 8; }
+int hostLayoutBlock() { return layoutBlockFor(hostTarget().vectorLanes()); }
 
 Expected<std::string> resolvePipeline(const PipelineChoice& choice, const std::string& fallback,
                                       std::vector<std::string>* warnings) {
