@@ -188,9 +188,13 @@ class Emitter {
       return "0";
     }
     if (e->un == UnOp::Neg) return "(-" + a + ")";
+    if (e->un == UnOp::Sigmoid)
+      return t == DType::F64 ? "(1.0 / (1.0 + exp(-" + a + ")))"
+                             : "(1.0f / (1.0f + expf(-" + a + ")))";
     const char* n = nullptr;
     switch (e->un) {
       case UnOp::Neg:
+      case UnOp::Sigmoid:
         break;
       case UnOp::Exp:
         n = "exp";

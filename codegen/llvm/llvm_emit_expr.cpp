@@ -184,6 +184,8 @@ llvm::Value* Emitter::unary(UnOp op, llvm::Value* a, bool fp) {
       return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, a);
     case UnOp::Round:
       return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, a);
+    case UnOp::Sigmoid:
+      return emitSigmoid(b_, a);
   }
   return nullptr;
 }

@@ -21,6 +21,7 @@
 
 #include "codegen/llvm/llvm_emit.h"
 #include "codegen/llvm/llvm_math.h"
+#include "codegen/schedule/schedule_ir_util.h"
 #include "codegen/target.h"
 
 namespace fuselens::llvm_emit_detail {
@@ -110,7 +111,9 @@ class Emitter {
     loopVals_[var.index] = phi;
     const size_t gathersBefore = gathers_;
     ++depth_;
+    enclosing_.push_back(var);
     for (const auto& s : body) stmt(s);
+    enclosing_.pop_back();
     --depth_;
     llvm::Value* next = b_.CreateAdd(phi, b_.getInt64(1), "", true, true);
     llvm::BranchInst* br = b_.CreateCondBr(b_.CreateICmpSLT(next, hi), header, exit);
@@ -169,13 +172,18 @@ class Emitter {
     if (s->extent <= 0) return;
     if (s->forKind == ForKind::Parallel && lanes_ == 0 && outline(s)) return;
     if (s->forKind == ForKind::Unrolled && s->extent <= kMaxUnroll) {
+      // No loop to prefetch along: a vector body in here is a register
+      // tile's, one copy per unrolled step (see prefetchVectorBody).
+      enclosing_.push_back(VarId());
       for (int64_t k = 0; k < s->extent; ++k) {
         loopVals_[s->var.index] = b_.getInt64(k);
         for (const auto& c : s->body) stmt(c);
       }
+      enclosing_.pop_back();
       loopVals_.erase(s->var.index);
       return;
     }
+    if (s->forKind == ForKind::Vectorized && s->extent > kMaxLanes && emitStreamedLoop(s)) return;
     std::set<int32_t> declared;
     if (s->forKind == ForKind::Vectorized && lanes_ == 0 && s->extent <= kMaxLanes &&
         s->extent >= 2 && vectorBodyOk(s->body, declared)) {
@@ -186,6 +194,22 @@ class Emitter {
              lanes_ > 0 && s->forKind == ForKind::Vectorized ? ForKind::Serial : s->forKind);
   }
 
+  // Software prefetch (llvm_prefetch.cpp). emitStreamedLoop: a long
+  // vectorized loop over large buffers, in chunks that prefetch ahead; false
+  // when it has no stream worth it. prefetchVectorBody: at the top of a
+  // vector body whose enclosing loop walks a large buffer contiguously.
+  struct Stream {
+    BufferId buffer;
+    sched::Affine index;
+    int64_t esize = 0;
+  };
+  bool emitStreamedLoop(const StmtRef& s);
+  void prefetchVectorBody(const StmtRef& s);
+  std::vector<Stream> streams(const std::vector<StmtRef>& body, VarId lane, VarId outer,
+                              int64_t outerStep);
+  void prefetchStreams(const std::vector<Stream>& ss, VarId lane, llvm::Value* laneValue,
+                       int64_t elements);
+
   // The whole loop as one vector of s->extent lanes.
   void emitVectorBody(const StmtRef& s) {
     lanes_ = s->extent;
@@ -194,6 +218,7 @@ class Emitter {
     loopVals_[s->var.index] = llvm::ConstantVector::get(ramp);
     strideOf_.clear();
     strideOf_[s->var.index] = 1;
+    prefetchVectorBody(s);
     for (const auto& c : s->body) stmt(c);
     loopVals_.erase(s->var.index);
     lanes_ = 0;
@@ -447,6 +472,7 @@ class Emitter {
   llvm::Value* scratch_ = nullptr;        // the kernel's scratch base, when it has one
   std::map<int32_t, int64_t> scratchAt_;  // Temp buffer -> offset in scratch
   int64_t lanes_ = 0;                     // > 0 inside a vector body
+  std::vector<VarId> enclosing_;          // counters of the loops being emitted, outermost first
   std::set<int32_t> vecLocals_;           // locals set inside the vector body
   std::map<int32_t, int64_t> strideOf_;   // lane step of i64 vars in the vector body
   std::map<std::pair<int32_t, int64_t>, llvm::AllocaInst*> vecAllocas_;

@@ -95,39 +95,76 @@ int castIntBits(DType t) { return intBits(t) ? intBits(t) : 64; }
 
 }  // namespace
 
-// Cephes expf: exp(x) = 2^n * e^r, |r| <= ln2/2, e^r by a degree-7 polynomial;
-// about 1 ulp. Overflow yields +inf and deep underflow 0, as libm does; NaN
-// stays NaN.
-llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+// Cephes expf's polynomial with a cheaper reduction: exp(x) = 2^n * e^r,
+// |r| <= ln2/2, e^r by a degree-7 polynomial; about 1 ulp. n is rounded by
+// adding a magic number (1.5 * 2^23 + 126) whose low mantissa bits then hold
+// n + 126, so 2^(n-1) is one shift of those bits, and e^r is doubled inside
+// the last fma: no floor, no float-to-int conversion, no NaN guard (NaN bits
+// shift to a zero scale and NaN * 0 stays NaN). Clamped to [-87.34, 89], n
+// is in [-126, 128]: above 88.72 the product overflows to +inf as libm's
+// does; below -86.99 (2^-125.5) the scale is 0, so results under about
+// 1.7e-38 are 0 rather than subnormal, which would cost a microcode assist
+// per vector and which no tolerance tells from 0. `nonPositive`: x <= 0 or
+// NaN, so the upper clamp can go.
+llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x, bool nonPositive) {
   llvm::Type* t = x->getType();
+  if (!t->getScalarType()->isFloatTy()) return b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
   llvm::Type* it = llvm::Type::getInt32Ty(b.getContext());
   if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t))
-    it = llvm::FixedVectorType::get(llvm::Type::getInt32Ty(b.getContext()), vt->getNumElements());
-  if (!t->getScalarType()->isFloatTy()) return b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
-  llvm::Value* hi = fconst(t, 88.3762626647949);
-  llvm::Value* lo = fconst(t, -88.3762626647949);
-  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, hi), hi, x);
-  xc = b.CreateSelect(b.CreateFCmpOLT(xc, lo), lo, xc);
-  llvm::Value* fx = b.CreateFAdd(b.CreateFMul(xc, fconst(t, 1.44269504088896341)), fconst(t, 0.5));
-  fx = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, fx);
-  llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(fx, fconst(t, 0.693359375)));
-  r = b.CreateFSub(r, b.CreateFMul(fx, fconst(t, -2.12194440e-4)));
+    it = llvm::FixedVectorType::get(it, vt->getNumElements());
+  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {p, q, r});
+  };
+  // Selects, not minnum/maxnum: a NaN x must stay NaN.
+  llvm::Value* xc = x;
+  if (!nonPositive) xc = b.CreateSelect(b.CreateFCmpOGT(x, fconst(t, 89.0)), fconst(t, 89.0), x);
+  xc = b.CreateSelect(b.CreateFCmpOLT(xc, fconst(t, -87.3365447505531)),
+                      fconst(t, -87.3365447505531), xc);
+  const double magic = 12582912.0 + 126.0;
+  llvm::Value* big = fma(xc, fconst(t, 1.44269504088896341), fconst(t, magic));
+  llvm::Value* n = b.CreateFSub(big, fconst(t, magic));
+  llvm::Value* r = fma(n, fconst(t, -0.693359375), xc);
+  r = fma(n, fconst(t, 2.12194440e-4), r);
   static const double p[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
                              4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1};
   llvm::Value* y = fconst(t, p[0]);
-  for (int k = 1; k < 6; ++k)
-    y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r, fconst(t, p[k])});
-  llvm::Value* r2 = b.CreateFMul(r, r);
-  y = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {y, r2, r});
-  y = b.CreateFAdd(y, fconst(t, 1.0));
-  // fx is in [-128, 128] for every number; NaN becomes 0 so the conversion is
-  // defined (y is NaN already). fptosi.sat would scalarize on x86.
-  llvm::Value* fxi = b.CreateSelect(b.CreateFCmpUNO(fx, fx), fconst(t, 0.0), fx);
-  llvm::Value* n = b.CreateFPToSI(fxi, it);
-  n = b.CreateShl(b.CreateAdd(n, llvm::ConstantInt::get(it, 127)), llvm::ConstantInt::get(it, 23));
-  y = b.CreateFMul(y, b.CreateBitCast(n, t));
-  y = b.CreateSelect(b.CreateFCmpOGT(x, fconst(t, 88.72283935546875)), fconst(t, INFINITY), y);
-  return b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, -103.972076416015625)), fconst(t, 0.0), y);
+  for (int k = 1; k < 6; ++k) y = fma(y, r, fconst(t, p[k]));
+  y = fma(y, b.CreateFMul(r, r), r);
+  y = fma(y, fconst(t, 2.0), fconst(t, 2.0));  // 2 e^r, exactly twice (y + 1)
+  llvm::Value* scale =
+      b.CreateBitCast(b.CreateShl(b.CreateBitCast(big, it), llvm::ConstantInt::get(it, 23)), t);
+  return b.CreateFMul(y, scale);
+}
+
+// 1 / d for d known finite and nonzero: LLVM may use a reciprocal estimate
+// and one Newton step (about 1 ulp) where the target has one for the type,
+// instead of a divide that occupies the divider for ten or more cycles per
+// vector. x86 only takes that path for vectors; scalar tails divide exactly.
+llvm::Value* emitRecip(llvm::IRBuilder<>& b, llvm::Value* d) {
+  llvm::Value* q = b.CreateFDiv(fconst(d->getType(), 1.0), d);
+  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(q)) {
+    llvm::FastMathFlags fm;
+    fm.setAllowReciprocal();
+    fm.setNoInfs();
+    fm.setAllowContract();  // the Newton step as fmas
+    inst->setFastMathFlags(fm);
+  }
+  return q;
+}
+
+// sigmoid(x) = 1 / (1 + e^-x), as s = 1 / (1 + z) with z = e^-|x| in [0, 1]:
+// the divisor stays in [1, 2] (never inf, so the reciprocal estimate is safe,
+// and the quotient never subnormal), and x < 0 takes z * s = e^x / (1 + e^x).
+llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  if (!t->getScalarType()->isFloatTy()) {
+    llvm::Value* e = b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b.CreateFNeg(x));
+    return b.CreateFDiv(fconst(t, 1.0), b.CreateFAdd(fconst(t, 1.0), e));
+  }
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* z = emitExp(b, b.CreateFNeg(ax), true);
+  llvm::Value* s = emitRecip(b, b.CreateFAdd(z, fconst(t, 1.0)));
+  return b.CreateSelect(b.CreateFCmpOLT(x, fconst(t, 0.0)), b.CreateFMul(z, s), s);
 }
 
 // erf: an odd Taylor polynomial below |x| = 0.5 (error < 1e-8), Abramowitz &
@@ -143,7 +180,7 @@ llvm::Value* emitErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   for (int k = 1; k < 5; ++k)
     p = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t}, {p, tt, fconst(t, a[k])});
   p = b.CreateFMul(p, tt);
-  llvm::Value* e = emitExp(b, b.CreateFNeg(b.CreateFMul(ax, ax)));
+  llvm::Value* e = emitExp(b, b.CreateFNeg(b.CreateFMul(ax, ax)), true);
   llvm::Value* big = b.CreateFSub(fconst(t, 1.0), b.CreateFMul(p, e));
   big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
   // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
@@ -169,8 +206,10 @@ llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* twoAx = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum,
                                                b.CreateFMul(ax, fconst(t, 2.0)), fconst(t, 40.0));
   llvm::Value* e = emitExp(b, twoAx);
-  llvm::Value* big =
-      b.CreateFSub(fconst(t, 1.0), b.CreateFDiv(fconst(t, 2.0), b.CreateFAdd(e, fconst(t, 1.0))));
+  // e + 1 is in [2, e^40]: finite, so the reciprocal estimate is safe.
+  llvm::Value* big = b.CreateIntrinsic(
+      llvm::Intrinsic::fmuladd, {t},
+      {fconst(t, -2.0), emitRecip(b, b.CreateFAdd(e, fconst(t, 1.0))), fconst(t, 1.0)});
   big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
   static const double q[] = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
                              1.33314422036E-1, -3.33332819422E-1};

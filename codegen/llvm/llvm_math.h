@@ -1,5 +1,5 @@
 // Math and conversions the LLVM emitter inlines as straight-line IR over
-// scalars or vectors alike: exp, erf, tanh and log as Cephes-style polynomials
+// scalars or vectors alike: exp, sigmoid, erf, tanh and log as Cephes-style polynomials
 // (a libm call would keep a loop from vectorizing), and Cast between every
 // dtype with the loop IR's semantics (cast() in loop_ir.h), f16/bf16 included
 // (carried as i16 bits and converted with integer ops, so no target feature
@@ -12,7 +12,10 @@
 
 namespace fuselens {
 
-llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x);
+// nonPositive: the caller knows x <= 0 or NaN (one clamp fewer).
+llvm::Value* emitExp(llvm::IRBuilder<>& b, llvm::Value* x, bool nonPositive = false);
+llvm::Value* emitSigmoid(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* emitRecip(llvm::IRBuilder<>& b, llvm::Value* d);
 llvm::Value* emitErf(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emitTanh(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* emitLog(llvm::IRBuilder<>& b, llvm::Value* x);

@@ -7,7 +7,8 @@
 namespace fuselens {
 
 struct LoopCost {
-  double flops = 0;  // float Binary/Unary ops count 1, Fma 2, times enclosing trip counts
+  double flops = 0;  // float ops count 1, Fma 2, divide 4, math functions the ops they
+                     // issue (exp 16...), times enclosing trip counts
   double bytes = 0;  // every param (inputs and outputs) once
 };
 

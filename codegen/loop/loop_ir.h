@@ -73,7 +73,10 @@ enum class ExprKind {
 // Shr is logical on unsigned types (u8, bool) and arithmetic on the others.
 enum class BinOp { Add, Sub, Mul, Div, Mod, Max, Min, Pow, Shl, Shr };
 // Floor/Ceil/Round (half to even) and the transcendental ones: floats only.
-enum class UnOp { Neg, Exp, Tanh, Sqrt, Abs, Erf, Log, Sin, Cos, Tan, Atan, Floor, Ceil, Round };
+// clang-format off
+enum class UnOp { Neg, Exp, Tanh, Sqrt, Abs, Erf, Log, Sin, Cos, Tan, Atan, Floor, Ceil, Round,
+                  Sigmoid };  // 1 / (1 + e^-x): one op, so each backend picks a stable form
+// clang-format on
 enum class CmpOp { LT, LE, GT, GE, EQ, NE };
 
 struct Expr;

@@ -148,6 +148,8 @@ const char* unaryName(UnOp op) {
       return "ceil";
     case UnOp::Round:
       return "roundeven";
+    case UnOp::Sigmoid:
+      return "sigmoid";
   }
   return "?";
 }

@@ -40,10 +40,7 @@ ValueId input(const Node& n, size_t i) { return i < n.inputs.size() ? n.inputs[i
 using Act = std::function<ExprRef(ExprRef)>;
 
 std::optional<Act> activation(const std::string& name) {
-  if (name == "Sigmoid")
-    return Act([](ExprRef x) {
-      return div(floatConst(1), add(floatConst(1), unary(UnOp::Exp, unary(UnOp::Neg, x))));
-    });
+  if (name == "Sigmoid") return Act([](ExprRef x) { return unary(UnOp::Sigmoid, x); });
   if (name == "Tanh") return Act([](ExprRef x) { return unary(UnOp::Tanh, x); });
   if (name == "Relu") return Act([](ExprRef x) { return binary(BinOp::Max, x, floatConst(0)); });
   return std::nullopt;

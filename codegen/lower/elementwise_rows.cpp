@@ -243,11 +243,8 @@ ExprRef dropout(const Operands& o) { return o.output == 1 ? boolConst(true) : o.
 ExprRef relu(const Operands& o) { return binary(BinOp::Max, o.x(), num(o.x(), 0)); }
 ExprRef isNaN(const Operands& o) { return compare(CmpOp::NE, o.x(), o.x()); }
 ExprRef reciprocal(const Operands& o) { return div(num(o.x(), 1), o.x()); }
-// 1 / (1 + e^-x): exact at both tails (exp overflows to inf -> 0).
-ExprRef sigmoid(const Operands& o) {
-  const ExprRef& x = o.x();
-  return div(num(x, 1), add(num(x, 1), unary(UnOp::Exp, unary(UnOp::Neg, x))));
-}
+// 1 / (1 + e^-x), one unary op so each backend picks its own stable form.
+ExprRef sigmoid(const Operands& o) { return unary(UnOp::Sigmoid, o.x()); }
 ExprRef softplusRow(const Operands& o) { return softplus(o.x()); }
 ExprRef softsign(const Operands& o) {
   return div(o.x(), add(num(o.x(), 1), unary(UnOp::Abs, o.x())));

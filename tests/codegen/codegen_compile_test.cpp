@@ -92,6 +92,7 @@ class CodegenCompileTest : public QObject {
   void parallelLargeKernels();
   void optLevelsAgree();
   void tanhTailsAreExactAndRaiseNoUnderflow();
+  void expAndSigmoidAcrossTheRange();
   void unsupportedOpIsAnError();
   void dynamicShapeIsAnError();
   void badInputsAreErrors();
@@ -601,6 +602,54 @@ void CodegenCompileTest::tanhTailsAreExactAndRaiseNoUnderflow() {
   _mm_setcsr(_mm_getcsr() & ~0x3fu);
   QVERIFY(run.module->run({{"a", at}}));
   QCOMPARE(_mm_getcsr() & 0x10u, 0u);
+}
+
+// Exp and Sigmoid on a dense sweep past both ends of f32's range: about 1 ulp
+// wherever the result is a normal number, +inf above 88.72 (and finite just
+// below it), 0 rather than a subnormal at the bottom, NaN and the infinities
+// kept, and no lane raising MXCSR's underflow flag (an assist per vector;
+// inputs under 1e-19 are left out, their r * r underflows by rights).
+void CodegenCompileTest::expAndSigmoidAcrossTheRange() {
+  std::vector<float> xs;
+  for (double v = -105.0; v <= 100.0; v += 0.00125) xs.push_back(float(v));
+  for (float v : {88.72f, 88.7228f, 88.7229f, 88.5f, 88.376f, 88.3763f, -86.99f, -87.0f, -87.33f,
+                  -87.34f, -88.0f, -103.98f, 0.0f, -0.0f, 3e38f, -3e38f})
+    xs.push_back(v);
+  xs.push_back(std::numeric_limits<float>::infinity());
+  xs.push_back(-std::numeric_limits<float>::infinity());
+  xs.push_back(std::numeric_limits<float>::quiet_NaN());
+  const int64_t n = int64_t(xs.size());
+  const TensorData at = TensorData::fromVector(DType::F32, {n}, xs);
+  qputenv("FUSELENS_CACHE", "0");  // today's emitter, not a cached object
+  auto restore = qScopeGuard([] { qunsetenv("FUSELENS_CACHE"); });
+  for (const char* op : {"Exp", "Sigmoid"}) {
+    const bool isExp = std::string(op) == "Exp";
+    Graph g;
+    ValueId a = g.addInput("a", f32({n}));
+    g.addOutput(g.node(g.addNode(op, {a}, {{"y", f32({n})}})).outputs[0]);
+    Run run = compileAndRun(g, {{"a", at}});
+    QVERIFY(run.module);
+    _mm_setcsr(_mm_getcsr() & ~0x3fu);
+    auto out = run.module->run({{"a", at}});
+    QVERIFY(out);
+    QCOMPARE(_mm_getcsr() & 0x10u, 0u);  // no underflow on this thread
+    const std::vector<float> y = outputOf(run, g);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double x = xs[i];
+      const double want = isExp ? std::exp(x) : 1 / (1 + std::exp(-x));
+      const std::string at = std::string(op) + "(" + std::to_string(x) +
+                             ") = " + std::to_string(y[i]) + ", want " + std::to_string(want);
+      if (std::isnan(x)) {
+        QVERIFY2(std::isnan(y[i]), at.c_str());
+      } else if (want > std::numeric_limits<float>::max()) {
+        QVERIFY2(y[i] == std::numeric_limits<float>::infinity(), at.c_str());
+      } else if (want < 1.8e-38) {  // 0 or, near 2^-125, the normal value
+        QVERIFY2(y[i] == 0.0f || std::fabs(y[i] - want) <= 2.5e-7 * want, at.c_str());
+      } else {
+        QVERIFY2(std::fabs(y[i] - want) <= 2.5e-7 * want, at.c_str());
+      }
+    }
+  }
 }
 
 void CodegenCompileTest::unsupportedOpIsAnError() {

@@ -69,7 +69,7 @@ void CodegenLoopIrTest::printerGoldenMatMulEpilogue() {
       "    for (int64 i1 = 0; i1 < 4; ++i1) {\n"
       "      acc0 = acc0 + x[i1] * w[i1 * 2 + i0];\n"
       "    }\n"
-      "    y[i0] = acc0 * (1.0f / (1.0f + exp(-acc0)));\n"
+      "    y[i0] = acc0 * sigmoid(acc0);\n"
       "  }\n"
       "}\n";
   if (qs(printLoopFunc(f)) != QString(golden)) qWarning("%s", printLoopFunc(f).c_str());
