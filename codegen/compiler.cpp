@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "codegen/driver/driver_kernel.h"
 #include "codegen/kernel_plan.h"
@@ -91,18 +92,24 @@ Status checkStatic(const Graph& g, ValueId v) {
 
 class LlvmCompiledModule : public CompiledModule {
  public:
-  LlvmCompiledModule(std::vector<KernelInfo> kernels, std::string loopIr,
-                     std::unique_ptr<JitModule> jit, CpuExecutor exec, CompileStats stats,
-                     std::vector<KernelCost> costs)
+  LlvmCompiledModule(std::vector<KernelInfo> kernels, std::vector<LoopFunc> funcs,
+                     std::vector<std::string> notes, std::unique_ptr<JitModule> jit,
+                     CpuExecutor exec, CompileStats stats, std::vector<KernelCost> costs)
       : stats_(stats),
         costs_(std::move(costs)),
         kernels_(std::move(kernels)),
-        loopIr_(std::move(loopIr)),
+        funcs_(std::move(funcs)),
+        notes_(std::move(notes)),
         jit_(std::move(jit)),
         exec_(std::move(exec)) {}
 
   const std::vector<KernelInfo>& kernels() const override { return kernels_; }
-  std::string loopIrText() const override { return loopIr_; }
+  // Printed on first request: a 20,000-node graph's 1,667 listings were 5%
+  // of a warm compile, and most compiles never show them.
+  std::string loopIrText() const override {
+    std::call_once(listed_, [&] { loopIr_ = loopListing(funcs_, notes_); });
+    return loopIr_;
+  }
   std::string llvmIrText() const override { return jit_->irText(); }
   CompileStats stats() const override { return stats_; }
   Expected<std::vector<std::optional<TensorData>>> run(
@@ -134,7 +141,10 @@ class LlvmCompiledModule : public CompiledModule {
   CompileStats stats_;
   std::vector<KernelCost> costs_;
   std::vector<KernelInfo> kernels_;
-  std::string loopIr_;
+  std::vector<LoopFunc> funcs_;
+  std::vector<std::string> notes_;
+  mutable std::once_flag listed_;
+  mutable std::string loopIr_;
   std::unique_ptr<JitModule> jit_;  // owns the code exec_ calls
   CpuExecutor exec_;
 };
@@ -160,6 +170,15 @@ std::string fallbackKernelList(const std::vector<KernelInfo>& kernels) {
   for (const KernelInfo& k : kernels)
     if (k.fallback) s += (s.empty() ? "" : ", ") + k.name;
   return s;
+}
+
+std::string loopListing(const std::vector<LoopFunc>& funcs, const std::vector<std::string>& notes) {
+  std::string out;
+  for (size_t i = 0; i < funcs.size(); ++i) {
+    if (i) out += "\n";
+    out += i < notes.size() && !notes[i].empty() ? notes[i] : printLoopFunc(funcs[i]);
+  }
+  return out;
 }
 
 std::vector<const LoopFunc*> KernelPlan::funcPtrs() const {
@@ -250,8 +269,8 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
         LoopFunc placeholder;  // never called: the executor runs the driver
         placeholder.name = info.name;
         plan.schedules.push_back(sched);
-        plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + std::string("// ") + info.name +
-                       ": driver kernel, " + info.driverSummary + "\n" + (*drv)->loopIr;
+        plan.notes.push_back("// " + info.name + ": driver kernel, " + info.driverSummary + "\n" +
+                             (*drv)->loopIr);
         plan.funcs.push_back(std::move(placeholder));
         plan.drivers.push_back(std::move((*drv)->run));
         plan.infos.push_back(std::move(info));
@@ -273,8 +292,8 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
       LoopFunc placeholder;
       placeholder.name = info.name;
       plan.schedules.push_back(sched);
-      plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + std::string("// ") + info.name + ": " +
-                     kFallbackLabel + "\n//   " + info.fallbackReason + "\n";
+      plan.notes.push_back("// " + info.name + ": " + kFallbackLabel + "\n//   " +
+                           info.fallbackReason + "\n");
       plan.funcs.push_back(std::move(placeholder));
       plan.drivers.emplace_back();
       plan.infos.push_back(std::move(info));
@@ -292,7 +311,7 @@ Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
       FL_RETURN_IF_ERROR(scheduleKernel(*fn, sched));
     }
     plan.schedules.push_back(sched);
-    plan.loopIr += (plan.loopIr.empty() ? "" : "\n") + printLoopFunc(*fn);
+    plan.notes.emplace_back();  // printed from the func when the listing is asked for
     plan.funcs.push_back(std::move(*fn));
     plan.drivers.emplace_back();
     plan.infos.push_back(std::move(info));
@@ -310,6 +329,10 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
   if (cancel.cancelled()) return Status::error("compilation cancelled");
   report(progress, double(n) / double(n + 1), "LLVM optimize and JIT");
   CompileStats stats;
+  // The listing shows the kernels as planned, before a symbolic kernel's
+  // instance stands in for one (a copy shares the statement trees).
+  std::vector<LoopFunc> listed;
+  if (opts.symbolic) listed = plan->funcs;
   if (opts.symbolic) applySymbolicKernels(*opts.symbolic, g, *plan, stats);
   stats.lowerSeconds = plan->lowerSeconds;
   // A kernel's schedule is part of its key; most kernels share the plan's.
@@ -345,8 +368,8 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
                        std::move(*buffers));
   report(progress, 1.0, "compiled");
   return std::unique_ptr<CompiledModule>(std::make_unique<LlvmCompiledModule>(
-      std::move(plan->infos), std::move(plan->loopIr), std::move(*jit), std::move(executor), stats,
-      std::move(costs)));
+      std::move(plan->infos), opts.symbolic ? std::move(listed) : std::move(plan->funcs),
+      std::move(plan->notes), std::move(*jit), std::move(executor), stats, std::move(costs)));
 }
 
 }  // namespace fuselens

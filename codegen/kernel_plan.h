@@ -21,11 +21,15 @@ struct KernelPlan {
   std::vector<std::pair<ValueId, ValueId>> aliases;
   // Per kernel: the driver's entry for a driver kernel (KernelInfo::driver), else empty.
   std::vector<HostKernelFn> drivers;
-  std::string loopIr;
+  // Per kernel: its listing for a driver or host kernel; empty: print funcs[i].
+  std::vector<std::string> notes;
   double lowerSeconds = 0;
 
   std::vector<const LoopFunc*> funcPtrs() const;
 };
+
+// Every kernel's loop nest (or note), as CompiledModule::loopIrText shows it.
+std::string loopListing(const std::vector<LoopFunc>& funcs, const std::vector<std::string>& notes);
 
 Expected<KernelPlan> planKernels(const Graph& g, const CompileOptions& opts,
                                  const Progress& progress, const CancelToken& cancel);
