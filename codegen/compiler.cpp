@@ -332,8 +332,10 @@ Expected<std::unique_ptr<CompiledModule>> compileGraph(const Graph& g, const Com
   // The listing shows the kernels as planned, before a symbolic kernel's
   // instance stands in for one (a copy shares the statement trees).
   std::vector<LoopFunc> listed;
-  if (opts.symbolic) listed = plan->funcs;
-  if (opts.symbolic) applySymbolicKernels(*opts.symbolic, g, *plan, stats);
+  if (opts.symbolic) {
+    listed = plan->funcs;
+    applySymbolicKernels(*opts.symbolic, g, *plan, stats);
+  }
   stats.lowerSeconds = plan->lowerSeconds;
   // A kernel's schedule is part of its key; most kernels share the plan's.
   const std::string planSchedule = plan->schedule.toJson();
