@@ -1,8 +1,26 @@
 #include "core/ir/tensor.h"
 
 #include <bit>
+#include <new>
 
 namespace fuselens {
+
+namespace {
+constexpr size_t kAlignFrom = 1024;
+constexpr std::align_val_t kCacheLine{64};
+}  // namespace
+
+void* allocateTensorBytes(size_t n) {
+  return n >= kAlignFrom ? ::operator new(n, kCacheLine) : ::operator new(n);
+}
+
+void freeTensorBytes(void* p, size_t n) {
+  if (n >= kAlignFrom)
+    ::operator delete(p, n, kCacheLine);
+  else
+    ::operator delete(p, n);
+}
+
 namespace {
 float halfToFloat(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <new>
 #include <vector>
 
 #include "core/ir/dtype.h"
@@ -14,18 +13,23 @@
 
 namespace fuselens {
 
-// Tensor bytes start on a cache line: kernels load 64-byte vectors, and a
-// vector that straddles two lines costs two loads (a MatMul reading its packed
-// weights from malloc's 16-byte aligned blocks ran 12% slower).
+// Tensor bytes of 1 KiB and more start on a cache line: kernels load 64-byte
+// vectors, and a vector that straddles two lines costs two loads (a MatMul
+// reading its packed weights from malloc's 16-byte aligned blocks ran 12%
+// slower). Smaller tensors keep malloc's cheaper path: the eager interpreter
+// (and the host kernels built on it) makes many, and an aligned allocation
+// costs about three times as much.
+void* allocateTensorBytes(size_t n);
+void freeTensorBytes(void* p, size_t n);
+
 template <class T>
 struct CacheLineAllocator {
   using value_type = T;
-  static constexpr std::align_val_t kAlign{64};
   CacheLineAllocator() = default;
   template <class U>
   CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
-  void deallocate(T* p, size_t n) { ::operator delete(p, n * sizeof(T), kAlign); }
+  T* allocate(size_t n) { return static_cast<T*>(allocateTensorBytes(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { freeTensorBytes(p, n * sizeof(T)); }
   template <class U>
   bool operator==(const CacheLineAllocator<U>&) const {
     return true;
