@@ -91,8 +91,10 @@ std::string exportHeader(const Graph& g, const std::string& name) {
   return h.str();
 }
 
-// The thread pool of the exported runtime, in C: the same protocol as
-// codegen/runtime/thread_pool.cpp (chunks under one mutex, the caller works too).
+// The thread pool of the exported runtime, in C: the same division of work as
+// codegen/runtime/thread_pool.cpp (each thread owns a contiguous run of
+// chunks and takes it from the front, one that runs out steals from the back
+// of another's, the caller works too), with every claim under one mutex.
 const char* const kExportPoolC = R"(
 typedef void (*fl_body)(void**, int64_t, int64_t);
 static pthread_mutex_t fl_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -100,13 +102,21 @@ static pthread_cond_t fl_work = PTHREAD_COND_INITIALIZER, fl_done = PTHREAD_COND
 static pthread_mutex_t fl_dispatch = PTHREAD_MUTEX_INITIALIZER;
 static fl_body fl_job_body;
 static void** fl_job_ctx;
-static int64_t fl_job_n, fl_job_chunks, fl_job_next, fl_job_finished;
+static int64_t fl_job_n, fl_job_chunks, fl_job_left, fl_job_finished;
+static int64_t* fl_front; /* per thread: its next own chunk */
+static int64_t* fl_back;  /* per thread: one past its last unclaimed chunk */
 static int fl_threads = 0, fl_started = 0;
 
-static int fl_run_chunk(void) {
+static int fl_run_chunk(int slot) {
   pthread_mutex_lock(&fl_mu);
-  if (fl_job_next >= fl_job_chunks) { pthread_mutex_unlock(&fl_mu); return 0; }
-  int64_t c = fl_job_next++;
+  int64_t c = -1;
+  if (fl_front[slot] < fl_back[slot]) c = fl_front[slot]++;
+  for (int i = 1; c < 0 && i < fl_threads; ++i) {
+    int s = (slot + i) % fl_threads;
+    if (fl_front[s] < fl_back[s]) c = --fl_back[s];
+  }
+  if (c < 0) { pthread_mutex_unlock(&fl_mu); return 0; }
+  --fl_job_left;
   int64_t lo = fl_job_n * c / fl_job_chunks, hi = fl_job_n * (c + 1) / fl_job_chunks;
   fl_body body = fl_job_body;
   void** ctx = fl_job_ctx;
@@ -119,12 +129,12 @@ static int fl_run_chunk(void) {
 }
 
 static void* fl_worker(void* arg) {
-  (void)arg;
+  int slot = (int)(intptr_t)arg;
   for (;;) {
     pthread_mutex_lock(&fl_mu);
-    while (fl_job_next >= fl_job_chunks) pthread_cond_wait(&fl_work, &fl_mu);
+    while (fl_job_left == 0) pthread_cond_wait(&fl_work, &fl_mu);
     pthread_mutex_unlock(&fl_mu);
-    fl_run_chunk();
+    while (fl_run_chunk(slot)) {}
   }
   return NULL;
 }
@@ -134,10 +144,13 @@ static void fl_start_pool(void) {
   fl_started = 1;
   int n = fl_threads > 0 ? fl_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (n < 1) n = 1;
+  fl_front = (int64_t*)calloc((size_t)n, sizeof(int64_t));
+  fl_back = (int64_t*)calloc((size_t)n, sizeof(int64_t));
+  if (!fl_front || !fl_back) n = 1;
   fl_threads = n;
   for (int i = 1; i < n; ++i) {
     pthread_t t;
-    if (pthread_create(&t, NULL, fl_worker, NULL) != 0) { fl_threads = i; break; }
+    if (pthread_create(&t, NULL, fl_worker, (void*)(intptr_t)i) != 0) { fl_threads = i; break; }
     pthread_detach(t);
   }
 }
@@ -153,15 +166,17 @@ void fuselens_parallel_for(fl_body body, void** ctx, int64_t n) {
   fl_job_ctx = ctx;
   fl_job_n = n;
   fl_job_chunks = n < (int64_t)fl_threads * 4 ? n : (int64_t)fl_threads * 4;
-  fl_job_next = 0;
+  for (int t = 0; t < fl_threads; ++t) {
+    fl_front[t] = fl_job_chunks * t / fl_threads;
+    fl_back[t] = fl_job_chunks * (t + 1) / fl_threads;
+  }
+  fl_job_left = fl_job_chunks;
   fl_job_finished = 0;
   pthread_cond_broadcast(&fl_work);
   pthread_mutex_unlock(&fl_mu);
-  while (fl_run_chunk()) {}
+  while (fl_run_chunk(0)) {}
   pthread_mutex_lock(&fl_mu);
   while (fl_job_finished < fl_job_chunks) pthread_cond_wait(&fl_done, &fl_mu);
-  fl_job_chunks = 0;
-  fl_job_next = 0;
   pthread_mutex_unlock(&fl_mu);
   pthread_mutex_unlock(&fl_dispatch);
 }

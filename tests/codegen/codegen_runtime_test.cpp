@@ -3,8 +3,15 @@
 // that a compile runs with the memory-plan pass's plan when it is given one.
 #include <QtTest>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
 #include "codegen/compiler.h"
 #include "codegen/runtime/memory_plan.h"
+#include "codegen/runtime/runtime.h"
 #include "core/onnx/import.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
@@ -40,6 +47,8 @@ class CodegenRuntimeTest : public QObject {
   void runIntoChecksOutputs();
   void runIntoKeepsRunTimeShapes();
   void runsWithTheGivenPlan();
+  void parallelForRunsEveryIndexOnce();
+  void parallelForStealsFromASlowThread();
 };
 
 void CodegenRuntimeTest::planReusesDeadTensors() {
@@ -168,6 +177,101 @@ void CodegenRuntimeTest::runsWithTheGivenPlan() {
   QVERIFY((*given)->runInto({{"x", x}}, a).isOk());
   QVERIFY((*own)->runInto({{"x", x}}, b).isOk());
   QCOMPARE(values(a["t3"]), values(b["t3"]));
+}
+
+// fuselens_parallel_for over loops of many sizes, back to back (the way a
+// model's kernels post them), from two callers at once and under a thread
+// cap: every index runs exactly once, and a cap of 1 keeps the caller alone.
+namespace {
+struct CountCtx {
+  std::vector<std::atomic<int>>* hits;
+  std::thread::id caller;
+  std::atomic<int>* elsewhere;
+};
+void countBody(void** ctx, int64_t lo, int64_t hi) {
+  auto* c = static_cast<CountCtx*>(ctx[0]);
+  if (std::this_thread::get_id() != c->caller) c->elsewhere->fetch_add(1);
+  for (int64_t i = lo; i < hi; ++i) (*c->hits)[size_t(i)].fetch_add(1);
+}
+// Runs one loop of n and says which indices did not run exactly once.
+std::string countLoop(int64_t n, std::atomic<int>& elsewhere) {
+  std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+  CountCtx c{&hits, std::this_thread::get_id(), &elsewhere};
+  void* ctx[] = {&c};
+  fuselens_parallel_for(countBody, ctx, n);
+  for (int64_t i = 0; i < n; ++i)
+    if (hits[size_t(i)].load() != 1)
+      return "n=" + std::to_string(n) + ": index " + std::to_string(i) + " ran " +
+             std::to_string(hits[size_t(i)].load()) + " times";
+  return "";
+}
+}  // namespace
+
+void CodegenRuntimeTest::parallelForRunsEveryIndexOnce() {
+  const int64_t sizes[] = {0, 1, 2, 3, 5, 8, 9, 31, 64, 1000, 70000};
+  std::atomic<int> elsewhere{0};
+  for (int round = 0; round < 50; ++round)
+    for (int64_t n : sizes) {
+      std::string bad = countLoop(n, elsewhere);
+      QVERIFY2(bad.empty(), bad.c_str());
+    }
+  // Two callers at once: one has the pool, the other runs serially.
+  std::string bad[2];
+  std::atomic<int> sink{0};
+  {
+    std::vector<std::thread> callers;
+    for (int t = 0; t < 2; ++t)
+      callers.emplace_back([&, t] {
+        for (int round = 0; round < 200 && bad[t].empty(); ++round)
+          bad[t] = countLoop(sizes[size_t(round) % std::size(sizes)], sink);
+      });
+    for (auto& th : callers) th.join();
+  }
+  QVERIFY2(bad[0].empty(), bad[0].c_str());
+  QVERIFY2(bad[1].empty(), bad[1].c_str());
+  fuselens_set_max_threads(1);
+  std::atomic<int> capped{0};
+  for (int64_t n : sizes) {
+    std::string b = countLoop(n, capped);
+    QVERIFY2(b.empty(), b.c_str());
+  }
+  fuselens_set_max_threads(0);
+  QCOMPARE(capped.load(), 0);
+}
+
+// Each thread owns a contiguous run of chunks; one that finishes its own
+// takes the rest of a slow thread's from the back. Here the caller's first
+// chunk sleeps, and the other chunks must still run elsewhere meanwhile.
+namespace {
+struct StealCtx {
+  std::thread::id caller;
+  std::mutex m;
+  std::set<int64_t> onOthers;
+};
+void stealBody(void** ctx, int64_t lo, int64_t hi) {
+  auto* c = static_cast<StealCtx*>(ctx[0]);
+  if (lo == 0 && std::this_thread::get_id() == c->caller)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  if (std::this_thread::get_id() == c->caller) return;
+  std::lock_guard<std::mutex> lock(c->m);
+  for (int64_t i = lo; i < hi; ++i) c->onOthers.insert(i);
+}
+}  // namespace
+
+void CodegenRuntimeTest::parallelForStealsFromASlowThread() {
+  if (std::thread::hardware_concurrency() < 2) QSKIP("one hardware thread: no pool");
+  fuselens_set_max_threads(2);
+  StealCtx c;
+  c.caller = std::this_thread::get_id();
+  void* ctx[] = {&c};
+  // 8 chunks of one index: the caller owns 0-3, the worker 4-7.
+  fuselens_parallel_for(stealBody, ctx, 8);
+  fuselens_set_max_threads(0);
+  std::string got;
+  for (int64_t i : c.onOthers) got += std::to_string(i) + " ";
+  QVERIFY2(c.onOthers.count(3) && c.onOthers.count(2) && c.onOthers.count(1),
+           ("indices run off the caller: " + got).c_str());
+  QVERIFY2(!c.onOthers.count(0), got.c_str());
 }
 
 #include "codegen_runtime_test.moc"
