@@ -2,7 +2,6 @@
 // aliases, scratch), runInto through the arena against run, its checks, and
 // that a compile runs with the memory-plan pass's plan when it is given one.
 #include <QtTest>
-
 #include <atomic>
 #include <chrono>
 #include <mutex>
