@@ -173,10 +173,12 @@ class ThreadPool {
   // from the back of another slot's; false when none is left.
   bool runOneChunk(uint32_t gen, int64_t slot) {
     int64_t c = claim(gen, slot, true);
-    const uint64_t st = state_.load(std::memory_order_acquire);
-    const int64_t slots = genOf(st) == gen ? int64_t(st & 0xffff) : 0;
-    for (int64_t i = 1; c < 0 && i < slots; ++i) c = claim(gen, (slot + i) % slots, false);
-    if (c < 0) return false;
+    if (c < 0) {  // the slot count is read only when stealing: owners stay off state_
+      const uint64_t st = state_.load(std::memory_order_acquire);
+      const int64_t slots = genOf(st) == gen ? int64_t(st & 0xffff) : 0;
+      for (int64_t i = 1; c < 0 && i < slots; ++i) c = claim(gen, (slot + i) % slots, false);
+      if (c < 0) return false;
+    }
     const int64_t chunks = chunks_, n = n_;
     const int64_t lo = n * c / chunks, hi = n * (c + 1) / chunks;
     if (lo < hi) body_(ctx_, lo, hi);
