@@ -14,11 +14,13 @@ void* allocateTensorBytes(size_t n) {
   return n >= kAlignFrom ? ::operator new(n, kCacheLine) : ::operator new(n);
 }
 
+// Unsized deletes: clang before 19 does not declare the sized ones unless
+// -fsized-deallocation is on (the fuzz build uses clang).
 void freeTensorBytes(void* p, size_t n) {
   if (n >= kAlignFrom)
-    ::operator delete(p, n, kCacheLine);
+    ::operator delete(p, kCacheLine);
   else
-    ::operator delete(p, n);
+    ::operator delete(p);
 }
 
 namespace {
