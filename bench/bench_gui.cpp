@@ -27,9 +27,9 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Resets the process's peak resident size, so the GUI rows' peak is not the
-// kernel rows' 16M-float buffers run earlier in the same process (Linux 4.0+;
-// where it fails the row is an upper bound).
+// Resets the process's peak resident size to what is resident now (Linux
+// 4.0+; where it fails the row is an upper bound). The GUI rows run before
+// every other row, so that is the bench's start-up, not earlier rows' heap.
 void resetPeak() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 double peakMb() {

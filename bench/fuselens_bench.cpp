@@ -92,6 +92,12 @@ int main(int argc, char** argv) {
   printHeader();
   const char* only = std::getenv("FUSELENS_BENCH_ONLY");
   auto want = [&](const char* s) { return !only || std::strstr(only, s); };
+#ifdef FUSELENS_BENCH_GUI
+  // First: the GUI's peak-memory row is the process's peak, and what the
+  // model rows leave resident (ONNX Runtime sessions, JIT code, malloc's kept
+  // heap) would count there however the peak is reset (620 vs 298 MB).
+  if (want("gui")) guiRows();
+#endif
   if (want("stream") || want("ew") || want("softmax")) stream();
   if (want("ew")) elementwise();
   if (want("softmax")) softmaxRows();
@@ -105,9 +111,6 @@ int main(int argc, char** argv) {
   if (want("models")) models();
   if (want("models") || want("cnn")) cnnModel();
   if (want("compile12")) compile12();
-#ifdef FUSELENS_BENCH_GUI
-  if (want("gui")) guiRows();
-#endif
   std::ofstream(jsonPath) << gJson.dump(2) << "\n";
   std::printf("JSON: %s\n", jsonPath.c_str());
 }

@@ -102,8 +102,10 @@ class KernelBuilder {
   Var newLocal(const std::string& prefix, DType t = DType::F32);
   // Loops over every dim of `shape` larger than 1 (size-1 dims index 0), with
   // `inner` building the innermost statements.
+  // `order` (optional) lists the dims outermost first.
   std::vector<StmtRef> loopNest(const std::vector<int64_t>& shape,
-                                const std::function<std::vector<StmtRef>(const Index&)>& inner);
+                                const std::function<std::vector<StmtRef>(const Index&)>& inner,
+                                const std::vector<size_t>& order = {});
 
   // Lowering errors are sticky: the first one wins and lowering returns it.
   void fail(Status s) {

@@ -9,7 +9,11 @@
 // When the input's last axis is reduced and the schedule's reduceLanes = L > 0,
 // that axis is read L lanes at a time into a local vector of partial results
 // (lane l takes elements l, l+L, ...), combined at the end with the tail; this
-// is what lets a row reduction run at vector width. LayerNorm is three passes
+// is what lets a row reduction run at vector width. When the last axis is kept
+// (a pooling over NCHWc's spatial dims, a mean over a sequence), the reduced
+// positions are the outer loops and a tile of the last axis is the vector: one
+// local accumulator per output column, every load contiguous (columnReduce).
+// LayerNorm is three passes
 // over a row: the mean, the variance about it (both lane-parallel), then
 // (x - mean) / sqrt(var + eps) * scale + bias handed to the Sink.
 #include <cmath>
@@ -104,6 +108,74 @@ std::vector<StmtRef> laneReduce(
   return out;
 }
 
+// The reduced value's last steps: the mean's scale, the log, the root.
+ExprRef finishReduce(const std::string& op, ExprRef v, int64_t count) {
+  if (op == "ReduceLogSum") v = unary(UnOp::Log, v);
+  if (op == "ReduceMean" && count > 0) v = mul(v, floatConst(1.0 / double(count)));
+  if (op == "ReduceL2") v = unary(UnOp::Sqrt, v);
+  return v;
+}
+
+// The tile of a kept last axis of length len that columnReduce accumulates at
+// once: all of it up to kMaxColumnTile, else its largest divisor there that is
+// a multiple of 8 (vector width); 0 when none, or the axis is too short to gain.
+constexpr int64_t kMaxColumnTile = 256;
+int64_t columnTile(int64_t len) {
+  if (len < 4) return 0;
+  if (len <= kMaxColumnTile) return len;
+  for (int64_t t = kMaxColumnTile; t >= 8; t -= 8)
+    if (len % t == 0) return t;
+  return 0;
+}
+
+// A reduction whose last axis is kept: loops over the output with the last
+// axis in tiles of `tile`, the reduced axes inside as serial loops, and the
+// tile as a vectorized loop into a local accumulator; the original order of
+// additions per output element (reduced positions in row-major order) stays.
+std::vector<StmtRef> columnReduce(KernelBuilder& kb, const Node& n, const Combine& c,
+                                  const std::vector<int64_t>& shape,
+                                  const std::vector<int64_t>& out, const std::vector<int64_t>& kept,
+                                  const std::vector<int64_t>& reduced, bool keep, int64_t count,
+                                  int64_t tile, const KernelBuilder::Sink& sink) {
+  const int64_t rank = int64_t(shape.size());
+  std::vector<int64_t> tiles = out;
+  tiles.back() = out.back() / tile;
+  return kb.loopNest(tiles, [&](const Index& at) -> std::vector<StmtRef> {
+    std::vector<ExprRef> od = at.dimExprs();
+    ExprRef col0 = mul(od.back(), intConst(tile));
+    std::vector<ExprRef> d(size_t(rank), intConst(0));
+    for (size_t i = 0; i < kept.size(); ++i)
+      d[size_t(kept[i])] = keep ? od[size_t(kept[i])] : od[i];
+    std::vector<std::pair<Var, int64_t>> loops;
+    for (int64_t a : reduced) {
+      Var v = kb.newLoopVar();
+      d[size_t(a)] = varRef(v);
+      loops.emplace_back(v, shape[size_t(a)]);
+    }
+    LoopFunc& fn = kb.func();
+    const Buffer& part = fn.buffer(fn.addBuffer("col" + std::to_string(fn.buffers.size()),
+                                                BufferKind::Local, DType::F32, {tile}));
+    Var l0 = kb.newLoopVar(), l = kb.newLoopVar(), l2 = kb.newLoopVar();
+    std::vector<ExprRef> di = d;
+    di.back() = add(col0, varRef(l));
+    ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(shape, di));
+    if (n.op == "ReduceSumSquare" || n.op == "ReduceL2") v = mul(v, v);
+    if (n.op == "ReduceL1") v = unary(UnOp::Abs, v);
+    std::vector<StmtRef> acc = {pinnedLoop(
+        l, tile, ForKind::Vectorized, {store(part, varRef(l), c.op(load(part, varRef(l)), v))})};
+    for (size_t i = loops.size(); i-- > 0;)
+      acc = {pinnedLoop(loops[i].first, loops[i].second, ForKind::Serial, acc)};
+    std::vector<StmtRef> body = {
+        pinnedLoop(l0, tile, ForKind::Vectorized, {store(part, varRef(l0), c.initExpr())})};
+    for (StmtRef& s : acc) body.push_back(std::move(s));
+    std::vector<ExprRef> oi = od;
+    oi.back() = add(col0, varRef(l2));
+    ExprRef result = finishReduce(n.op, load(part, varRef(l2)), count);
+    body.push_back(pinnedLoop(l2, tile, ForKind::Vectorized, sink(Index::ofDims(out, oi), result)));
+    return {allocate(part, body)};
+  });
+}
+
 }  // namespace
 
 std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
@@ -167,6 +239,9 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
   c.f64 = integer && !intMaxMin;
   std::vector<int64_t> reduced(axes.begin(), axes.end());
   bool lastReduced = !reduced.empty() && reduced.back() == rank - 1;
+  if (!lastReduced && !reduced.empty() && !integer && n.op != "ReduceLogSumExp" && count > 1)
+    if (int64_t tile = columnTile(shape.back()); tile > 0)
+      return columnReduce(kb, n, c, shape, out, kept, reduced, keep, count, tile, sink);
   int64_t lanes = lastReduced && !c.f64 ? kb.schedule().reduceLanes : 0;
   return kb.loopNest(out, [&](const Index& at) -> std::vector<StmtRef> {
     std::vector<ExprRef> od = at.dimExprs();
@@ -214,10 +289,8 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
       body = laneReduce(kb, shape[size_t(innerAxis)], lanes, c, acc, x, around);
     }
     ExprRef result = varRef(acc);
-    if (n.op == "ReduceLogSum") result = unary(UnOp::Log, result);
     if (mx) result = add(unary(UnOp::Log, result), varRef(*mx));
-    if (n.op == "ReduceMean" && count > 0) result = mul(result, floatConst(1.0 / double(count)));
-    if (n.op == "ReduceL2") result = unary(UnOp::Sqrt, result);
+    result = finishReduce(n.op, result, count);
     // An integer sum/product saturates to the dtype's range like eager's store
     // (the f64 -> i64 cast saturates at the i64 range; narrower ones clamp first).
     if (c.f64) {

@@ -219,17 +219,16 @@ ExprRef KernelBuilder::inlineProducer(const Node& p, ValueId v, const Index& idx
 
 std::vector<StmtRef> KernelBuilder::loopNest(
     const std::vector<int64_t>& shape,
-    const std::function<std::vector<StmtRef>(const Index&)>& inner) {
-  std::vector<ExprRef> dims;
+    const std::function<std::vector<StmtRef>(const Index&)>& inner,
+    const std::vector<size_t>& order) {
+  std::vector<ExprRef> dims(shape.size(), intConst(0));
   std::vector<std::pair<Var, int64_t>> loops;
-  for (int64_t extent : shape) {
-    if (extent == 1) {
-      dims.push_back(intConst(0));
-      continue;
-    }
+  for (size_t j = 0; j < shape.size(); ++j) {
+    size_t k = order.empty() ? j : order[j];
+    if (shape[k] == 1) continue;
     Var v = newLoopVar();
-    dims.push_back(varRef(v));
-    loops.emplace_back(v, extent);
+    dims[k] = varRef(v);
+    loops.emplace_back(v, shape[k]);
   }
   std::vector<StmtRef> body = inner(Index::ofDims(shape, dims));
   for (size_t k = loops.size(); k-- > 0;) body = {forLoop(loops[k].first, loops[k].second, body)};

@@ -260,12 +260,25 @@ class BodyLowering {
            shapeOf(rs[i].value) == shape;
          ++i)
       group.push_back(rs[i].value);
-    return kb_.loopNest(shape, [&](const Index& at) {
-      std::vector<StmtRef> out;
-      for (ValueId o : group)
-        for (StmtRef& s : stores(o, at, kb_.valueAt(o, at))) out.push_back(std::move(s));
-      return out;
-    });
+    return kb_.loopNest(
+        shape,
+        [&](const Index& at) {
+          std::vector<StmtRef> out;
+          for (ValueId o : group)
+            for (StmtRef& s : stores(o, at, kb_.valueAt(o, at))) out.push_back(std::move(s));
+          return out;
+        },
+        transposeOrder(shape));
+  }
+
+  // A nest that reads NCHW<b>c back into NCHW runs (n, h, c, w), not (n, c, h, w):
+  // each output row then reads one row of blocks (W * b floats, in L1) for every
+  // c instead of streaming the whole blocked tensor once per channel.
+  std::vector<size_t> transposeOrder(const std::vector<int64_t>& shape) const {
+    if (shape.size() != 4) return {};
+    for (NodeId id : body_.nodeIds())
+      if (body_.node(id).op == "FromNCHWc") return {0, 2, 1, 3};
+    return {};
   }
 
   // ---- taps ----

@@ -4,6 +4,7 @@
 // its layout undone (so a broken ConvNCHWc kernel, a wrong transform or a
 // wrong origin/layout record all fail here).
 #include <QtTest>
+#include <regex>
 
 #include "codegen/compiler.h"
 #include "core/compare/compare.h"
@@ -346,6 +347,16 @@ void CodegenLayoutTest::concatAndSqueezeExciteStayBlocked() {
   QCOMPARE(countOps(o.ir, "ConvNCHWc("), 3);
   QCOMPARE(countOps(o.ir, "ToNCHWc("), 1);    // one region: blocked once at the input...
   QCOMPARE(countOps(o.ir, "FromNCHWc("), 1);  // ...and unblocked once at the output
+  // The pool over blocked spatial dims accumulates a vector of the block's
+  // channels per pixel (no strided scalar sums)...
+  const std::regex columns(
+      R"(col\d+\[(i\d+)\] = col\d+\[\1\] \+ \w+\[i\d+ \* 1152 \+ i\d+ \* 96 \+ i\d+ \* 8 \+ \1\];)");
+  QVERIFY2(std::regex_search(o.loops, columns), o.loops.c_str());
+  // ...and the nest back to NCHW runs rows outermost: one row of blocks per
+  // output row, read for every channel while it is in L1.
+  const std::regex rowsFirst(
+      R"(for \(int64 (i\d+) = 0; \1 < 12; \+\+\1\) \{\n +for \(int64 (i\d+) = 0; \2 < 21;)");
+  QVERIFY2(std::regex_search(o.loops, rowsFirst), o.loops.c_str());
   qInfo("concat + squeeze-excite: %zu kernels, %d tensors compared (%d blocked), max abs %.3g",
         o.kernels, o.compared, o.blocked, o.worst);
 }

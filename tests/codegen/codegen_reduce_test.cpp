@@ -88,6 +88,15 @@ void CodegenReduceTest::reduce_data() {
   QTest::newRow("l1 first") << "ReduceL1" << Shape{4, 6} << Shape{0} << true;
   QTest::newRow("prod middle") << "ReduceProd" << Shape{2, 3, 4} << Shape{1} << true;
   QTest::newRow("sum square all") << "ReduceSumSquare" << Shape{3, 20} << Shape{} << true;
+  // The last axis kept: reduced positions outside, a tile of columns as the vector.
+  QTest::newRow("mean over NCHWc spatial")
+      << "ReduceMean" << Shape{1, 2, 7, 9, 16} << Shape{2, 3} << true;
+  QTest::newRow("mean over sequence, no keep")
+      << "ReduceMean" << Shape{2, 5, 24} << Shape{1} << false;
+  QTest::newRow("l2 columns") << "ReduceL2" << Shape{6, 2, 10} << Shape{0, 1} << false;
+  QTest::newRow("max columns in tiles of 200")
+      << "ReduceMax" << Shape{3, 4, 600} << Shape{0} << true;
+  QTest::newRow("sum columns, prime width") << "ReduceSum" << Shape{3, 2, 263} << Shape{0} << true;
 }
 
 void CodegenReduceTest::reduce() {
