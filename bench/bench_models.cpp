@@ -20,6 +20,9 @@ namespace {
 
 using Tensors = std::map<std::string, TensorData>;
 
+constexpr int kRounds = 3;              // alternating FuseLens / ONNX Runtime rounds
+constexpr double kRoundSeconds = 0.05;  // the least time one side's round covers
+
 // The default pipeline with its layout pass blocking by `block` channels
 // (NCHW<block>c); the pass goes first when the default has none.
 std::string layoutPipeline(int block) {
@@ -33,9 +36,10 @@ std::string layoutPipeline(int block) {
 }
 
 std::string runOrt(const std::string& model, const std::map<std::string, std::string>& npys,
-                   int threads) {
+                   int threads, int runs) {
   std::string script = std::string(FUSELENS_SOURCE_DIR) + "/bench/ort_bench.py";
-  std::string cmd = "python3 " + script + " --threads " + std::to_string(threads) + " " + model;
+  std::string cmd = "python3 " + script + " --threads " + std::to_string(threads) + " --runs " +
+                    std::to_string(runs) + " " + model;
   for (auto& [name, path] : npys) cmd += " --input " + name + "=" + path;
   cmd += " 2>/dev/null";
   std::string out;
@@ -134,29 +138,57 @@ void benchModel(const std::string& path, const std::string& name, int runs,
   for (int threads : {gThreads, 1}) {
     fuselens_set_max_threads(threads);
     std::string th = std::to_string(threads) + "t";
+    // Both sides in alternating rounds, each side's best round kept: on a
+    // shared host a burst of other work lands in one round, not in the
+    // comparison. Runs per round cover at least kRoundSeconds, so a model of
+    // 30 us is timed over thousands of runs, not 21.
+    const int n = int(variants.size());
+    std::vector<int> perRound(size_t(n) + 1, runs);
+    std::vector<double> bestOf(size_t(n) + 1, 0);
+    for (int v = 0; v < n; ++v) {
+      double once = timeModule(*variants[size_t(v)].session.compiled(), in, 3);
+      perRound[size_t(v)] = std::clamp(int(kRoundSeconds / std::max(once, 1e-7)), runs, 5000);
+    }
+    perRound[size_t(n)] = *std::max_element(perRound.begin(), perRound.end() - 1);
+    bool ortOk = true;
+    for (int r = 0; r < kRounds; ++r) {
+      for (int v = 0; v < n; ++v) {
+        double t = timeModule(*variants[size_t(v)].session.compiled(), in, perRound[size_t(v)]);
+        double& b = bestOf[size_t(v)];
+        b = b == 0 ? t : std::min(b, t);
+      }
+      auto j =
+          nlohmann::json::parse(runOrt(path, npys, threads, perRound[size_t(n)]), nullptr, false);
+      if (!j.is_object() || !j.contains("median_us")) {
+        ortOk = false;
+        break;
+      }
+      double t = j["median_us"].get<double>() / 1e6;
+      bestOf[size_t(n)] = bestOf[size_t(n)] == 0 ? t : std::min(bestOf[size_t(n)], t);
+    }
     double best = 0;
     std::string bestLabel;
-    for (const Variant& v : variants) {
-      const CompiledModule& m = *v.session.compiled();
-      double tc = timeModule(m, in, runs);
-      addRow({v.tag + " compiled " + th, unit, tc * scale, te * scale,
+    for (int v = 0; v < n; ++v) {
+      const Variant& var = variants[size_t(v)];
+      const CompiledModule& m = *var.session.compiled();
+      double tc = bestOf[size_t(v)];
+      addRow({var.tag + " compiled " + th, unit, tc * scale, te * scale,
               "eager (" + std::to_string(gThreads) + "t)",
               "ratio = compiled/eager time; " + std::to_string(m.kernels().size()) +
-                  " kernels; max abs err vs eager " + std::to_string(v.err)});
-      if (best == 0 || tc < best) best = tc, bestLabel = v.label;
+                  " kernels; max abs err vs eager " + std::to_string(var.err) + "; best of " +
+                  std::to_string(kRounds) + " medians of " + std::to_string(perRound[size_t(v)])});
+      if (best == 0 || tc < best) best = tc, bestLabel = var.label;
       // Per kernel (group): where the compiled time goes.
       if (auto prof = m.profileKernels(in, std::max(3, runs / 2)); prof && profile)
         for (size_t k = 0; k < prof->size(); ++k)
           addRow({"  " + th + " " + m.kernels()[k].name, "us", (*prof)[k] * 1e6, tc * 1e6,
                   "model compiled", "share of the model's time"});
     }
-    std::string ort = runOrt(path, npys, threads);
-    auto j = nlohmann::json::parse(ort, nullptr, false);
     std::string vs = "compiled " + th + (bestLabel.empty() ? "" : " [" + bestLabel + "]");
-    if (j.is_object() && j.contains("median_us"))
-      addRow({"model " + name + " ONNX Runtime " + th, unit,
-              j["median_us"].get<double>() * scale / 1e6, best * scale, vs,
-              "ratio = ORT/compiled time (> 100%: FuseLens faster)"});
+    if (ortOk)
+      addRow({"model " + name + " ONNX Runtime " + th, unit, bestOf[size_t(n)] * scale,
+              best * scale, vs,
+              "ratio = ORT/compiled time (> 100%: FuseLens faster); same rounds"});
     else
       addRow(
           {"model " + name + " ONNX Runtime " + th, "n/a", 0, 0, "", "onnxruntime not importable"});
