@@ -4,7 +4,9 @@
 //      constant weights, group 1 or depthwise; pools without ceil_mode;
 //      elementwise ops whose other operands are full, scalar or per-channel);
 //   2. plan: connected regions of such nodes; a region without a Conv stays
-//      NCHW (its transforms would cost more than they save);
+//      NCHW (its transforms would cost more than they save), and so do the
+//      elementwise ops ending a region that read a full operand from outside
+//      it (trimTail: a residual Add of the block's input);
 //   3. rewrite each node of a kept region as its blocked form with a ToNCHWc
 //      on every full input and a FromNCHWc on every output:
 //
@@ -211,6 +213,47 @@ class UnionFind {
  private:
   std::map<int32_t, int32_t> parent_;
 };
+
+// The elementwise ops at a region's end that read a full operand from outside
+// it (a residual Add of the block's input) stay NCHW, with the rest of the tail
+// after them: transposing the region's result back first reads the outside
+// operand as it is, where blocking the op transposes that operand in as well,
+// two strided reads per element instead of one (gathers in the fused nest).
+// Returns the nodes dropped from the region, in order, each with why.
+std::vector<std::pair<NodeId, std::string>> trimTail(const Graph& g, Region& reg,
+                                                     const std::map<int32_t, Candidate>& cand) {
+  std::set<int32_t> members, tail, dropped;
+  for (NodeId id : reg.nodes) members.insert(id.index);
+  // Backwards: elementwise members that only tail members (or non-members) read.
+  for (auto it = reg.nodes.rbegin(); it != reg.nodes.rend(); ++it) {
+    if (cand.at(it->index).role != Role::Elementwise) continue;
+    bool leaves = true;
+    for (NodeId u : g.value(g.node(*it).outputs[0]).users)
+      leaves = leaves && (!members.count(u.index) || tail.count(u.index));
+    if (leaves) tail.insert(it->index);
+  }
+  std::vector<std::pair<NodeId, std::string>> out;
+  for (NodeId id : reg.nodes) {
+    if (!tail.count(id.index)) continue;
+    const Node& n = g.node(id);
+    const std::vector<int64_t> y = *plain4d(g, n.outputs[0]);
+    for (ValueId v : n.inputs) {
+      if (!v.valid() || g.value(v).constant || operandKind(g, v, y) != Operand::Full) continue;
+      NodeId p = g.value(v).producer;
+      if (p.valid() && members.count(p.index) && !dropped.count(p.index)) continue;
+      dropped.insert(id.index);
+      out.emplace_back(
+          id, p.valid() && dropped.count(p.index)
+                  ? "it reads '" + g.value(v).name + "', which stays NCHW at the region's end"
+                  : "it ends the blocked region and reads '" + g.value(v).name +
+                        "' from outside it: the region's result is transposed back before it "
+                        "(one strided read per element, not two)");
+      break;
+    }
+  }
+  std::erase_if(reg.nodes, [&](NodeId id) { return dropped.count(id.index) > 0; });
+  return out;
+}
 
 // ---- 3./4. rewrite and cancel ----
 
@@ -449,6 +492,8 @@ PassResult LayoutPass::run(Graph& input, PassContext& ctx) {
   for (auto& [root, reg] : regions) {
     if (ctx.cancel.cancelled()) return PassResult::failed(Status::error("cancelled", "layout"));
     if (!reg.hasConv) continue;
+    for (const auto& [id, why] : trimTail(g, reg, cand))
+      r.diagnostics.push_back({Severity::Note, describeNode(g.node(id)), "stays NCHW: " + why});
     std::string first = describeNode(g.node(reg.nodes.front())), members;
     for (NodeId id : reg.nodes) members += (members.empty() ? "" : ", ") + g.node(id).op;
     for (NodeId id : reg.nodes) rw.rewrite(id, cand.at(id.index));
