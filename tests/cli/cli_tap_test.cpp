@@ -39,8 +39,7 @@ class CliTapTest : public QObject {
     QCOMPARE(taps.size(), 1);
     QJsonObject t = taps[0].toObject();
     QCOMPARE(t["name"].toString(), kBn1);
-    QVERIFY2(t["kernel"].toString().contains("_convnchwc"),
-             qPrintable(t["kernel"].toString()));
+    QVERIFY2(t["kernel"].toString().contains("_convnchwc"), qPrintable(t["kernel"].toString()));
     QVERIFY(t["group"].toInt(-1) >= 0);
     QVERIFY(t["max_abs"].toDouble(-1) >= 0);
     QVERIFY(t["expected_error"].toDouble() > 0);
