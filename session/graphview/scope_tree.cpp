@@ -35,7 +35,7 @@ std::optional<std::string_view> sharedPrefix(const std::vector<LayoutNode>& node
   std::string_view common = first;
   for (int m : members) {
     const std::string_view name = nodes[size_t(m)].name;
-    if (name.substr(0, 1) == "/" != (first.substr(0, 1) == "/")) return std::nullopt;
+    if ((name.substr(0, 1) == "/") != (first.substr(0, 1) == "/")) return std::nullopt;
     size_t n = 0;
     while (n < common.size() && n < name.size() && common[n] == name[n]) ++n;
     common = common.substr(0, n);
