@@ -5,12 +5,13 @@ compiled run (`fuselens-cli profile --runs N --threads T --json`: the median
 whole run through the CPU executor) and an ONNX Runtime CPU session (all graph
 optimizations, intra-op threads T, median of N runs after 5 warm-up runs), on
 the same seeded inputs, at 1 and 2 threads, all in one run so the ratios
-compare like with like. Prints the host first; ratio = ORT ms / FuseLens ms
+compare like with like. The two sides alternate for --rounds rounds (3) and
+each keeps its best round. Prints the host first; ratio = ORT ms / FuseLens ms
 (>= 1.0 means FuseLens is at least as fast). Also the kernel count and the
 profiler's first verdict, which says where the time goes.
 
     python3 bench/realworld_speed.py [--cli build/app/fuselens-cli] [--only det] [--runs 50]
-        [--threads 1,2] [--passes P] [--json out.json]
+        [--threads 1,2] [--passes P] [--rounds R] [--json out.json]
 
 The models stay in their pip packages (tests/realworld/run_realworld.py says
 which); a model whose package is missing is skipped with a line.
@@ -52,14 +53,17 @@ def host_line():
             f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
 
 
-def ort_ms(path, feeds, threads, runs):
+def ort_session(path, threads):
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3  # unused-initializer warnings would bury the table
-    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def ort_ms(s, feeds, runs):
     for _ in range(5):
         s.run(None, feeds)
     times = []
@@ -90,6 +94,8 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--json")
     ap.add_argument("--passes", help="FuseLens pipeline instead of the default (-O2)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternating FuseLens / ONNX Runtime rounds; each side's best counts")
     a = ap.parse_args()
     cli = rw.find_cli(a.cli)
     threads = [int(t) for t in a.threads.split(",")]
@@ -119,15 +125,24 @@ def main():
                 files[k] = os.path.join(d, f"in_{k}.npy")
                 np.save(files[k], v)
             for t in threads:
-                row = {"model": name, "threads": t}
-                try:
-                    prof = fuselens_profile(cli, path, files, t, a.runs, a.passes)
-                    row["fuselens_ms"] = prof["run_seconds"] * 1e3
-                    row["kernels"] = len(prof["kernels"])
-                    row["verdict"] = (prof.get("verdicts") or [""])[0]
-                except RuntimeError as e:
-                    row["error"] = str(e)
-                row["ort_ms"] = ort_ms(path, feeds, t, a.runs)
+                row = {"model": name, "threads": t, "rounds": a.rounds}
+                # Rounds alternate the two sides and each keeps its best: on a
+                # shared host a burst of other work then lands in one round of
+                # one side, not in the ratio.
+                session = ort_session(path, t)
+                for _ in range(max(1, a.rounds)):
+                    if "error" not in row:
+                        try:
+                            prof = fuselens_profile(cli, path, files, t, a.runs, a.passes)
+                            ms = prof["run_seconds"] * 1e3
+                            if ms < row.get("fuselens_ms", float("inf")):
+                                row["fuselens_ms"] = ms
+                                row["kernels"] = len(prof["kernels"])
+                                row["verdict"] = (prof.get("verdicts") or [""])[0]
+                        except RuntimeError as e:
+                            row["error"] = str(e)
+                    row["ort_ms"] = min(row.get("ort_ms", float("inf")),
+                                        ort_ms(session, feeds, a.runs))
                 if "fuselens_ms" in row and row["fuselens_ms"] > 0:
                     row["ratio"] = row["ort_ms"] / row["fuselens_ms"]
                 rows.append(row)
