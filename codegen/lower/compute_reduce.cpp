@@ -117,13 +117,12 @@ ExprRef finishReduce(const std::string& op, ExprRef v, int64_t count) {
 }
 
 // The tile of a kept last axis of length len that columnReduce accumulates at
-// once: all of it up to kMaxColumnTile, else its largest divisor there that is
-// a multiple of 8 (vector width); 0 when none, or the axis is too short to gain.
-constexpr int64_t kMaxColumnTile = 256;
+// once: the largest of 256, 128, ..., 8 that divides len; 0 (no column path)
+// when none does. A tile from this fixed set, never len itself: a symbolic
+// kernel generalizes its loops over a dim, and a local buffer of len floats
+// would then be a stack array of any length (a segfault at len = 3M).
 int64_t columnTile(int64_t len) {
-  if (len < 4) return 0;
-  if (len <= kMaxColumnTile) return len;
-  for (int64_t t = kMaxColumnTile; t >= 8; t -= 8)
+  for (int64_t t = 256; t >= 8; t /= 2)
     if (len % t == 0) return t;
   return 0;
 }

@@ -94,8 +94,9 @@ void CodegenReduceTest::reduce_data() {
   QTest::newRow("mean over sequence, no keep")
       << "ReduceMean" << Shape{2, 5, 24} << Shape{1} << false;
   QTest::newRow("l2 columns") << "ReduceL2" << Shape{6, 2, 10} << Shape{0, 1} << false;
-  QTest::newRow("max columns in tiles of 200")
-      << "ReduceMax" << Shape{3, 4, 600} << Shape{0} << true;
+  QTest::newRow("max columns in tiles of 8") << "ReduceMax" << Shape{3, 4, 600} << Shape{0} << true;
+  QTest::newRow("mean columns in tiles of 256")
+      << "ReduceMean" << Shape{2, 3, 768} << Shape{1} << false;
   QTest::newRow("sum columns, prime width") << "ReduceSum" << Shape{3, 2, 263} << Shape{0} << true;
 }
 
