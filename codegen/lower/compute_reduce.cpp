@@ -238,7 +238,11 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
   c.f64 = integer && !intMaxMin;
   std::vector<int64_t> reduced(axes.begin(), axes.end());
   bool lastReduced = !reduced.empty() && reduced.back() == rank - 1;
-  if (!lastReduced && !reduced.empty() && !integer && n.op != "ReduceLogSumExp" && count > 1)
+  // A vectorization strategy: schedules without vectors (CUDA's, where a
+  // thread per output column already reads rows coalesced; the serial
+  // reference) keep one accumulator per output element.
+  if (kb.schedule().vectorizeInner && !lastReduced && !reduced.empty() && !integer &&
+      n.op != "ReduceLogSumExp" && count > 1)
     if (int64_t tile = columnTile(shape.back()); tile > 0)
       return columnReduce(kb, n, c, shape, out, kept, reduced, keep, count, tile, sink);
   int64_t lanes = lastReduced && !c.f64 ? kb.schedule().reduceLanes : 0;
