@@ -108,6 +108,13 @@ std::vector<StmtRef> laneReduce(
   return out;
 }
 
+// What each element contributes before combining: its square or magnitude.
+ExprRef reduceTerm(const std::string& op, ExprRef v) {
+  if (op == "ReduceSumSquare" || op == "ReduceL2") return mul(v, v);
+  if (op == "ReduceL1") return unary(UnOp::Abs, v);
+  return v;
+}
+
 // The reduced value's last steps: the mean's scale, the log, the root.
 ExprRef finishReduce(const std::string& op, ExprRef v, int64_t count) {
   if (op == "ReduceLogSum") v = unary(UnOp::Log, v);
@@ -157,9 +164,7 @@ std::vector<StmtRef> columnReduce(KernelBuilder& kb, const Node& n, const Combin
     Var l0 = kb.newLoopVar(), l = kb.newLoopVar(), l2 = kb.newLoopVar();
     std::vector<ExprRef> di = d;
     di.back() = add(col0, varRef(l));
-    ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(shape, di));
-    if (n.op == "ReduceSumSquare" || n.op == "ReduceL2") v = mul(v, v);
-    if (n.op == "ReduceL1") v = unary(UnOp::Abs, v);
+    ExprRef v = reduceTerm(n.op, kb.valueAt(n.inputs[0], Index::ofDims(shape, di)));
     std::vector<StmtRef> acc = {pinnedLoop(
         l, tile, ForKind::Vectorized, {store(part, varRef(l), c.op(load(part, varRef(l)), v))})};
     for (size_t i = loops.size(); i-- > 0;)
@@ -264,9 +269,7 @@ std::vector<StmtRef> lowerReduce(KernelBuilder& kb, const Node& n,
       if (innerAxis >= 0) di[size_t(innerAxis)] = r;
       ExprRef v = kb.valueAt(n.inputs[0], Index::ofDims(shape, di));
       if (c.f64) v = cast(v, DType::F64);
-      if (n.op == "ReduceSumSquare" || n.op == "ReduceL2") return mul(v, v);
-      if (n.op == "ReduceL1") return unary(UnOp::Abs, v);
-      return v;
+      return reduceTerm(n.op, v);
     };
     auto around = [&](std::vector<StmtRef> body) {
       for (size_t i = outerLoops.size(); i-- > 0;)

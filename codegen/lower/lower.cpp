@@ -271,9 +271,10 @@ class BodyLowering {
         transposeOrder(shape));
   }
 
-  // A nest that reads NCHW<b>c back into NCHW runs (n, h, c, w), not (n, c, h, w):
-  // each output row then reads one row of blocks (W * b floats, in L1) for every
-  // c instead of streaming the whole blocked tensor once per channel.
+  // The 4-D nests of a group holding a FromNCHWc run (n, h, c, w), not
+  // (n, c, h, w): a nest reading NCHW<b>c back then reads one row of blocks
+  // (W * b floats, in L1) for every c instead of streaming the whole blocked
+  // tensor once per channel; a plain NCHW nest beside it stays contiguous in w.
   std::vector<size_t> transposeOrder(const std::vector<int64_t>& shape) const {
     if (shape.size() != 4) return {};
     for (NodeId id : body_.nodeIds())
