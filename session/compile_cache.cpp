@@ -11,6 +11,7 @@
 
 #include "codegen/llvm/kernel_key.h"
 #include "codegen/llvm/object_cache.h"
+#include "codegen/schedule/schedule.h"
 #include "codegen/target.h"
 #include "core/ir/printer.h"
 #include "core/support/atomic_file.h"
@@ -110,7 +111,8 @@ std::string compileCacheGraphHash(const Graph& g, const std::string& pipeline) {
 std::string compileCacheTarget() {
   const CpuTarget& t = hostTarget();
   return t.cpu + "/" + t.features + "/" + std::to_string(t.threads) + "t/O" +
-         std::to_string(CompileOptions{}.optLevel);
+         std::to_string(CompileOptions{}.optLevel) +
+         (Schedule::defaults().conv.winograd ? "" : "/direct-conv");
 }
 
 Expected<CachedCompile> compileCached(Session& session, const CompileCache& cache,

@@ -48,6 +48,14 @@ class BlockedWindow {
   ExprRef partAt(ExprRef ow, ExprRef l) const;
   std::vector<StmtRef> results(ExprRef v, ExprRef ow, ExprRef l);
   std::vector<StmtRef> gemmNest(const KernelBuilder::Sink& sink);  // blocked_window_gemm.cpp
+  // Winograd F(2x2, 3x3) for 3x3 stride-1 convs (blocked_winograd.cpp).
+  bool winogradFits() const;
+  BufferId winogradWeights();
+  std::vector<StmtRef> winogradNest(const KernelBuilder::Sink& sink);
+  std::vector<StmtRef> winogradInput(BufferId V, ExprRef th0, ExprRef r, int64_t Q);
+  StmtRef winogradTile(BufferId V, BufferId M, BufferId U, ExprRef p, ExprRef q0, ExprRef j0,
+                       int64_t width, int64_t chunk, int64_t Q);
+  StmtRef winogradOutput(BufferId M, ExprRef th0, ExprRef q0, int64_t chunk);
 
   KernelBuilder& kb_;
   const Node& n_;

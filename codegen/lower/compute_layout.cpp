@@ -51,6 +51,7 @@ namespace blocked {
 std::vector<StmtRef> BlockedWindow::build(const KernelBuilder::Sink& sink) {
   if (!resolve()) return {};
   if (kind_ == Kind::Conv && convAsGemmNest(kb_.schedule())) return gemmNest(sink);
+  if (winogradFits()) return winogradNest(sink);
   sink_ = &sink;
   const int64_t N = y_[0], OB = y_[1], OH = h_.out, OW = w_.out;
   // T pixels x obPer output blocks of accumulators stay in registers, leaving

@@ -4,6 +4,7 @@
 #include "codegen/schedule/schedule.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -47,7 +48,14 @@ Schedule Schedule::defaultsFor(const CpuTarget& t) {
   return s;
 }
 
-Schedule Schedule::defaults() { return defaultsFor(codegenTarget()); }
+Schedule Schedule::defaults() {
+  Schedule s = defaultsFor(codegenTarget());
+  // FUSELENS_WINOGRAD=0: every 3x3 conv runs the direct nest, to tell a
+  // divergence of Winograd's summation order from any other.
+  if (const char* e = std::getenv("FUSELENS_WINOGRAD"); e && std::string(e) == "0")
+    s.conv.winograd = false;
+  return s;
+}
 
 std::string Schedule::toJson() const {
   nlohmann::json j = {{"name", name},
@@ -67,10 +75,11 @@ std::string Schedule::toJson() const {
   if (!computeAtRows) j["compute_at_rows"] = false;
   if (shapeStable) j["shape_stable"] = true;
   if (threads) j["threads"] = threads;
-  if (conv.pixels || conv.ocBlocks) {
+  if (conv.pixels || conv.ocBlocks || !conv.winograd) {
     j["conv"] = nlohmann::json::object();
     if (conv.pixels) j["conv"]["pixels"] = conv.pixels;
     if (conv.ocBlocks) j["conv"]["oc_blocks"] = conv.ocBlocks;
+    if (!conv.winograd) j["conv"]["winograd"] = false;
   }
   if (!steps.empty()) {
     j["steps"] = nlohmann::json::array();
@@ -132,6 +141,7 @@ Expected<Schedule> scheduleFromJson(const std::string& text) {
       if (!c.is_object()) return Status::error("schedule \"conv\" must be a JSON object");
       s.conv.pixels = c.value("pixels", s.conv.pixels);
       s.conv.ocBlocks = c.value("oc_blocks", s.conv.ocBlocks);
+      s.conv.winograd = c.value("winograd", s.conv.winograd);
     }
     if (j.contains("steps")) {
       if (!j["steps"].is_array()) return Status::error("schedule \"steps\" must be a JSON array");
