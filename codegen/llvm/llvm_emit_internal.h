@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -204,6 +205,9 @@ class Emitter {
     int64_t esize = 0;
   };
   bool emitStreamedLoop(const StmtRef& s);
+  void emitVectorSteps(const StmtRef& s, llvm::Value* base, int64_t lanes);
+  llvm::BranchInst* countedLoop(const std::string& name, int64_t count,
+                                const std::function<void(llvm::Value*)>& body);
   void prefetchVectorBody(const StmtRef& s);
   std::vector<Stream> streams(const std::vector<StmtRef>& body, VarId lane, VarId outer,
                               int64_t outerStep);

@@ -18,13 +18,15 @@
 // - a vector body of L lanes straight inside a rolled loop whose counter
 //   steps the index by L: each pass prefetches its L elements' lines 4 KiB
 //   ahead (not under an unrolled loop, a register tile's body);
-// - a long vectorized loop (LLVM vectorizes it): emitted in chunks of 64
-//   iterations, each prefetching its lines 4 KiB ahead before running them as
-//   a loop LLVM still vectorizes; the extent % 64 last ones follow plainly.
+// - a long vectorized loop: emitted in chunks of 64 iterations, each
+//   prefetching its lines 4 KiB ahead before running them as a rolled loop
+//   of explicit vector bodies (emitVectorSteps says why not LLVM's
+//   vectorizer); the extent % 64 last ones follow as a loop LLVM vectorizes.
 // Prefetch instructions never fault, so lines past a buffer's end are harmless.
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/llvm/llvm_emit_internal.h"
+#include "codegen/target.h"
 
 namespace fuselens {
 namespace llvm_emit_detail {
@@ -129,30 +131,74 @@ void Emitter::prefetchVectorBody(const StmtRef& s) {
   if (!ss.empty()) prefetchStreams(ss, s->var, b_.getInt64(0), s->extent);
 }
 
+// A rolled loop of `count` steps at the insert point, its counter its own;
+// body(step) emits one step. Returns the back edge, for loop metadata.
+llvm::BranchInst* Emitter::countedLoop(const std::string& name, int64_t count,
+                                       const std::function<void(llvm::Value*)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(c_, name, fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(c_, name + ".end", fn_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* step = b_.CreatePHI(b_.getInt64Ty(), 2);
+  step->addIncoming(b_.getInt64(0), pre);
+  body(step);
+  llvm::Value* next = b_.CreateAdd(step, b_.getInt64(1), "", true, true);
+  llvm::BranchInst* br = b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(count)), header, exit);
+  step->addIncoming(next, b_.GetInsertBlock());
+  b_.SetInsertPoint(exit);
+  return br;
+}
+
 bool Emitter::emitStreamedLoop(const StmtRef& s) {
   if (s->runtimeExtent || s->extent < 2 * kChunk || lanes_ > 0) return false;
   const std::vector<Stream> ss = streams(s->body, s->var, VarId(), 0);
   if (ss.empty()) return false;
   const int64_t chunks = s->extent / kChunk;
-  // The chunk loop: a counter of its own, in blocks like emitLoop's.
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(c_, lf_.var(s->var).name + ".chunk", fn_);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(c_, lf_.var(s->var).name + ".chunk.end", fn_);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  llvm::PHINode* chunk = b_.CreatePHI(b_.getInt64Ty(), 2);
-  chunk->addIncoming(b_.getInt64(0), pre);
-  llvm::Value* base = b_.CreateMul(chunk, b_.getInt64(kChunk), "", true, true);
-  prefetchStreams(ss, s->var, base, kChunk);
-  emitLoop(s->var, base, b_.CreateAdd(base, b_.getInt64(kChunk)), s->body, ForKind::Vectorized);
-  llvm::Value* next = b_.CreateAdd(chunk, b_.getInt64(1), "", true, true);
-  b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(chunks)), header, exit);
-  chunk->addIncoming(next, b_.GetInsertBlock());
-  b_.SetInsertPoint(exit);
+  std::set<int32_t> declared;
+  const int64_t lanes = codegenTarget().vectorLanes();
+  const bool steps = lanes >= 4 && kChunk % lanes == 0 && vectorBodyOk(s->body, declared);
+  countedLoop(lf_.var(s->var).name + ".chunk", chunks, [&](llvm::Value* chunk) {
+    llvm::Value* base = b_.CreateMul(chunk, b_.getInt64(kChunk), "", true, true);
+    prefetchStreams(ss, s->var, base, kChunk);
+    if (steps)
+      emitVectorSteps(s, base, lanes);
+    else
+      emitLoop(s->var, base, b_.CreateAdd(base, b_.getInt64(kChunk)), s->body, ForKind::Vectorized);
+  });
   if (s->extent % kChunk)
     emitLoop(s->var, b_.getInt64(chunks * kChunk), b_.getInt64(s->extent), s->body,
              ForKind::Vectorized);
   return true;
+}
+
+// The chunk [base, base + kChunk) as a rolled loop of vector bodies of
+// `lanes` lanes. Left to LLVM's vectorizer, a chunk became 4 interleaved
+// vectors guarded by a run-time overlap check of input and output: a heavy
+// body (the bench's sigmoid chain, 16 constants) then spilled its constants
+// to the stack and reloaded them every chunk, and a kernel running in place
+// (output over its input, which the memory plan does for elementwise steps)
+// failed the check and ran the scalar loop. One vector per step, not
+// unrolled, keeps the constants in registers; the lowering's loop is
+// parallel by construction, so no check is needed.
+void Emitter::emitVectorSteps(const StmtRef& s, llvm::Value* base, int64_t lanes) {
+  std::vector<llvm::Constant*> ramp;
+  for (int64_t k = 0; k < lanes; ++k) ramp.push_back(b_.getInt64(k));
+  llvm::BranchInst* br =
+      countedLoop(lf_.var(s->var).name + ".vec", kChunk / lanes, [&](llvm::Value* step) {
+        llvm::Value* first =
+            b_.CreateAdd(base, b_.CreateMul(step, b_.getInt64(lanes), "", true, true));
+        lanes_ = lanes;
+        loopVals_[s->var.index] = b_.CreateAdd(b_.CreateVectorSplat(unsigned(lanes), first),
+                                               llvm::ConstantVector::get(ramp));
+        strideOf_.clear();
+        strideOf_[s->var.index] = 1;
+        for (const auto& c : s->body) stmt(c);
+        loopVals_.erase(s->var.index);
+        strideOf_.clear();
+        lanes_ = 0;
+      });
+  br->setMetadata(llvm::LLVMContext::MD_loop, loopHint("llvm.loop.unroll.disable", false));
 }
 
 }  // namespace llvm_emit_detail

@@ -57,8 +57,8 @@ constexpr int64_t kChunk = 4;  // register tiles per chunk of the GEMM
 
 bool BlockedWindow::winogradFits() const {
   const Schedule& s = kb_.schedule();
-  if (kind_ != Kind::Conv || depthwise_ || transposed_ || !s.conv.winograd ||
-      !s.vectorizeInner || s.shapeStable || convAsGemmNest(s))
+  if (kind_ != Kind::Conv || depthwise_ || transposed_ || !s.conv.winograd || !s.vectorizeInner ||
+      s.shapeStable || convAsGemmNest(s))
     return false;
   if (w_shape_[2] != 3 || w_shape_[3] != 3) return false;
   for (const Axis& a : {h_, w_})
@@ -86,7 +86,9 @@ BufferId BlockedWindow::winogradWeights() {
   for (int64_t ob = 0; ob < OB; ++ob)
     for (int64_t ic = 0; ic < cg_; ++ic)
       for (int64_t l = 0; l < b_; ++l) {
-        auto g = [&](int kh, int kw) { return double(src[(((ob * cg_ + ic) * 3 + kh) * 3 + kw) * b_ + l]); };
+        auto g = [&](int kh, int kw) {
+          return double(src[(((ob * cg_ + ic) * 3 + kh) * 3 + kw) * b_ + l]);
+        };
         double gg[4][3];  // G g
         for (int i = 0; i < 4; ++i)
           for (int j = 0; j < 3; ++j)
@@ -97,10 +99,9 @@ BufferId BlockedWindow::winogradWeights() {
             u[(((i * 4 + j) * cg_ + ic) * OB + ob) * b_ + l] = float(v);
           }
       }
-  return kb_.addPrepacked(
-      "wino_" + kb_.graph().value(n_.inputs[1]).name.substr(0, 24) + "_" +
-          std::to_string(kb_.func().buffers.size()),
-      data);
+  return kb_.addPrepacked("wino_" + kb_.graph().value(n_.inputs[1]).name.substr(0, 24) + "_" +
+                              std::to_string(kb_.func().buffers.size()),
+                          data);
 }
 
 std::vector<StmtRef> BlockedWindow::winogradNest(const KernelBuilder::Sink& sink) {
@@ -145,8 +146,8 @@ std::vector<StmtRef> BlockedWindow::winogradNest(const KernelBuilder::Sink& sink
   auto chunks = [&](int64_t qBase, int64_t count, int64_t width) {
     Var cv = kb_.newLoopVar();
     ExprRef q0 = add(intConst(qBase), mul(varRef(cv), intConst(width)));
-    const BufferId M = fn.addBuffer("wino_m" + std::to_string(fn.buffers.size()),
-                                    BufferKind::Local, DType::F32, {16, width, obPer_, b_});
+    const BufferId M = fn.addBuffer("wino_m" + std::to_string(fn.buffers.size()), BufferKind::Local,
+                                    DType::F32, {16, width, obPer_, b_});
     Var pv = kb_.newLoopVar();
     std::vector<StmtRef> perP;
     const int64_t full = width / T, tail = width % T;
@@ -184,7 +185,8 @@ std::vector<StmtRef> BlockedWindow::winogradInput(BufferId V, ExprRef th0, ExprR
     ExprRef ih = add(mul(th, intConst(2)), intConst(i - 1));
     rowAt[i] = ih;
     if (i == 0) rowOk[i] = compare(CmpOp::GE, ih, intConst(0));
-    if (2 * (TH - 1) + i - 1 >= H) rowOk[i] = andCond(rowOk[i], compare(CmpOp::LT, ih, intConst(H)));
+    if (2 * (TH - 1) + i - 1 >= H)
+      rowOk[i] = andCond(rowOk[i], compare(CmpOp::LT, ih, intConst(H)));
     if (rowOk[i])
       rowAt[i] = binary(BinOp::Max, intConst(0), binary(BinOp::Min, ih, intConst(H - 1)));
   }
@@ -218,7 +220,8 @@ std::vector<StmtRef> BlockedWindow::winogradInput(BufferId V, ExprRef th0, ExprR
       Four row = inputTransform(t[i]);  // (B^T d) B, row by row
       for (int j = 0; j < 4; ++j) {
         ExprRef pq = add(intConst((i * 4 + j) * Q), q);
-        stores.push_back(store(v, add(mul(pq, intConst(cg_)), add(mul(icb, intConst(b_)), l)), row[j]));
+        stores.push_back(
+            store(v, add(mul(pq, intConst(cg_)), add(mul(icb, intConst(b_)), l)), row[j]));
       }
     }
     return pinnedLoop(lv, b_, ForKind::Vectorized, std::move(stores));
@@ -229,10 +232,11 @@ std::vector<StmtRef> BlockedWindow::winogradInput(BufferId V, ExprRef th0, ExprR
   std::vector<StmtRef> perBlock = {tile(intConst(0), true)};
   if (hi - 1 > 0) {
     Var t = kb_.newLoopVar();
-    perBlock.push_back(pinnedLoop(t, hi - 1, ForKind::Serial,
-                                  {tile(add(varRef(t), intConst(1)), false)}));
+    perBlock.push_back(
+        pinnedLoop(t, hi - 1, ForKind::Serial, {tile(add(varRef(t), intConst(1)), false)}));
   }
-  for (int64_t j = std::max<int64_t>(hi, 1); j < TW; ++j) perBlock.push_back(tile(intConst(j), true));
+  for (int64_t j = std::max<int64_t>(hi, 1); j < TW; ++j)
+    perBlock.push_back(tile(intConst(j), true));
   return {pinnedLoop(cbv, cg_ / b_, ForKind::Serial, std::move(perBlock))};
 }
 
@@ -260,18 +264,16 @@ StmtRef BlockedWindow::winogradTile(BufferId V, BufferId M, BufferId U, ExprRef 
   ExprRef row = add(mul(p, intConst(Q)), add(q0, j0));
   std::vector<StmtRef> step = {lanesNest(width, [&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
     ExprRef vv = load(fn.buffer(V), add(mul(add(row, t), intConst(cg_)), ic));
-    ExprRef uu = load(fn.buffer(U),
-                      add(mul(add(mul(add(mul(p, intConst(cg_)), ic), intConst(OB)), obAt()),
-                              intConst(b_)),
-                          l));
+    ExprRef uu = load(
+        fn.buffer(U),
+        add(mul(add(mul(add(mul(p, intConst(cg_)), ic), intConst(OB)), obAt()), intConst(b_)), l));
     return {store(acc, accAt(t, l), fma(vv, uu, load(acc, accAt(t, l))))};
   })};
   for (StmtRef& st : loops.wrap(std::move(step))) out.push_back(std::move(st));
   out.push_back(lanesNest(width, [&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
     ExprRef j = add(j0, t);
-    ExprRef at = add(mul(add(mul(add(mul(p, intConst(chunk)), j), intConst(obPer_)), o_),
-                         intConst(b_)),
-                     l);
+    ExprRef at =
+        add(mul(add(mul(add(mul(p, intConst(chunk)), j), intConst(obPer_)), o_), intConst(b_)), l);
     return {store(fn.buffer(M), at, load(acc, accAt(t, l)))};
   }));
   return allocate(acc, {seq(std::move(out))});
@@ -292,10 +294,9 @@ StmtRef keepUnless(const StmtRef& s, const ExprRef& ok, const LoopFunc& fn) {
 
 }  // namespace
 
-// y for the chunk's tiles q0 + j of the band from tile row th0: A^T M A plus the bias, through the sink.
-// Where H or W is odd, the last row or column of tiles has outputs past the
-// image: their indices are clamped onto the tile's first row or column and
-// keepUnless drops their stores.
+// y for the chunk's tiles q0 + j of the band from tile row th0: A^T M A plus the bias, through the
+// sink. Where H or W is odd, the last row or column of tiles has outputs past the image: their
+// indices are clamped onto the tile's first row or column and keepUnless drops their stores.
 StmtRef BlockedWindow::winogradOutput(BufferId M, ExprRef th0, ExprRef q0, int64_t chunk) {
   const int64_t OH = h_.out, OW = w_.out, TW = (OW + 1) / 2;
   const Buffer& m = kb_.func().buffer(M);

@@ -50,8 +50,7 @@ Graph convBlock(const Case& c) {
 // Compiles `opt` under `s`; an error, or "" with `ir` set to the loop IR
 // when its output matches `eager`.
 std::string check(const Graph& orig, const Graph& opt, const EagerResult& eager,
-                  const std::map<std::string, TensorData>& in, const Schedule& s,
-                  std::string& ir) {
+                  const std::map<std::string, TensorData>& in, const Schedule& s, std::string& ir) {
   CompileOptions co;
   co.schedule = s;
   co.tuningLog = "";
@@ -96,8 +95,7 @@ void CodegenWinogradTest::matchesEagerBothWays() {
     std::map<std::string, TensorData> in = {{"x", randomTensor(c.x, 5)}};
     auto eager = runEager(g, in);
     QVERIFY2(eager.isOk(), eager.message().c_str());
-    auto specs =
-        parsePipeline("layout{block=" + std::to_string(c.block) + "},fuse-ops{max-ops=8}");
+    auto specs = parsePipeline("layout{block=" + std::to_string(c.block) + "},fuse-ops{max-ops=8}");
     QVERIFY(specs.isOk());
     auto r = runPipeline(g, *specs);
     QVERIFY2(r.isOk(), r.message().c_str());
@@ -107,8 +105,8 @@ void CodegenWinogradTest::matchesEagerBothWays() {
       s.conv.winograd = on;
       std::string ir;
       std::string err = check(g, opt, *eager, in, s, ir);
-      QVERIFY2(err.empty(), (std::string(c.name) + (on ? ", winograd: " : ", direct: ") + err)
-                                .c_str());
+      QVERIFY2(err.empty(),
+               (std::string(c.name) + (on ? ", winograd: " : ", direct: ") + err).c_str());
       // The transformed input is the Winograd nest's mark in the listing.
       const bool used = ir.find("wino_v") != std::string::npos;
       QVERIFY2(used == (on && c.winograd), (std::string(c.name) + ": " + ir).c_str());
