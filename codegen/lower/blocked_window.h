@@ -52,10 +52,10 @@ class BlockedWindow {
   bool winogradFits() const;
   BufferId winogradWeights();
   std::vector<StmtRef> winogradNest(const KernelBuilder::Sink& sink);
-  std::vector<StmtRef> winogradInput(BufferId V, ExprRef th0, ExprRef r, int64_t Q);
+  std::vector<StmtRef> winogradInput(BufferId V, ExprRef th);
   StmtRef winogradTile(BufferId V, BufferId M, BufferId U, ExprRef p, ExprRef q0, ExprRef j0,
-                       int64_t width, int64_t chunk, int64_t Q);
-  StmtRef winogradOutput(BufferId M, ExprRef th0, ExprRef q0, int64_t chunk);
+                       int64_t width, int64_t chunk, int64_t TW);
+  StmtRef winogradOutput(BufferId M, ExprRef th, ExprRef q0, int64_t chunk);
 
   KernelBuilder& kb_;
   const Node& n_;

@@ -139,7 +139,7 @@ std::vector<StmtRef> BlockedWindow::winogradNest(const KernelBuilder::Sink& sink
   ExprRef th = modI(r, TH), part = divI(r, N * TH);
   const BufferId V = fn.addBuffer("wino_v" + std::to_string(fn.buffers.size()), BufferKind::Local,
                                   DType::F32, {16, TW, cg_});
-  std::vector<StmtRef> body = winogradInput(V, th, intConst(0), TW);
+  std::vector<StmtRef> body = winogradInput(V, th);
   // The GEMM and the output transform over `count` chunks of `width` tiles from qBase.
   Var gv = kb_.newLoopVar();
   ob_ = mul(add(mul(part, intConst(per)), varRef(gv)), intConst(obPer_));
@@ -174,10 +174,9 @@ std::vector<StmtRef> BlockedWindow::winogradNest(const KernelBuilder::Sink& sink
   return {pinnedLoop(rv, units, parallel ? ForKind::Parallel : ForKind::Serial, {all})};
 }
 
-// V[p][q][ic] for the tiles q of tile row th0 + r of the band (q = r * TW
-// + tw): only the patch rows and columns that can reach the padding are checked.
-std::vector<StmtRef> BlockedWindow::winogradInput(BufferId V, ExprRef th0, ExprRef r, int64_t Q) {
-  ExprRef th = add(th0, r);
+// V[p][tw][ic] for the tiles of tile row th: only the patch rows and
+// columns that can reach the padding are checked.
+std::vector<StmtRef> BlockedWindow::winogradInput(BufferId V, ExprRef th) {
   const int64_t H = h_.in, W = w_.in, TH = (h_.out + 1) / 2, TW = (w_.out + 1) / 2;
   const Buffer& v = kb_.func().buffer(V);
   std::array<ExprRef, 4> rowAt, rowOk;
@@ -214,12 +213,11 @@ std::vector<StmtRef> BlockedWindow::winogradInput(BufferId V, ExprRef th0, ExprR
       Four c = inputTransform({d[0][j], d[1][j], d[2][j], d[3][j]});
       for (int i = 0; i < 4; ++i) t[i][j] = c[i];
     }
-    ExprRef q = add(mul(r, intConst(TW)), tw);
     std::vector<StmtRef> stores;
     for (int i = 0; i < 4; ++i) {
       Four row = inputTransform(t[i]);  // (B^T d) B, row by row
       for (int j = 0; j < 4; ++j) {
-        ExprRef pq = add(intConst((i * 4 + j) * Q), q);
+        ExprRef pq = add(intConst((i * 4 + j) * TW), tw);
         stores.push_back(
             store(v, add(mul(pq, intConst(cg_)), add(mul(icb, intConst(b_)), l)), row[j]));
       }
@@ -244,7 +242,7 @@ std::vector<StmtRef> BlockedWindow::winogradInput(BufferId V, ExprRef th0, ExprR
 // tiles [j0, j0 + width) (tile q0 + j) x obPer_ output blocks, summed over
 // the input channels, into M[p][j][o][:].
 StmtRef BlockedWindow::winogradTile(BufferId V, BufferId M, BufferId U, ExprRef p, ExprRef q0,
-                                    ExprRef j0, int64_t width, int64_t chunk, int64_t Q) {
+                                    ExprRef j0, int64_t width, int64_t chunk, int64_t TW) {
   LoopFunc& fn = kb_.func();
   const int64_t OB = y_[1];
   BufferId accId = fn.addBuffer("acc" + std::to_string(fn.buffers.size()), BufferKind::Local,
@@ -261,7 +259,7 @@ StmtRef BlockedWindow::winogradTile(BufferId V, BufferId M, BufferId U, ExprRef 
   ReductionLoops loops(kb_);
   ExprRef icb = loops.var(cg_ / b_), il = loops.var(b_);
   ExprRef ic = add(mul(icb, intConst(b_)), il);
-  ExprRef row = add(mul(p, intConst(Q)), add(q0, j0));
+  ExprRef row = add(mul(p, intConst(TW)), add(q0, j0));
   std::vector<StmtRef> step = {lanesNest(width, [&](ExprRef t, ExprRef l) -> std::vector<StmtRef> {
     ExprRef vv = load(fn.buffer(V), add(mul(add(row, t), intConst(cg_)), ic));
     ExprRef uu = load(
@@ -294,16 +292,15 @@ StmtRef keepUnless(const StmtRef& s, const ExprRef& ok, const LoopFunc& fn) {
 
 }  // namespace
 
-// y for the chunk's tiles q0 + j of the band from tile row th0: A^T M A plus the bias, through the
-// sink. Where H or W is odd, the last row or column of tiles has outputs past the image: their
-// indices are clamped onto the tile's first row or column and keepUnless drops their stores.
-StmtRef BlockedWindow::winogradOutput(BufferId M, ExprRef th0, ExprRef q0, int64_t chunk) {
-  const int64_t OH = h_.out, OW = w_.out, TW = (OW + 1) / 2;
+// y for the chunk's tiles q0 + j of tile row th: A^T M A plus the bias, through the sink. Where H
+// or W is odd, the last row or column of tiles has outputs past the image: their indices are
+// clamped onto the tile's first row or column and keepUnless drops their stores.
+StmtRef BlockedWindow::winogradOutput(BufferId M, ExprRef th, ExprRef q0, int64_t chunk) {
+  const int64_t OH = h_.out, OW = w_.out;
   const Buffer& m = kb_.func().buffer(M);
   const LoopFunc& fn = kb_.func();
   Var jv = kb_.newLoopVar();
-  ExprRef q = add(q0, varRef(jv));
-  ExprRef th = add(th0, divI(q, TW)), tw = modI(q, TW);
+  ExprRef tw = add(q0, varRef(jv));
   StmtRef body = lanesNest(1, [&](ExprRef, ExprRef l) -> std::vector<StmtRef> {
     std::array<Four, 4> mv;
     for (int p = 0; p < 16; ++p)
