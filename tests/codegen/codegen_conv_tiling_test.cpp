@@ -11,6 +11,7 @@
 #include "core/compare/compare.h"
 #include "core/eager/interpreter.h"
 #include "core/ops/registry.h"
+#include "eager_match.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
 
@@ -54,16 +55,8 @@ std::string check(const Graph& orig, const Graph& opt, const EagerResult& eager,
   if (!m) return "compile: " + m.message();
   auto run = (*m)->run(in);
   if (!run) return "run: " + run.message();
-  for (ValueId out : opt.outputs()) {
-    const Value& v = opt.value(out);
-    const TensorData* want = eager.find(v.origin);
-    if (!want || !(*run)[out.index]) return "no output to compare";
-    TensorMetrics tm = compareTensors(*want, orig.value(v.origin).layout, *(*run)[out.index],
-                                      v.layout, {1e-4, 1e-4});
-    if (!tm.withinTolerance())
-      return "max abs " + std::to_string(tm.maxAbs) + "\n" + (*m)->loopIrText();
-  }
-  return "";
+  std::string err = outputsMatchEager(orig, opt, eager, *run);
+  return err.empty() ? err : err + "\n" + (*m)->loopIrText();
 }
 
 }  // namespace

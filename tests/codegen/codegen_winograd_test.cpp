@@ -12,6 +12,7 @@
 #include "core/compare/compare.h"
 #include "core/eager/interpreter.h"
 #include "core/ops/registry.h"
+#include "eager_match.h"
 #include "passes/pass_manager.h"
 #include "test_util.h"
 
@@ -59,15 +60,7 @@ std::string check(const Graph& orig, const Graph& opt, const EagerResult& eager,
   ir = (*m)->loopIrText();
   auto run = (*m)->run(in);
   if (!run) return "run: " + run.message();
-  for (ValueId out : opt.outputs()) {
-    const Value& v = opt.value(out);
-    const TensorData* want = eager.find(v.origin);
-    if (!want || !(*run)[out.index]) return "no output to compare";
-    TensorMetrics tm = compareTensors(*want, orig.value(v.origin).layout, *(*run)[out.index],
-                                      v.layout, {1e-4, 1e-4});
-    if (!tm.withinTolerance()) return "max abs " + std::to_string(tm.maxAbs);
-  }
-  return "";
+  return outputsMatchEager(orig, opt, eager, *run);
 }
 
 }  // namespace
