@@ -63,7 +63,7 @@ Figures measure(const Session& s) {
     viewer::GraphView v;
     v.resize(1400, 900);
     v.show();
-    v.showGraph(snaps[size_t(last)].graph, decisionsUpTo(snaps, last));
+    v.showGraph(snaps[size_t(last)].graph(), decisionsUpTo(snaps, last));
     if (!settle(v)) break;
     paint.push_back(v.firstPaintMs());
     layout.push_back(v.lastLayoutMs());
@@ -78,7 +78,7 @@ Figures measure(const Session& s) {
       if (settle(v)) expand.push_back(v.firstPaintMs());
     }
     if (last > 0) {
-      v.showGraph(snaps[size_t(last - 1)].graph, decisionsUpTo(snaps, last - 1));
+      v.showGraph(snaps[size_t(last - 1)].graph(), decisionsUpTo(snaps, last - 1));
       if (settle(v)) step.push_back(v.firstPaintMs());
     }
   }

@@ -40,8 +40,12 @@ struct PassRecord {
 
 struct Snapshot {
   std::string label;  // "import" for the first, then the pass spec
-  Graph graph;
+  // Shared, not owned: a pass that leaves the graph as it was (same
+  // Graph::stamp) shares the snapshot before it, so a 20,000-node model's
+  // cleanups that find nothing cost neither a copy nor a verification.
+  std::shared_ptr<const Graph> graphPtr;
   PassRecord record;
+  const Graph& graph() const { return *graphPtr; }
 };
 
 struct PipelineResult {

@@ -43,8 +43,8 @@ struct Selection {
 std::string removedBy(const std::vector<Snapshot>& snaps, const std::string& name) {
   for (size_t i = 1; i < snaps.size(); ++i) {
     bool present = false;
-    for (NodeId n : snaps[i].graph.nodeIds())
-      present = present || has(memberNames(snaps[i].graph.node(n)), name);
+    for (NodeId n : snaps[i].graph().nodeIds())
+      present = present || has(memberNames(snaps[i].graph().node(n)), name);
     if (present) continue;
     std::string out = "node '" + name + "' was removed by pass " + snaps[i].label;
     for (const Diagnostic& d : snaps[i].record.diagnostics)

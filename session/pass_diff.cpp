@@ -131,7 +131,7 @@ PassDiff diffPass(const Snapshot& from, const Snapshot& to) {
   PassDiff d;
   d.from = from.label;
   d.to = to.label;
-  const Graph &a = from.graph, &b = to.graph;
+  const Graph &a = from.graph(), &b = to.graph();
   std::map<std::string, NodeId> inA, inB;
   for (NodeId id : a.nodeIds()) inA.emplace(nodeKey(a, a.node(id)), id);
   for (NodeId id : b.nodeIds()) inB.emplace(nodeKey(b, b.node(id)), id);

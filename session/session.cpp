@@ -134,7 +134,7 @@ void Session::dropResults() {
 }
 
 const Graph& Session::finalGraph() const {
-  return snapshots_.empty() ? model_->graph : snapshots_.back().graph;
+  return snapshots_.empty() ? model_->graph : snapshots_.back().graph();
 }
 
 Status Session::optimize(const std::string& pipeline, const Progress& progress,
@@ -173,7 +173,7 @@ std::shared_ptr<const BodyPipeline> bodyPipelineOf(const std::string& pipeline) 
         auto r = runPipeline(g, specs, {}, {}, quiet);
         if (!r) return r.status();
         if (r->snapshots.empty()) return g;
-        return r->snapshots.back().graph;
+        return r->snapshots.back().graph();
       });
 }
 

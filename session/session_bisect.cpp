@@ -168,7 +168,7 @@ Expected<BisectReport> Session::bisect(const std::map<std::string, TensorData>& 
   if (request.by == BisectBy::Passes) {
     for (size_t k = 0; k < snapshots_.size(); ++k) {
       const Snapshot& s = snapshots_[k];
-      auto t = trial(k == 0 ? "imported graph" : "after " + s.label, s.graph, s.record.bufferPlan,
+      auto t = trial(k == 0 ? "imported graph" : "after " + s.label, s.graph(), s.record.bufferPlan,
                      k + 1 == snapshots_.size());
       if (!t) return t.status();
       if (!t->within && rep.outcome == BisectReport::Outcome::Within) {

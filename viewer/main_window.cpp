@@ -320,10 +320,10 @@ void MainWindow::showSnapshotPair(int a, int b) {
     passList_->selectSnapshot(b);
   }
   const auto& snaps = session_->snapshots();
-  shown_ = &snaps[static_cast<size_t>(b)].graph;
+  shown_ = &snaps[static_cast<size_t>(b)].graph();
   shownRow_ = b;
   const bool diff = diffAct_->isChecked() && a >= 0 && a != b;
-  graphView_->setDiffBase(diff ? &snaps[static_cast<size_t>(a)].graph : nullptr);
+  graphView_->setDiffBase(diff ? &snaps[static_cast<size_t>(a)].graph() : nullptr);
   graphView_->showGraph(*shown_, decisionsUpTo(snaps, b));
   irPane_->setPlainText(qs(printGraph(*shown_)));
   diffPane_->showPair(std::max(a, 0), b);

@@ -27,7 +27,8 @@ int PassListModel::rowCount(const QModelIndex& parent) const {
 
 QString PassListModel::rowText(const Snapshot& s, int row) {
   if (row == 0)
-    return QString::fromStdString(s.label) + QStringLiteral("\n%1 nodes").arg(s.graph.nodeCount());
+    return QString::fromStdString(s.label) +
+           QStringLiteral("\n%1 nodes").arg(s.graph().nodeCount());
   const PassRecord& r = s.record;
   QString text = QString::fromStdString(r.pass.empty() ? s.label : r.pass);
   if (!r.changed) text += QStringLiteral(" (unchanged)");

@@ -104,13 +104,13 @@ void printIrViews(std::ostream& os, const CompileArgs& a, const std::vector<Snap
           std::find(a.printBefore.begin(), a.printBefore.end(), snap.label) != a.printBefore.end();
       if (before)
         os << "// ----- IR before " << snap.label << " -----\n"
-           << printGraph(snaps[i - 1].graph) << "\n";
+           << printGraph(snaps[i - 1].graph()) << "\n";
     }
     bool after = a.printAfterAll || (a.printAfterChange && (i == 0 || snap.record.changed));
     if (after)
       os << "// ----- IR after " << snap.label
          << (snap.record.changed || i == 0 ? "" : " (unchanged)") << " -----\n"
-         << printGraph(snap.graph) << "\n";
+         << printGraph(snap.graph()) << "\n";
   }
 }
 
@@ -142,8 +142,8 @@ nlohmann::json reportJson(const std::string& source, const std::string& pipeline
   return {{"model", source},
           {"pipeline", pipeline},
           {"passes", passes},
-          {"before", statsJson(graphStats(snaps.front().graph))},
-          {"after", statsJson(graphStats(snaps.back().graph))},
+          {"before", statsJson(graphStats(snaps.front().graph()))},
+          {"after", statsJson(graphStats(snaps.back().graph()))},
           {"decisions", decisions}};
 }
 
@@ -161,8 +161,8 @@ void report(std::ostream& os, const CompileArgs& a, const std::string& source,
   printIrViews(os, a, snaps);
   printPassTable(os, snaps);
   if (a.timePasses) printTimeReport(os, snaps);
-  printStats(os, "before", graphStats(snaps.front().graph));
-  printStats(os, "after", graphStats(snaps.back().graph));
+  printStats(os, "before", graphStats(snaps.front().graph()));
+  printStats(os, "after", graphStats(snaps.back().graph()));
   if (rows) printCudaLibraryRows(os, a.library.library, *rows, why);
 }
 

@@ -1,12 +1,20 @@
 #include "core/ir/graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <queue>
 
 namespace fuselens {
 
+namespace {
+std::atomic<uint64_t> lastStamp{0};
+}
+
+void Graph::touch() { stamp_ = lastStamp.fetch_add(1, std::memory_order_relaxed) + 1; }
+
 ValueId Graph::newValue(std::string name, TensorType type) {
+  touch();
   ValueId id(static_cast<int32_t>(values_.size()));
   Value v;
   v.id = id;
@@ -31,6 +39,7 @@ ValueId Graph::addConstant(std::string name, std::shared_ptr<const TensorData> d
 
 NodeId Graph::addNode(std::string op, std::vector<ValueId> inputs, std::vector<OutputSpec> outputs,
                       Attributes attrs, std::string name) {
+  touch();
   NodeId id(static_cast<int32_t>(nodes_.size()));
   Node n;
   n.id = id;
@@ -51,6 +60,7 @@ NodeId Graph::addNode(std::string op, std::vector<ValueId> inputs, std::vector<O
 }
 
 void Graph::markAsOriginal() {
+  touch();
   for (auto& n : nodes_)
     if (n) n->origins = {n->id};
   for (auto& v : values_)
@@ -81,6 +91,7 @@ void Graph::setInput(NodeId n, size_t index, ValueId v) {
 
 void Graph::replaceAllUses(ValueId from, ValueId to) {
   if (from == to) return;
+  touch();
   std::vector<NodeId> users = value(from).users;
   for (NodeId u : users) {
     Node& nd = mutableNode(u);
@@ -94,6 +105,7 @@ void Graph::replaceAllUses(ValueId from, ValueId to) {
 }
 
 void Graph::removeNode(NodeId n) {
+  touch();
   Node nd = node(n);
   for (ValueId o : nd.outputs) {
     assert(value(o).users.empty() && !isGraphOutput(o) && "removing a node whose outputs are used");
@@ -109,6 +121,7 @@ void Graph::removeNode(NodeId n) {
 }
 
 void Graph::removeValue(ValueId v) {
+  touch();
   assert(value(v).users.empty() && !value(v).producer.valid() && "removing a live value");
   inputs_.erase(std::remove(inputs_.begin(), inputs_.end(), v), inputs_.end());
   values_[v.index].reset();
@@ -116,10 +129,12 @@ void Graph::removeValue(ValueId v) {
 
 Node& Graph::mutableNode(NodeId n) {
   assert(hasNode(n) && "no such node");
+  touch();
   return *nodes_[n.index];
 }
 Value& Graph::mutableValue(ValueId v) {
   assert(hasValue(v) && "no such value");
+  touch();
   return *values_[v.index];
 }
 const Node& Graph::node(NodeId n) const {

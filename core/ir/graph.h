@@ -11,6 +11,7 @@
 // use lists stay right; other node fields may be edited through mutableNode().
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -68,8 +69,14 @@ class Graph {
   ValueId addConstant(std::string name, std::shared_ptr<const TensorData> data);
   NodeId addNode(std::string op, std::vector<ValueId> inputs, std::vector<OutputSpec> outputs,
                  Attributes attrs = {}, std::string name = {});
-  void addOutput(ValueId v) { outputs_.push_back(v); }
-  void setOutputs(std::vector<ValueId> outs) { outputs_ = std::move(outs); }
+  void addOutput(ValueId v) {
+    touch();
+    outputs_.push_back(v);
+  }
+  void setOutputs(std::vector<ValueId> outs) {
+    touch();
+    outputs_ = std::move(outs);
+  }
   // Sets origins to self on every node and value: the graph becomes "the original".
   void markAsOriginal();
 
@@ -101,8 +108,15 @@ class Graph {
   // Capacity of the id space (ids are < this), for side tables indexed by id.
   size_t nodeCapacity() const { return nodes_.size(); }
   size_t valueCapacity() const { return values_.size(); }
+  // Names this graph's content: every edit (any method above that can change
+  // nodes, values, inputs or outputs, mutableNode/mutableValue included) takes
+  // a stamp no graph has had, and a copy keeps its source's. So equal stamps
+  // mean equal content (`name` aside), which lets the pass manager share an
+  // unchanged pass's graph instead of copying and re-verifying it.
+  uint64_t stamp() const { return stamp_; }
 
  private:
+  void touch();
   ValueId newValue(std::string name, TensorType type);
   void addUser(ValueId v, NodeId n);
   void dropUserIfUnused(ValueId v, NodeId n);
@@ -112,6 +126,7 @@ class Graph {
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
   size_t liveNodes_ = 0;
+  uint64_t stamp_ = 0;
 };
 
 // A graph holding node n of g alone (op, domain, attributes, body, name, its

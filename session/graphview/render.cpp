@@ -67,7 +67,7 @@ Expected<RenderResult> renderGraph(const Session& s, const RenderRequest& r,
   const Snapshot& shot = s.snapshots()[*snap];
   const auto t0 = std::chrono::steady_clock::now();
 
-  const ScopeTree tree(flattenGraph(shot.graph));
+  const ScopeTree tree(flattenGraph(shot.graph()));
   ScopedLayoutOptions opts;
   opts.engine.cancel = cancel;
   if (!r.scope.empty()) {
@@ -95,7 +95,7 @@ Expected<RenderResult> renderGraph(const Session& s, const RenderRequest& r,
   SnapshotDiff diff;
   const bool diffed = r.diff && *snap > 0;
   if (diffed) {
-    diff = diffSnapshots(flattenGraph(s.snapshots()[*snap - 1].graph), tree);
+    diff = diffSnapshots(flattenGraph(s.snapshots()[*snap - 1].graph()), tree);
     applyDiff(stats, diff);
   }
   LayoutCache cache;

@@ -87,7 +87,7 @@ class CodegenControlFlowTest : public QObject {
     QVERIFY(specs.isOk());
     auto piped = runPipeline(m->graph, *specs);
     QVERIFY2(piped.isOk(), piped.message().c_str());
-    const Graph& opt = piped->snapshots.back().graph;
+    const Graph& opt = piped->snapshots.back().graph();
 
     auto mod = compileGraph(opt, strict());
     QVERIFY2(mod.isOk(), mod.message().c_str());

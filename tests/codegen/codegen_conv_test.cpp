@@ -276,7 +276,7 @@ void CodegenConvTest::window() {
   if (!c.epilogue.empty()) {
     auto r = runPipeline(g, *parsePipeline(defaultPipeline()));
     QVERIFY2(r.isOk(), r.message().c_str());
-    opt = r->snapshots.back().graph;
+    opt = r->snapshots.back().graph();
   }
   auto m = compileGraph(opt, {});
   QVERIFY2(m.isOk(), m.message().c_str());
@@ -317,7 +317,7 @@ void CodegenConvTest::defaultScheduleIsParallelAndVectorized() {
   auto r = runPipeline(
       g, *parsePipeline("const-fold,cse,simplify,dce,fuse-patterns,fuse-ops{max-ops=8}"));
   QVERIFY2(r.isOk(), r.message().c_str());
-  auto m = compileGraph(r->snapshots.back().graph, {});
+  auto m = compileGraph(r->snapshots.back().graph(), {});
   QVERIFY2(m.isOk(), m.message().c_str());
   std::string text = (*m)->loopIrText();
   // The N * C_out loop runs on the pool; the W tile loops are vector loops.
@@ -370,7 +370,7 @@ void CodegenConvTest::smallCnn() {
   QVERIFY2(eager.isOk(), eager.message().c_str());
   auto r = runPipeline(g, *parsePipeline(defaultPipeline()));
   QVERIFY2(r.isOk(), r.message().c_str());
-  const Graph& opt = r->snapshots.back().graph;
+  const Graph& opt = r->snapshots.back().graph();
   auto m = compileGraph(opt, {});
   QVERIFY2(m.isOk(), m.message().c_str());
   auto run = (*m)->run(in);

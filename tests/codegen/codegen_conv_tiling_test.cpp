@@ -89,7 +89,7 @@ void CodegenConvTilingTest::everyCandidateMatchesEager() {
     QVERIFY(specs.isOk());
     auto r = runPipeline(g, *specs);
     QVERIFY2(r.isOk(), r.message().c_str());
-    const Graph& opt = r->snapshots.back().graph;
+    const Graph& opt = r->snapshots.back().graph();
     Schedule base = Schedule::defaults();
     std::vector<Schedule> tiles = convCandidates(base, opt, t.vectorLanes(), registers);
     QVERIFY2(tiles.size() >= 3, c.name);

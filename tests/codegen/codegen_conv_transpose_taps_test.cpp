@@ -59,7 +59,7 @@ std::string compileAndCheck(const Graph& g, const Schedule& s, const Shape& x) {
   auto specs = parsePipeline(defaultPipeline());
   auto r = runPipeline(g, *specs);
   if (!r) return "error: pipeline: " + r.message();
-  const Graph& opt = r->snapshots.back().graph;
+  const Graph& opt = r->snapshots.back().graph();
   CompileOptions co;
   co.schedule = s;
   co.tuningLog = "";

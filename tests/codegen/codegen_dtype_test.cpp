@@ -204,7 +204,7 @@ std::string check(const Graph& g, const std::map<std::string, TensorData>& in, b
   if (fused) {
     auto r = runPipeline(g, *parsePipeline(defaultPipeline()));
     if (!r) return "pipeline: " + r.message();
-    opt = r->snapshots.back().graph;
+    opt = r->snapshots.back().graph();
   }
   CompileOptions o;
   o.fallback = false;

@@ -130,7 +130,7 @@ class CodegenDynamicShapeTest : public QObject {
     QVERIFY2(specs, specs.message().c_str());
     auto piped = runPipeline(m->graph, *specs);
     QVERIFY2(piped, piped.message().c_str());
-    const Graph& opt = piped->snapshots.back().graph;
+    const Graph& opt = piped->snapshots.back().graph();
     auto mod = compileStrict(opt);
     QVERIFY2(mod, mod.message().c_str());
     if (!driverOp.isEmpty()) {

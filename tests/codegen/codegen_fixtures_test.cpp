@@ -70,7 +70,7 @@ class CodegenFixturesTest : public QObject {
     QVERIFY2(specs.isOk(), specs.message().c_str());
     auto piped = runPipeline(m->graph, *specs);
     QVERIFY2(piped.isOk(), piped.message().c_str());
-    const Graph& opt = piped->snapshots.back().graph;
+    const Graph& opt = piped->snapshots.back().graph();
 
     auto t0 = std::chrono::steady_clock::now();
     CompileOptions strict;

@@ -125,7 +125,7 @@ Outcome compiledVsEagerEverywhere(const Graph& g, const std::string& pipeline) {
   if (!specs) return o.error = "pipeline: " + specs.message(), o;
   auto r = runPipeline(g, *specs);
   if (!r) return o.error = "pipeline: " + r.message(), o;
-  const Graph& opt = r->snapshots.back().graph;
+  const Graph& opt = r->snapshots.back().graph();
   o.ir = printGraph(opt);
   auto m = compileGraph(opt, {});
   if (!m) return o.error = "compile: " + m.message() + "\n" + o.ir, o;

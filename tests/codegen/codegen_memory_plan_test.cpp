@@ -54,7 +54,7 @@ class CodegenMemoryPlanTest : public QObject {
     CompileOptions opts;
     opts.optLevel = 1;
     opts.tuningLog = "";
-    auto mod = compileGraph(last.graph, opts);
+    auto mod = compileGraph(last.graph(), opts);
     if (!mod.isOk() && !hasReferenceOutputs({"", model.toStdString(), dir.toStdString()}))
       QSKIP(("not a runnable model (no reference outputs) and does not compile: " + mod.message())
                 .c_str());
@@ -63,21 +63,21 @@ class CodegenMemoryPlanTest : public QObject {
     ++compared_;
 
     bool staticOutputs = !inputs.empty();
-    for (ValueId o : last.graph.outputs()) staticOutputs &= last.graph.value(o).type.isStatic();
-    if (!staticOutputs || inputs.size() != last.graph.inputs().size()) return;
+    for (ValueId o : last.graph().outputs()) staticOutputs &= last.graph().value(o).type.isStatic();
+    if (!staticOutputs || inputs.size() != last.graph().inputs().size()) return;
     auto full = (*mod)->run(inputs);
     QVERIFY2(full.isOk(), full.message().c_str());
     std::map<std::string, TensorData> out;
     Status s = (*mod)->runInto(inputs, out);
     if (!s && s.message().find("run time") != std::string::npos) return;  // dynamic inside
     QVERIFY2(s.isOk(), s.message().c_str());
-    for (ValueId o : last.graph.outputs()) {
+    for (ValueId o : last.graph().outputs()) {
       const auto& want = (*full)[o.index];
-      const TensorData& got = out.at(last.graph.value(o).name);
+      const TensorData& got = out.at(last.graph().value(o).name);
       QVERIFY(want);
       QVERIFY2(want->bytes.size() == got.bytes.size() &&
                    std::memcmp(want->bytes.data(), got.bytes.data(), got.bytes.size()) == 0,
-               ("the arena run differs from run at output " + last.graph.value(o).name).c_str());
+               ("the arena run differs from run at output " + last.graph().value(o).name).c_str());
     }
     ++arenaRuns_;
   }

@@ -71,7 +71,7 @@ void CodegenPipelineTest::fusedRunMatchesEager() {
     QVERIFY2(specs.isOk(), specs.message().c_str());
     auto result = runPipeline(original, *specs);
     QVERIFY2(result.isOk(), result.message().c_str());
-    optimized = result->snapshots.back().graph;
+    optimized = result->snapshots.back().graph();
   }
   auto module = compileGraph(optimized, {});
   QVERIFY2(module, module.message().c_str());

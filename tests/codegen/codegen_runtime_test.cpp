@@ -165,7 +165,7 @@ void CodegenRuntimeTest::runsWithTheGivenPlan() {
   QCOMPARE(plan->arenaBytes, int64_t(2 * 64 * 64 * 4));
   CompileOptions opts;
   opts.bufferPlan = plan;
-  auto given = compileGraph(piped->snapshots.back().graph, opts);
+  auto given = compileGraph(piped->snapshots.back().graph(), opts);
   QVERIFY2(given.isOk(), given.message().c_str());
   QCOMPARE((*given)->arenaBytes(), plan->arenaBytes);
   auto own = compileGraph(g, {});  // no plan given: the planner's default, in place

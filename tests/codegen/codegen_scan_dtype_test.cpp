@@ -104,7 +104,7 @@ std::string compareExactly(const Graph& g, const TensorData& x, const std::strin
   if (!pipeline.empty()) {
     auto r = runPipeline(g, *parsePipeline(pipeline));
     if (!r) return "pipeline: " + r.message();
-    opt = r->snapshots.back().graph;
+    opt = r->snapshots.back().graph();
   }
   CompileOptions opts;
   opts.fallback = false;

@@ -233,7 +233,7 @@ void CodegenTunerTest::tunesAndReusesConvTile() {
   QVERIFY(specs.isOk());
   auto p = runPipeline(g, *specs);
   QVERIFY2(p.isOk(), p.message().c_str());
-  const Graph& opt = p->snapshots.back().graph;
+  const Graph& opt = p->snapshots.back().graph();
   std::optional<NodeId> convKernel;
   for (NodeId id : opt.nodeIds())
     if (kernelSignature(opt, opt.node(id)).find("ConvNCHWc") != std::string::npos) convKernel = id;

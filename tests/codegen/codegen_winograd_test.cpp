@@ -92,7 +92,7 @@ void CodegenWinogradTest::matchesEagerBothWays() {
     QVERIFY(specs.isOk());
     auto r = runPipeline(g, *specs);
     QVERIFY2(r.isOk(), r.message().c_str());
-    const Graph& opt = r->snapshots.back().graph;
+    const Graph& opt = r->snapshots.back().graph();
     for (bool on : {true, false}) {
       Schedule s = Schedule::defaults();
       s.conv.winograd = on;

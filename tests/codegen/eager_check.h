@@ -24,7 +24,7 @@ inline double compiledVsEager(const Graph& g, const std::map<std::string, Tensor
     if (!specs) return *info = "pipeline: " + specs.message(), INFINITY;
     auto r = runPipeline(g, *specs);
     if (!r) return *info = "pipeline: " + r.message(), INFINITY;
-    opt = r->snapshots.back().graph;
+    opt = r->snapshots.back().graph();
   }
   CompileOptions opts;
   opts.fallback = false;  // a kernel the lowering refused must fail here, not run eagerly

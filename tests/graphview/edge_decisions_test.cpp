@@ -44,7 +44,7 @@ FusionDecision decision(const std::string& from, const std::string& to, bool acc
 }
 
 Snapshot snapshot(const std::string& label, std::vector<FusionDecision> decisions) {
-  Snapshot s{label, namedChain(), {}};
+  Snapshot s{label, std::make_shared<const Graph>(namedChain()), {}};
   s.record.pass = label;
   s.record.decisions = std::move(decisions);
   return s;

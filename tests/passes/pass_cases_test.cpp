@@ -183,7 +183,7 @@ class PassCasesTest : public QObject {
       return;
     }
     QVERIFY2(result.isOk(), result.message().c_str());
-    const Graph& out = result->snapshots.back().graph;
+    const Graph& out = result->snapshots.back().graph();
     QString actual = QString::fromStdString(printGraph(out)).trimmed();
     QString decisions = decisionLines(result->decisions);
     if (update) {

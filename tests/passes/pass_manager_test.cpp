@@ -145,6 +145,32 @@ graph @main(%x: f32[1,3,5,5]) -> (f32[1,4,5,5]) {
              QString("node 'a' (Mul): mul-one: Mul 'a' multiplies by a constant 1"));
   }
 
+  // A pass that edits nothing shares the graph before it (no copy, no second
+  // verification); any edit, mutableNode included, gives the graph a new stamp.
+  void unchangedPassesShareTheirGraph() {
+    Graph g = parse(kChain);
+    const Graph copy = g;
+    QCOMPARE(copy.stamp(), g.stamp());
+    g.mutableNode(*g.findNode("a"));
+    QVERIFY(g.stamp() != copy.stamp());
+    Graph other = copy;
+    other.addOutput(*other.findValue("a"));
+    QVERIFY(other.stamp() != copy.stamp() && other.stamp() != g.stamp());
+
+    auto r = runPipeline(copy, *parsePipeline("dce,cse,simplify,cse"));
+    QVERIFY(r.isOk());
+    const auto& s = r->snapshots;
+    QCOMPARE(s.size(), size_t(5));
+    QVERIFY(!s[1].record.changed && !s[2].record.changed);
+    QCOMPARE(s[1].graphPtr.get(), s[0].graphPtr.get());
+    QCOMPARE(s[2].graphPtr.get(), s[0].graphPtr.get());
+    QVERIFY(s[3].record.changed);
+    QVERIFY(s[3].graphPtr != s[2].graphPtr);
+    QCOMPARE(s[3].graph().nodeCount(), size_t(1));  // the Mul by one is gone
+    QCOMPARE(s[0].graph().nodeCount(), size_t(2));  // and the import snapshot kept it
+    QCOMPARE(s[4].graphPtr.get(), s[3].graphPtr.get());
+  }
+
   void unverifiableInputIsRejectedBeforeAnyPass() {
     Graph g = parse(kChain);
     g.mutableValue(*g.findValue("a")).users.clear();  // the Relu no longer listed as a user
@@ -222,16 +248,16 @@ graph @main(%x: f32[20]) -> (f32[20]) {
     for (const PassSpec& spec : *specs) {
       auto alone = runPipeline(m->graph, {spec});
       QVERIFY2(alone.isOk(), alone.message().c_str());
-      QString diff = sameOutputs(m->graph, alone->snapshots.back().graph);
+      QString diff = sameOutputs(m->graph, alone->snapshots.back().graph());
       QVERIFY2(diff.isEmpty(), qPrintable(QString::fromStdString(spec.str()) + ": " + diff));
     }
     auto all = runPipeline(m->graph, *specs);
     QVERIFY2(all.isOk(), all.message().c_str());
     for (const Snapshot& s : all->snapshots) {
-      QString diff = sameOutputs(m->graph, s.graph);
+      QString diff = sameOutputs(m->graph, s.graph());
       QVERIFY2(diff.isEmpty(), qPrintable(QString::fromStdString(s.label) + ": " + diff));
     }
-    for (const SplitEdge& e : splitEdges(all->snapshots.back().graph, all->decisions))
+    for (const SplitEdge& e : splitEdges(all->snapshots.back().graph(), all->decisions))
       QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " +
                                                              e.consumerName + ": " + e.reason)));
   }
@@ -249,9 +275,9 @@ graph @main(%x: f32[20]) -> (f32[20]) {
     QVERIFY2(specs.isOk(), specs.message().c_str());
     auto all = runPipeline(m->graph, *specs);
     QVERIFY2(all.isOk(), all.message().c_str());
-    QString diff = sameOutputs(m->graph, all->snapshots.back().graph);
+    QString diff = sameOutputs(m->graph, all->snapshots.back().graph());
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
-    for (const SplitEdge& e : splitEdges(all->snapshots.back().graph, all->decisions))
+    for (const SplitEdge& e : splitEdges(all->snapshots.back().graph(), all->decisions))
       QVERIFY2(e.decision, qPrintable(QString::fromStdString(e.producerName + " -> " +
                                                              e.consumerName + ": " + e.reason)));
   }
@@ -281,7 +307,7 @@ graph @main(%x: f32[2,3], %w: f32[3,3]) -> (f32[2,3]) {
     for (const auto& e : rec.bufferPlan->values) {
       QVERIFY(e.buffer >= 0 && size_t(e.buffer) < rec.bufferPlan->bufferBytes.size());
       QVERIFY(e.offset + e.bytes <= rec.bufferPlan->arenaBytes);
-      QVERIFY(r->snapshots.back().graph.hasValue(e.value));
+      QVERIFY(r->snapshots.back().graph().hasValue(e.value));
     }
     QVERIFY(!r->snapshots[r->snapshots.size() - 2].record.bufferPlan);  // only memory-plan sets one
   }

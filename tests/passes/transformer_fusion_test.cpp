@@ -173,7 +173,7 @@ const char* const kSingleAnchor =
 struct Compiled {
   Graph input;
   PipelineResult result;
-  const Graph& final() const { return result.snapshots.back().graph; }
+  const Graph& final() const { return result.snapshots.back().graph(); }
 };
 
 Compiled compile(const std::string& pipeline) {
