@@ -181,7 +181,7 @@ Expected<Sweeper::Module*> Sweeper::moduleFor(int64_t shape, SweepRun& run) {
     if (!specs) return specs.status();
     auto masked = runPipeline(model_, *specs, {}, cancel_, hostPipelineOptions());
     if (!masked) return masked.status();
-    graph = std::move(masked->snapshots.back().graph());
+    graph = masked->snapshots.back().graph();
     pipeline = mask + " then " + pipeline;  // what the cache's graph hash stands for
   }
   Module m;
